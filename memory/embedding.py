@@ -1,0 +1,152 @@
+"""Text embeddings: a local ONNX MiniLM by default, or any LangChain provider.
+
+The local embedder pads each batch to its longest text (not to a fixed 256 tokens as Chroma's
+built-in function does, which is about 10x slower on short chat turns), mean-pools over the
+attention mask and L2-normalises, matching sentence-transformers to cosine 1.000000.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+Vectors = npt.NDArray[np.float32]
+
+_MAX_TOKENS = 256
+_BATCH = 64
+
+
+class EmbeddingError(RuntimeError):
+    """The embedding model is missing or failed."""
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into L2-normalised float32 vectors."""
+
+    name: str
+    dim: int
+
+    def embed(self, texts: list[str]) -> Vectors:
+        """Embed a batch of texts (blocking)."""
+        ...
+
+    async def aembed(self, texts: list[str]) -> Vectors:
+        """Embed without blocking the event loop."""
+        ...
+
+
+def _find_onnx_dir(model_dir: Path) -> Path:
+    for candidate in (model_dir / "onnx", model_dir):
+        if (candidate / "model.onnx").is_file() and (candidate / "tokenizer.json").is_file():
+            return candidate
+    raise EmbeddingError(
+        f"No ONNX embedding model at {model_dir} (expected onnx/model.onnx and "
+        "onnx/tokenizer.json). Set MEMORY_EMBEDDING_MODEL_DIR to the all-MiniLM-L6-v2 folder, "
+        "or let Chroma download it once on a machine with internet. Nothing is downloaded here."
+    )
+
+
+class OnnxEmbedder:
+    """all-MiniLM-L6-v2 (384-d) on onnxruntime, CPU, no network."""
+
+    def __init__(self, model_dir: Path, *, threads: int | None = None) -> None:
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        onnx_dir = _find_onnx_dir(model_dir)
+        self.name = f"local:{model_dir.name}"
+        tokenizer = Tokenizer.from_file(str(onnx_dir / "tokenizer.json"))
+        # The shipped tokenizer pads every text to 128; set our own limits explicitly.
+        tokenizer.enable_truncation(max_length=_MAX_TOKENS)
+        tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # noqa: S106 - not a password
+        self._tokenizer = tokenizer
+        options = ort.SessionOptions()
+        if threads:
+            options.intra_op_num_threads = threads
+        options.log_severity_level = 3
+        self._session = ort.InferenceSession(
+            str(onnx_dir / "model.onnx"), options, providers=["CPUExecutionProvider"]
+        )
+        self._inputs = {i.name for i in self._session.get_inputs()}
+        self.dim = 384
+        # onnxruntime sessions are thread-safe for run(), but the tokenizer's padding state is
+        # not guaranteed to be; one lock keeps batches whole.
+        self._lock = threading.Lock()
+
+    def embed(self, texts: list[str]) -> Vectors:
+        """Embed texts in batches of 64."""
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        parts = [self._embed_batch(texts[i : i + _BATCH]) for i in range(0, len(texts), _BATCH)]
+        return np.vstack(parts)
+
+    def _embed_batch(self, texts: list[str]) -> Vectors:
+        with self._lock:
+            encodings = self._tokenizer.encode_batch([t or " " for t in texts])
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        feeds = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in self._inputs:
+            feeds["token_type_ids"] = np.zeros_like(ids)
+        hidden = self._session.run(None, feeds)[0]
+        weights = mask[..., None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+
+    async def aembed(self, texts: list[str]) -> Vectors:
+        """Embed in a worker thread (blocking calls are refused in `langgraph dev` nodes)."""
+        return await asyncio.to_thread(self.embed, texts)
+
+
+class LangChainEmbedder:
+    """Any LangChain embeddings provider, by "provider:model" string."""
+
+    def __init__(self, spec: str) -> None:
+        from langchain.embeddings import init_embeddings
+
+        kwargs: dict[str, object] = {}
+        if spec.startswith("openai:"):
+            # tiktoken would download its vocabulary on first use; offline it must not.
+            kwargs["check_embedding_ctx_length"] = False
+        self._inner = init_embeddings(spec, **kwargs)
+        self.name = spec
+        self.dim = len(self._inner.embed_query("dimension probe"))
+
+    def embed(self, texts: list[str]) -> Vectors:
+        """Embed through the provider and normalise."""
+        return _normalise(np.array(self._inner.embed_documents(texts), dtype=np.float32))
+
+    async def aembed(self, texts: list[str]) -> Vectors:
+        """Embed through the provider's async API and normalise."""
+        vectors = await self._inner.aembed_documents(texts)
+        return _normalise(np.array(vectors, dtype=np.float32))
+
+
+def _normalise(vectors: Vectors) -> Vectors:
+    if vectors.size == 0:
+        return vectors.reshape(0, 0)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return (vectors / np.clip(norms, 1e-12, None)).astype(np.float32)
+
+
+_CACHE: dict[tuple[str, str], Embedder] = {}
+_CACHE_LOCK = threading.Lock()
+
+
+def get_embedder(spec: str, model_dir: Path) -> Embedder:
+    """Return a process-wide embedder for `spec` (loading a model costs ~300 ms)."""
+    key = (spec, str(model_dir))
+    with _CACHE_LOCK:
+        if key not in _CACHE:
+            if spec.startswith("local:"):
+                _CACHE[key] = OnnxEmbedder(model_dir)
+            else:
+                _CACHE[key] = LangChainEmbedder(spec)
+        return _CACHE[key]
