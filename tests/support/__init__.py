@@ -1,0 +1,1 @@
+"""Test infrastructure: throwaway Postgres, `chroma run`, `langgraph dev`, a stub OpenAI server."""
