@@ -64,7 +64,7 @@ class OnnxEmbedder:
         tokenizer = Tokenizer.from_file(str(onnx_dir / "tokenizer.json"))
         # The shipped tokenizer pads every text to 128; set our own limits explicitly.
         tokenizer.enable_truncation(max_length=_MAX_TOKENS)
-        tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # noqa: S106 - not a password
+        tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
         self._tokenizer = tokenizer
         options = ort.SessionOptions()
         if threads:

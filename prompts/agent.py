@@ -38,3 +38,9 @@ PREFERENCE_LINE = "- {key}: {value}"
 EVIDENCE_LINE = "[mem:{id} · {date} · {kind}] {content}"
 SUMMARY_LINE = "- [{kind}] {text}"
 TRUNCATED_NOTE = "[truncated to fit the context window: {cut:,} tokens cut]"
+
+DEGRADED_NOTE = (
+    "## Degraded mode\nA hard brake tripped ({reason}). Do not call tools or start new work: "
+    "answer plainly with what you have, say what is unfinished, and suggest handing the task "
+    "to a human."
+)

@@ -1,0 +1,114 @@
+"""`memory-agent`: the command line; runs on the embedded stores unless URLs are set.
+
+Subcommands are implemented in `agent.commands`; this module only parses arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import sys
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+from memory.settings import apply_privacy_defaults
+
+Handler = Callable[[argparse.Namespace], Coroutine[Any, Any, int]]
+
+
+def _scoped(parser: argparse.ArgumentParser, *, user_required: bool = True) -> None:
+    default_tenant = os.environ.get("MEMORY_DEFAULT_TENANT", "default")
+    parser.add_argument(
+        "--tenant",
+        default=default_tenant,
+        help=f"tenant id (default: MEMORY_DEFAULT_TENANT or 'default'; now {default_tenant!r})",
+    )
+    parser.add_argument("--user", required=user_required, help="user id whose memory to use")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser for every subcommand."""
+    from agent import commands as c
+
+    parser = argparse.ArgumentParser(prog="memory-agent", description=__doc__)
+    parser.add_argument("-v", "--verbose", action="store_true", help="log at INFO level")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("dev", help="start langgraph dev (Studio) on the embedded stores")
+    p.add_argument("--port", type=int, default=2025)
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--no-browser", action="store_true")
+    p.set_defaults(handler=c.dev)
+
+    p = sub.add_parser("chat", help="chat with the agent in the terminal")
+    _scoped(p)
+    p.add_argument("--thread", help="thread id to continue (default: a new thread)")
+    p.set_defaults(handler=c.chat)
+
+    p = sub.add_parser("remember", help="store text through the memory gate, as the agent would")
+    _scoped(p)
+    p.add_argument("text")
+    p.add_argument("--json", action="store_true", help="print the decisions as JSON")
+    p.set_defaults(handler=c.remember)
+
+    p = sub.add_parser("recall", help="ranked memories of a user for a query")
+    _scoped(p)
+    p.add_argument("query")
+    p.add_argument("-k", type=int, default=8)
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--explain", action="store_true", help="print each score's breakdown")
+    p.set_defaults(handler=c.recall)
+
+    p = sub.add_parser("gate", help="show the gate's decision for an utterance (stores nothing)")
+    p.add_argument("text")
+    p.add_argument("--role", default="user", choices=["user", "assistant", "tool", "system"])
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=c.gate)
+
+    p = sub.add_parser("why", help="why a memory exists: its record and audit trail")
+    _scoped(p)
+    p.add_argument("memory_id")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=c.why)
+
+    p = sub.add_parser("reindex", help="index every memory not yet in Chroma")
+    p.set_defaults(handler=c.reindex)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI; returns the process exit code."""
+    apply_privacy_defaults()
+    _load_dotenv()
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    handler: Handler = args.handler
+    try:
+        return asyncio.run(handler(args))
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # one clear line instead of a traceback for expected failures
+        from agent.commands import EXPECTED_ERRORS
+
+        if isinstance(exc, EXPECTED_ERRORS):
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        raise
+
+
+def _load_dotenv() -> None:
+    # `.env` in the working directory, if any; real environment variables win.
+    try:
+        from dotenv import load_dotenv
+    except ImportError:  # pragma: no cover - installed with langgraph-cli
+        return
+    load_dotenv(override=False)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,25 @@
+"""CLI command implementations; `agent.cli` parses arguments and dispatches here."""
+
+from __future__ import annotations
+
+from agent.commands.basic import gate, recall, reindex, remember, why
+from agent.commands.chat import chat
+from agent.commands.dev import dev
+from agent.model import ModelConfigError
+from memory.embedding import EmbeddingError
+from memory.pg import DatabaseError
+from memory.sensory import InputError
+from memory.store import MemoryInputError
+from memory.types import ScopeError
+
+# Failures with a message meant for the user: printed as one line, exit code 2.
+EXPECTED_ERRORS: tuple[type[Exception], ...] = (
+    DatabaseError,
+    EmbeddingError,
+    InputError,
+    MemoryInputError,
+    ModelConfigError,
+    ScopeError,
+)
+
+__all__ = ["EXPECTED_ERRORS", "chat", "dev", "gate", "recall", "reindex", "remember", "why"]

@@ -1,0 +1,122 @@
+"""remember / recall / gate / why / reindex."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import asdict
+
+from agent.commands.output import print_json, scored_to_dict
+from memory.gate import gate as run_gate
+from memory.ingest import ingest_text
+from memory.store import open_store
+from memory.types import Scope, Source
+
+
+def _scope(args: argparse.Namespace) -> Scope:
+    return Scope(args.tenant, args.user)
+
+
+async def remember(args: argparse.Namespace) -> int:
+    """Store text through the same gate, redaction, dedupe and conflict path as the agent."""
+    async with open_store() as store:
+        results = await ingest_text(
+            store,
+            _scope(args),
+            args.text,
+            role="user",
+            source=Source.CHAT,
+            provenance={"via": "cli"},
+            require_approval=False,
+        )
+    if args.json:
+        print_json(
+            [
+                {
+                    "action": r.action,
+                    "memory_id": r.memory_id,
+                    "reason": r.reason,
+                    "category": r.decision.category.value,
+                    "kind": r.decision.kind.value,
+                    "importance": r.decision.importance,
+                    "content": r.decision.content,
+                }
+                for r in results
+            ]
+        )
+        return 0
+    for r in results:
+        target = f" {r.memory_id}" if r.memory_id else ""
+        print(
+            f"{r.action}{target} [{r.decision.category.value}] {r.decision.content!r}: {r.reason}"
+        )
+    return 0
+
+
+async def recall(args: argparse.Namespace) -> int:
+    """Print the ranked memories of a user for a query."""
+    async with open_store() as store:
+        hits = await store.recall(_scope(args), args.query, k=args.k)
+    if args.json:
+        print_json([scored_to_dict(h) for h in hits])
+        return 0
+    if not hits:
+        print("(no memories)")
+    for i, hit in enumerate(hits, 1):
+        r = hit.record
+        print(f"{i}. [{r.id[:8]} · {r.occurred_at.date()} · {r.kind.value}] {r.content}")
+        if args.explain:
+            parts = " + ".join(
+                f"{k} {v:.3f}" for k, v in hit.breakdown.as_dict().items() if k != "total"
+            )
+            print(f"   score {hit.score:.3f} = {parts}")
+    return 0
+
+
+async def gate(args: argparse.Namespace) -> int:
+    """Print the gate's decision for one utterance, storing nothing."""
+    decision = run_gate(args.text, role=args.role)
+    data = {k: (v.value if hasattr(v, "value") else v) for k, v in asdict(decision).items()}
+    if args.json:
+        print_json(data)
+    else:
+        verdict = "KEEP" if decision.keep else "DROP"
+        print(
+            f"{verdict} {decision.category.value} → {decision.kind.value} "
+            f"(importance {decision.importance:.2f}, trust {decision.trust}): {decision.reason}"
+        )
+        print(f"stored text: {decision.content!r}")
+    return 0
+
+
+async def why(args: argparse.Namespace) -> int:
+    """Show a memory and every audit event about it."""
+    async with open_store() as store:
+        record = await store.get(_scope(args), args.memory_id)
+        events = await store.events(_scope(args), args.memory_id)
+    if record is None and not events:
+        print(f"no memory {args.memory_id} for {args.tenant}/{args.user}")
+        return 1
+    if args.json:
+        print_json({"memory": asdict(record) if record else None, "events": events})
+        return 0
+    if record is not None:
+        print(
+            f"{record.id} [{record.status.value}] {record.kind.value}/{record.category.value}: "
+            f"{record.content}"
+        )
+        print(
+            f"  origin {record.origin.value}, source {record.source.value}, "
+            f"importance {record.importance:.2f}, confidence {record.confidence:.2f}, "
+            f"version {record.version}, superseded_by {record.superseded_by}"
+        )
+    for e in events:
+        print(f"  {e['at']:%Y-%m-%d %H:%M:%S} {e['event']}: {e['reason']}")
+    return 0
+
+
+async def reindex(args: argparse.Namespace) -> int:
+    """Index every memory that is in Postgres but not yet in Chroma."""
+    async with open_store(reindex_on_start=False) as store:
+        done = await store.reindex()
+    print(f"indexed {done} memories")
+    return 0

@@ -1,0 +1,123 @@
+"""Per-run settings of the memory agent (`context_schema`, read in nodes as `runtime.context`).
+
+Every field has a default and a description; Studio shows them as a form. Infrastructure (URLs,
+paths) is not here: see `memory.settings`.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Annotated, Literal
+
+from memory.ranking import RankingWeights
+
+
+def _env_model() -> str:
+    return os.environ.get("MEMORY_AGENT_MODEL", "").strip()
+
+
+def _describe(text: str) -> dict[str, str]:
+    return {"description": text}
+
+
+@dataclass(kw_only=True)
+class Context:
+    """What a run of the agent can be configured with."""
+
+    model: Annotated[str, {"__template_metadata__": {"kind": "llm"}}] = field(
+        default_factory=_env_model,
+        metadata=_describe(
+            "Chat model as 'provider:model' (e.g. 'openai:gpt-4o-mini'). Defaults to "
+            "MEMORY_AGENT_MODEL. Any OpenAI-compatible server works via OPENAI_BASE_URL."
+        ),
+    )
+    gate_model: str = field(
+        default="",
+        metadata=_describe(
+            "Model for the memory gate's structured classification; empty = rules only "
+            "(no model call per turn)."
+        ),
+    )
+    tenant_id: str = field(
+        default="default",
+        metadata=_describe(
+            "Tenant of the user. Ignored when custom auth is configured: the authenticated "
+            "identity decides."
+        ),
+    )
+    user_id: str = field(
+        default="local-dev",
+        metadata=_describe(
+            "Whose memory this run reads and writes. Ignored under custom auth. The default "
+            "'local-dev' is for a single developer in `langgraph dev`: set it per user."
+        ),
+    )
+    system_prompt: str = field(
+        default="",
+        metadata=_describe("Extra system rules, highest priority in the composed prompt."),
+    )
+    recall_k: int = field(default=6, metadata=_describe("How many memories recall injects."))
+    similarity_weight: float = field(
+        default=RankingWeights().alpha, metadata=_describe("α: weight of dense similarity.")
+    )
+    lexical_weight: float = field(
+        default=RankingWeights().lexical, metadata=_describe("Weight of the BM25 lexical signal.")
+    )
+    recency_weight: float = field(
+        default=RankingWeights().beta, metadata=_describe("β: weight of recency (decay).")
+    )
+    importance_weight: float = field(
+        default=RankingWeights().gamma, metadata=_describe("γ: weight of importance.")
+    )
+    prompt_budget_tokens: int = field(
+        default=3000, metadata=_describe("Token budget of the composed prompt.")
+    )
+    context_strategy: Literal["hybrid", "sliding_window", "summarization", "selective"] = field(
+        default="hybrid",
+        metadata=_describe(
+            "How older turns are kept: hybrid (last 3 raw, 3-10 summarised, older as key "
+            "decisions), sliding_window, summarization or selective."
+        ),
+    )
+    recent_turns: int = field(default=3, metadata=_describe("Turns kept verbatim."))
+    summary_turns: int = field(default=10, metadata=_describe("Turns folded into the summary."))
+    max_steps_per_task: int = field(
+        default=50, metadata=_describe("Hard brake: turns/steps allowed in one task.")
+    )
+    max_retries_per_action: int = field(
+        default=3, metadata=_describe("Hard brake: retries of one failing action.")
+    )
+    token_budget_per_task: int = field(
+        default=200_000, metadata=_describe("Hard brake: tokens one task may spend.")
+    )
+    on_brake: Literal["interrupt", "degrade"] = field(
+        default="interrupt",
+        metadata=_describe("When a brake trips: ask a human (interrupt) or answer plainly."),
+    )
+    require_approval: bool = field(
+        default=True,
+        metadata=_describe("High-risk memories wait for human approval (an interrupt)."),
+    )
+    conflict_strategy: Literal["policy", "last_write_wins", "merge", "mark_conflict"] = field(
+        default="policy",
+        metadata=_describe("How a new memory that contradicts an old one is resolved."),
+    )
+    tool_output_max_tokens: int = field(
+        default=800, metadata=_describe("Tool results longer than this are truncated.")
+    )
+    max_input_chars: int = field(
+        default=64_000, metadata=_describe("Longer user messages are truncated (with a note).")
+    )
+
+    def ranking(self) -> RankingWeights:
+        """The ranking weights for recall, from the defaults overridden by this context."""
+        from dataclasses import replace
+
+        return replace(
+            RankingWeights(),
+            alpha=self.similarity_weight,
+            lexical=self.lexical_weight,
+            beta=self.recency_weight,
+            gamma=self.importance_weight,
+        )

@@ -1,0 +1,55 @@
+"""The memory agent graph: perceive → recall → compose → respond → gate_and_store.
+
+`graph` is compiled without a checkpointer or store: `langgraph dev` / LangGraph Platform supply
+the Postgres checkpointer named in `langgraph.json`. Tests and the CLI call `build_graph()` and
+compile it with their own.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from langgraph.graph import END, START, StateGraph
+
+from agent.context import Context
+from agent.nodes.approval import await_approval
+from agent.nodes.compose import compose
+from agent.nodes.gate_and_store import gate_and_store
+from agent.nodes.perceive import perceive
+from agent.nodes.recall import recall
+from agent.nodes.respond import respond
+from agent.state import InputState, State
+from memory.settings import apply_privacy_defaults
+
+apply_privacy_defaults()
+
+
+def _after_perceive(state: State) -> Literal["recall", "__end__"]:
+    # A refused input (empty) or a task stopped at a brake ends the turn without a model call.
+    return "__end__" if state.get("rejected") else "recall"
+
+
+def _after_store(state: State) -> Literal["await_approval", "__end__"]:
+    return "await_approval" if state.get("pending_approval") else "__end__"
+
+
+def build_graph() -> StateGraph[State, Context, InputState, State]:
+    """The uncompiled graph, for callers that compile it with their own checkpointer."""
+    builder = StateGraph(State, context_schema=Context, input_schema=InputState)
+    builder.add_node("perceive", perceive)
+    builder.add_node("recall", recall)
+    builder.add_node("compose", compose)
+    builder.add_node("respond", respond)
+    builder.add_node("gate_and_store", gate_and_store)
+    builder.add_node("await_approval", await_approval)
+    builder.add_edge(START, "perceive")
+    builder.add_conditional_edges("perceive", _after_perceive)
+    builder.add_edge("recall", "compose")
+    builder.add_edge("compose", "respond")
+    builder.add_edge("respond", "gate_and_store")
+    builder.add_conditional_edges("gate_and_store", _after_store)
+    builder.add_edge("await_approval", END)
+    return builder
+
+
+graph = build_graph().compile(name="memory-agent")

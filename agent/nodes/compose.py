@@ -1,0 +1,54 @@
+"""compose: the prompt composer (seed 002 §五).
+
+System rules > long-term preferences > task
+state > retrieved evidence as cited snippets, packed within the token budget, with the working
+memory strategy (hybrid by default: last 3 turns raw, 3-10 summarised, older as key decisions).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from agent.context import Context
+from agent.state import State
+from memory.composer import compose_prompt
+from memory.context_window import build_working_context
+from prompts.agent import DEFAULT_SYSTEM_RULES, DEGRADED_NOTE
+
+
+def _rules(state: State, ctx: Context) -> str:
+    rules = DEFAULT_SYSTEM_RULES
+    if ctx.system_prompt.strip():
+        rules = f"{rules}\n\n{ctx.system_prompt.strip()}"
+    brake = state.get("brake")
+    if brake:
+        rules = f"{rules}\n\n{DEGRADED_NOTE.format(reason=brake['reason'])}"
+    return rules
+
+
+async def compose(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Build this turn's prompt from working memory, rules, preferences and evidence."""
+    ctx = runtime.context or Context()
+    working = build_working_context(
+        list(state["messages"]),
+        strategy=ctx.context_strategy,
+        summary=state.get("summary"),
+        budget_tokens=ctx.prompt_budget_tokens,
+        recent_turns=ctx.recent_turns,
+        summary_turns=ctx.summary_turns,
+    )
+    composed = compose_prompt(
+        system_rules=_rules(state, ctx),
+        preferences=state.get("preferences") or [],
+        task_state=state.get("task"),
+        scratchpad=state.get("scratchpad") or [],
+        evidence=state.get("evidence") or [],
+        working=working,
+        budget_tokens=ctx.prompt_budget_tokens,
+    )
+    return {
+        "prompt": composed["messages"],
+        "prompt_tokens": {**composed["sections"], "total": composed["total_tokens"]},
+    }

@@ -1,0 +1,102 @@
+"""gate_and_store: write back only what the memory gate lets through (seed 002 §三.3).
+
+Redacted first. Also refreshes the rolling summary after the reply (off the hot path of the answer).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.runnables import RunnableConfig
+from langgraph.config import get_config
+from langgraph.runtime import Runtime
+
+from agent.context import Context
+from agent.identity import resolve_scope
+from agent.model import load_chat_model
+from agent.nodes.perceive import latest_human
+from agent.resources import get_store
+from agent.state import GateRecord, State
+from memory.ingest import IngestResult, ingest_text
+from memory.summarize import refresh_summary
+from memory.task_state import new_task_state, record_outcome
+from memory.turns import start_of_last_turns, summary_matches
+from memory.types import Source, Status
+
+log = logging.getLogger(__name__)
+
+SUMMARY_BATCH_MESSAGES = 4
+
+
+def _record(result: IngestResult) -> GateRecord:
+    return GateRecord(
+        action=result.action,
+        category=result.decision.category.value,
+        kind=result.decision.kind.value,
+        importance=round(result.decision.importance, 3),
+        reason=result.reason,
+        memory_id=result.memory_id,
+    )
+
+
+async def _store_turn(state: State, ctx: Context, config: RunnableConfig) -> list[IngestResult]:
+    human = latest_human(list(state["messages"]))
+    if human is None:
+        return []
+    store = await get_store(config)
+    thread_id = ((config or {}).get("configurable") or {}).get("thread_id")
+    return await ingest_text(
+        store,
+        resolve_scope(ctx, config),
+        str(human.content),
+        role="user",
+        source=Source.CHAT,
+        provenance={"thread_id": thread_id, "message_id": human.id},
+        gate_model=load_chat_model(ctx.gate_model) if ctx.gate_model else None,
+        conflict_strategy=ctx.conflict_strategy,
+        require_approval=ctx.require_approval,
+    )
+
+
+async def _summary(state: State, ctx: Context) -> Any:
+    """Fold turns that have left the raw window into the summary, two turns at a time."""
+    messages: list[BaseMessage] = list(state["messages"])
+    previous = state.get("summary")
+    if ctx.context_strategy not in ("summarization", "hybrid"):
+        return previous
+    upto = start_of_last_turns(messages, ctx.recent_turns)
+    covered = previous["covers_upto"] if previous and summary_matches(previous, messages) else 0
+    if upto - covered < SUMMARY_BATCH_MESSAGES:
+        return previous  # batching saves one model call per turn
+    try:
+        model = load_chat_model(ctx.model)
+        return await refresh_summary(messages, previous, model=model, upto_index=upto)
+    except Exception:  # a failed summary must not lose the turn; the old one stays valid
+        log.exception("summary refresh failed; keeping the previous summary")
+        return state.get("summary")
+
+
+async def gate_and_store(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Gate, redact, dedupe, resolve conflicts and write this turn's memories."""
+    config = get_config()
+    ctx = runtime.context or Context()
+    results, summary = await asyncio.gather(_store_turn(state, ctx, config), _summary(state, ctx))
+    last = state["messages"][-1] if state["messages"] else None
+    task = state.get("task") or new_task_state()
+    ok = isinstance(last, AIMessage) and bool(str(last.content).strip())
+    task = record_outcome(task, action="respond", ok=ok, error=None if ok else "empty answer")
+    pending = [
+        {"id": r.memory_id, "content": r.decision.content, "reason": r.reason}
+        for r in results
+        if r.memory_id and r.action == Status.PENDING_APPROVAL.value
+    ]
+    return {
+        "gate": [_record(r) for r in results],
+        "summary": summary,
+        "task": task,
+        "prompt": [],
+        "pending_approval": pending,
+    }

@@ -1,0 +1,58 @@
+"""recall: search this user's episodic and long-term memory, ranked, with reasons (seed 002 §五)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.config import get_config
+from langgraph.runtime import Runtime
+
+from agent.context import Context
+from agent.identity import resolve_scope
+from agent.nodes.perceive import latest_human
+from agent.resources import get_store
+from agent.state import State
+from memory.prompt_sections import EvidenceItem, PrefItem
+from memory.types import MemoryKind, MemoryRecord, ScoredMemory
+
+LONG_TERM = (MemoryKind.PREFERENCE, MemoryKind.PROCEDURAL, MemoryKind.SEMANTIC)
+
+
+def _query(state: State) -> str:
+    human = latest_human(list(state["messages"]))
+    text = str(human.content) if human is not None else ""
+    task = state.get("task")
+    goal = task["goal"] if task else None
+    # The task goal keeps recall on topic when the latest turn is terse ("and the second one?").
+    return f"{text}\n{goal}" if goal and goal not in text else text
+
+
+def _evidence(hit: ScoredMemory) -> EvidenceItem:
+    rec = hit.record
+    return EvidenceItem(
+        id=rec.id,
+        date=rec.occurred_at.date().isoformat(),
+        kind=rec.kind.value,
+        content=rec.content,
+        score=round(hit.score, 4),
+    )
+
+
+def _preference(rec: MemoryRecord) -> PrefItem:
+    return PrefItem(key=rec.category.value, value=rec.content, confidence=rec.confidence)
+
+
+async def recall(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Load long-term rules for this user and the top-k evidence for this turn."""
+    config = get_config()
+    ctx = runtime.context or Context()
+    scope = resolve_scope(ctx, config)
+    store = await get_store(config)
+    query = _query(state)
+    hits = await store.recall(scope, query, k=ctx.recall_k, weights=ctx.ranking())
+    long_term = await store.long_term(scope, limit=12)
+    rule_ids = {r.id for r in long_term}
+    return {
+        "preferences": [_preference(r) for r in long_term],
+        "evidence": [_evidence(h) for h in hits if h.record.id not in rule_ids],
+    }

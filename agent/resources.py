@@ -1,0 +1,51 @@
+"""Process-wide clients for the graph nodes: one MemoryStore per event loop.
+
+The LangGraph server imports the graph once and runs nodes on its event loop; an asyncpg pool
+belongs to the loop that created it, so the store is opened lazily on first use in that loop
+and closed when the process exits. Tests and the CLI pass their own store instead
+(`configurable["memory_store"]`), which wins.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import weakref
+from contextlib import AsyncExitStack
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+
+from memory.settings import apply_privacy_defaults
+from memory.store import MemoryStore, open_store
+
+_STORES: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, tuple[MemoryStore, AsyncExitStack]]
+_STORES = weakref.WeakKeyDictionary()
+_LOCKS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+async def get_store(config: RunnableConfig | None = None) -> MemoryStore:
+    """The store injected through the run config, else this loop's shared store."""
+    injected: Any = ((config or {}).get("configurable") or {}).get("memory_store")
+    if isinstance(injected, MemoryStore):
+        return injected
+    loop = asyncio.get_running_loop()
+    lock = _LOCKS.setdefault(loop, asyncio.Lock())
+    async with lock:
+        if loop not in _STORES:
+            apply_privacy_defaults()
+            stack = AsyncExitStack()
+            store = await stack.enter_async_context(open_store())
+            _STORES[loop] = (store, stack)
+        return _STORES[loop][0]
+
+
+async def close_stores() -> None:
+    """Close this loop's shared store (tests, CLI shutdown)."""
+    loop = asyncio.get_running_loop()
+    pair = _STORES.pop(loop, None)
+    if pair is not None:
+        with contextlib.suppress(Exception):
+            await pair[1].aclose()

@@ -1,0 +1,126 @@
+"""The schema, as an append-only list of migrations applied by one idempotent `setup()`.
+
+Never edit a migration that has shipped: append a new one. Each runs in its own transaction under
+an advisory lock, so several processes starting at once (server workers, the CLI) apply each
+migration exactly once.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+_LOCK_KEY = 0x6C6D61  # "lma": serialises concurrent setup() calls across processes
+
+MIGRATIONS: list[str] = [
+    # 1: the system of record (seed 002 episodic record + seed 003 long-term entry).
+    """
+    CREATE TABLE memories (
+        id              text PRIMARY KEY,
+        tenant_id       text NOT NULL,
+        user_id         text NOT NULL,
+        kind            text NOT NULL
+            CHECK (kind IN ('episodic', 'semantic', 'procedural', 'preference')),
+        category        text NOT NULL DEFAULT 'fact',
+        content         text NOT NULL,
+        context         text NOT NULL DEFAULT '',
+        outcome         text NOT NULL DEFAULT '',
+        source          text NOT NULL CHECK (source IN ('chat', 'tool', 'system', 'consolidation')),
+        origin          text NOT NULL CHECK (origin IN ('explicit', 'inferred', 'learned')),
+        importance      real NOT NULL CHECK (importance BETWEEN 0 AND 1),
+        confidence      real NOT NULL CHECK (confidence BETWEEN 0 AND 1),
+        trust           text NOT NULL DEFAULT 'normal',
+        pinned          boolean NOT NULL DEFAULT false,
+        created_at      timestamptz NOT NULL DEFAULT now(),
+        updated_at      timestamptz NOT NULL DEFAULT now(),
+        occurred_at     timestamptz NOT NULL DEFAULT now(),
+        expires_at      timestamptz,
+        access_count    integer NOT NULL DEFAULT 0,
+        last_accessed   timestamptz,
+        status          text NOT NULL DEFAULT 'active' CHECK (status IN
+            ('active', 'superseded', 'expired', 'deleted', 'pending_approval')),
+        superseded_by   text REFERENCES memories(id) ON DELETE SET NULL,
+        provenance      jsonb NOT NULL DEFAULT '{}'::jsonb,
+        tags            text[] NOT NULL DEFAULT '{}',
+        content_hash    text NOT NULL,
+        version         integer NOT NULL DEFAULT 1,
+        embedding       bytea,
+        embedding_model text,
+        indexed_at      timestamptz,
+        tsv tsvector GENERATED ALWAYS AS (to_tsvector('simple', content || ' ' || context)) STORED
+    );
+    CREATE INDEX memories_scope_kind ON memories (tenant_id, user_id, kind, status);
+    CREATE INDEX memories_last_accessed ON memories (tenant_id, user_id, last_accessed);
+    CREATE INDEX memories_hash ON memories (tenant_id, user_id, content_hash);
+    CREATE INDEX memories_unindexed ON memories (created_at) WHERE indexed_at IS NULL;
+    CREATE INDEX memories_expiry ON memories (expires_at) WHERE status = 'active';
+    CREATE INDEX memories_tsv ON memories USING gin (tsv);
+
+    -- The audit log: why every memory exists, changed, or went away.
+    CREATE TABLE memory_events (
+        id          bigserial PRIMARY KEY,
+        tenant_id   text NOT NULL,
+        user_id     text NOT NULL,
+        memory_id   text,
+        event       text NOT NULL,
+        reason      text NOT NULL DEFAULT '',
+        detail      jsonb NOT NULL DEFAULT '{}'::jsonb,
+        actor       text NOT NULL DEFAULT 'agent',
+        at          timestamptz NOT NULL DEFAULT now()
+    );
+    CREATE INDEX memory_events_scope ON memory_events (tenant_id, user_id, at);
+    CREATE INDEX memory_events_memory ON memory_events (memory_id);
+
+    -- A per-user counter bumped by every content change: a cheap cross-process staleness check
+    -- for in-process caches (one indexed lookup instead of reloading a user's memories).
+    CREATE TABLE scope_versions (
+        tenant_id   text NOT NULL,
+        user_id     text NOT NULL,
+        version     bigint NOT NULL DEFAULT 0,
+        PRIMARY KEY (tenant_id, user_id)
+    );
+
+    -- Per-user settings: consent, the structured profile (seed 002 §四.1).
+    CREATE TABLE user_settings (
+        tenant_id   text NOT NULL,
+        user_id     text NOT NULL,
+        consent     boolean NOT NULL DEFAULT true,
+        profile     jsonb NOT NULL DEFAULT '{}'::jsonb,
+        updated_at  timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (tenant_id, user_id)
+    );
+
+    -- Every prior state of a memory, so changes can be inspected and rolled back (seed 002 §四.2).
+    CREATE TABLE memory_versions (
+        memory_id   text NOT NULL,
+        version     integer NOT NULL,
+        tenant_id   text NOT NULL,
+        user_id     text NOT NULL,
+        snapshot    jsonb NOT NULL,
+        run_id      text,
+        changed_at  timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (memory_id, version)
+    );
+    CREATE INDEX memory_versions_run ON memory_versions (run_id);
+    CREATE INDEX memory_versions_scope ON memory_versions (tenant_id, user_id);
+    """,
+]
+
+
+async def apply_migrations(conn: Any) -> int:
+    """Apply every migration not yet applied; return how many ran. Safe to call repeatedly."""
+    applied = 0
+    async with conn.transaction():
+        # Lock first: two processes creating the bookkeeping table at once would collide.
+        await conn.execute("SELECT pg_advisory_xact_lock($1)", _LOCK_KEY)
+        await conn.execute(
+            "CREATE TABLE IF NOT EXISTS schema_migrations ("
+            " version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())"
+        )
+        done = {r["version"] for r in await conn.fetch("SELECT version FROM schema_migrations")}
+        for number, sql in enumerate(MIGRATIONS, start=1):
+            if number in done:
+                continue
+            await conn.execute(sql)
+            await conn.execute("INSERT INTO schema_migrations (version) VALUES ($1)", number)
+            applied += 1
+    return applied

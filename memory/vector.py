@@ -1,0 +1,173 @@
+"""The Chroma vector index: embedded (`PersistentClient`) by default, a server with `CHROMA_URL`.
+
+Chroma is an index, never the record: every entry here can be rebuilt from Postgres. Each entry
+carries tenant_id and user_id metadata and every query filters on both. Chroma's Python client is
+blocking, so calls run in a worker thread (blocking calls are refused inside `langgraph dev`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+import numpy as np
+
+from memory.settings import Settings, apply_privacy_defaults
+from memory.types import MemoryRecord, Scope
+
+log = logging.getLogger(__name__)
+
+LAYERS = ("episodic", "longterm")
+
+
+class VectorIndexError(RuntimeError):
+    """Chroma is unreachable or refused an operation."""
+
+
+def _client(settings: Settings) -> Any:
+    apply_privacy_defaults()
+    import chromadb
+    from chromadb.config import Settings as ChromaSettings
+
+    chroma_settings = ChromaSettings(anonymized_telemetry=False, allow_reset=False)
+    if settings.chroma_url:
+        url = urlparse(settings.chroma_url)
+        return chromadb.HttpClient(
+            host=url.hostname or "127.0.0.1",
+            port=url.port or (443 if url.scheme == "https" else 8000),
+            ssl=url.scheme == "https",
+            settings=chroma_settings,
+        )
+    path = Path(settings.data_dir) / "chroma"
+    path.mkdir(parents=True, exist_ok=True)
+    return chromadb.PersistentClient(path=str(path), settings=chroma_settings)
+
+
+def _scope_filter(scope: Scope) -> dict[str, Any]:
+    return {"$and": [{"tenant_id": scope.tenant_id}, {"user_id": scope.user_id}]}
+
+
+def _metadata(record: MemoryRecord) -> dict[str, Any]:
+    return {
+        "tenant_id": record.tenant_id,
+        "user_id": record.user_id,
+        "kind": record.kind.value,
+        "occurred_at": int(record.occurred_at.timestamp()),
+        "importance": float(record.importance),
+    }
+
+
+class VectorIndex:
+    """One Chroma collection per layer (episodic, long-term), cosine space, our own vectors."""
+
+    def __init__(self, settings: Settings) -> None:
+        self._settings = settings
+        self._client: Any = None
+        self._collections: dict[str, Any] = {}
+
+    def _collection(self, layer: str) -> Any:
+        if layer not in self._collections:
+            if self._client is None:
+                self._client = _client(self._settings)
+            self._collections[layer] = self._client.get_or_create_collection(
+                f"{self._settings.chroma_prefix}_{layer}",
+                metadata={"hnsw:space": "cosine"},
+                embedding_function=None,
+            )
+        return self._collections[layer]
+
+    def _forget_client(self) -> None:
+        # After a failure (server restarted, connection reset) reconnect on the next call.
+        self._client = None
+        self._collections.clear()
+
+    async def _run(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return await asyncio.to_thread(fn, *args, **kwargs)
+        except Exception as exc:
+            self._forget_client()
+            raise VectorIndexError(f"Chroma operation failed: {exc}") from exc
+
+    async def upsert(self, records: Sequence[MemoryRecord], vectors: np.ndarray) -> None:
+        """Index records (grouped by layer) with their precomputed vectors."""
+        for layer in LAYERS:
+            rows = [(r, v) for r, v in zip(records, vectors, strict=True) if r.kind.layer == layer]
+            if rows:
+                await self._run(self._upsert_layer, layer, rows)
+
+    def _upsert_layer(self, layer: str, rows: list[tuple[MemoryRecord, np.ndarray]]) -> None:
+        # Batches of 5,000 stay under Chroma's max batch size on every backend.
+        for start in range(0, len(rows), 5000):
+            chunk = rows[start : start + 5000]
+            self._collection(layer).upsert(
+                ids=[r.id for r, _ in chunk],
+                embeddings=[v.tolist() for _, v in chunk],
+                documents=[r.content for r, _ in chunk],
+                metadatas=[_metadata(r) for r, _ in chunk],
+            )
+
+    async def query(
+        self, scope: Scope, vector: np.ndarray, *, k: int, layers: Sequence[str] = LAYERS
+    ) -> list[tuple[str, float]]:
+        """Nearest ids for one user, with cosine similarity, across the given layers."""
+        hits: list[tuple[str, float]] = []
+        for layer in layers:
+            result = await self._run(
+                self._collection(layer).query,
+                query_embeddings=[vector.tolist()],
+                n_results=k,
+                where=_scope_filter(scope),
+                include=["distances"],
+            )
+            for mid, dist in zip(result["ids"][0], result["distances"][0], strict=True):
+                hits.append((mid, 1.0 - float(dist)))
+        hits.sort(key=lambda h: h[1], reverse=True)
+        return hits[:k]
+
+    async def delete(self, scope: Scope, ids: Sequence[str]) -> None:
+        """Remove entries by id, only where they belong to `scope`."""
+        if not ids:
+            return
+        for layer in LAYERS:
+            await self._run(
+                self._collection(layer).delete,
+                ids=list(ids),
+                where=_scope_filter(scope),
+            )
+
+    async def delete_scope(self, scope: Scope) -> int:
+        """Remove every entry of one user; return how many there were."""
+        removed = 0
+        for layer in LAYERS:
+            col = self._collection(layer)
+            found = await self._run(col.get, where=_scope_filter(scope), include=[])
+            if found["ids"]:
+                await self._run(col.delete, ids=found["ids"])
+                removed += len(found["ids"])
+        return removed
+
+    async def count_scope(self, scope: Scope) -> int:
+        """How many entries one user has in the index."""
+        total = 0
+        for layer in LAYERS:
+            found = await self._run(
+                self._collection(layer).get, where=_scope_filter(scope), include=[]
+            )
+            total += len(found["ids"])
+        return total
+
+    async def documents_for(self, scope: Scope) -> list[tuple[str, str, dict[str, Any]]]:
+        """Every (id, document, metadata) of one user: for audits and tests of deletion."""
+        out: list[tuple[str, str, dict[str, Any]]] = []
+        for layer in LAYERS:
+            found = await self._run(
+                self._collection(layer).get,
+                where=_scope_filter(scope),
+                include=["documents", "metadatas"],
+            )
+            out.extend(zip(found["ids"], found["documents"], found["metadatas"], strict=True))
+        return out

@@ -1,0 +1,179 @@
+"""The agent graph in-process: real Postgres checkpointer, real stores, a stub OpenAI server."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langgraph.types import Command
+
+from agent.checkpointer import open_checkpointer
+from agent.context import Context
+from agent.graph import build_graph
+from agent.model import load_chat_model
+from memory.settings import Settings
+from memory.store import MemoryStore, open_store
+from memory.types import Scope, Status
+from tests.support.stub_llm import StubLLM
+
+
+@pytest.fixture
+def settings(pg_db_url: str, tmp_data_dir: Path, embedding_model_dir: Path) -> Settings:
+    return Settings(database_url=pg_db_url, data_dir=tmp_data_dir, embedding_model_dir=embedding_model_dir)
+
+
+@pytest.fixture
+async def store(settings: Settings) -> AsyncIterator[MemoryStore]:
+    async with open_store(settings) as s:
+        async with s.pool.acquire() as conn:
+            await conn.execute(
+                "TRUNCATE memories, memory_events, scope_versions, user_settings, memory_versions"
+            )
+        s.cache.clear()
+        yield s
+
+
+@pytest.fixture
+def model(stub_llm: StubLLM) -> StubLLM:
+    load_chat_model.cache_clear()  # the stub's URL is read when the model is built
+    return stub_llm
+
+
+def _prompt_text(request: dict[str, Any]) -> str:
+    return "\n".join(
+        m["content"] if isinstance(m.get("content"), str) else json.dumps(m.get("content"))
+        for m in request["messages"]
+    )
+
+
+def _chat_prompts(stub: StubLLM) -> list[str]:
+    # Only the answer calls (the gate runs on rules; summaries are batched and recognisable).
+    return [_prompt_text(r) for r in stub.requests() if "tools" in r]
+
+
+async def _turn(graph: Any, store: MemoryStore, thread: str, ctx: Context, text: Any) -> Any:
+    config = {"configurable": {"thread_id": thread, "memory_store": store}}
+    return await graph.ainvoke({"messages": [("user", text)]}, config, context=ctx)
+
+
+async def test_preference_crosses_threads_but_not_users(
+    settings: Settings, store: MemoryStore, model: StubLLM
+) -> None:
+    alice = Context(tenant_id="acme", user_id="alice")
+    bob = Context(tenant_id="acme", user_id="bob")
+    async with open_checkpointer(settings) as saver:
+        graph = build_graph().compile(checkpointer=saver)
+        out = await _turn(graph, store, "t1", alice, "I prefer answers with TypeScript examples.")
+        assert any(g["action"] == "stored" for g in out["gate"])
+        model.reset()
+        await _turn(graph, store, "t2", alice, "How do I read a file?")
+        await _turn(graph, store, "t3", bob, "How do I read a file?")
+    alice_prompt, bob_prompt = _chat_prompts(model)
+    assert "TypeScript" in alice_prompt
+    assert "TypeScript" not in bob_prompt
+
+
+async def test_chitchat_is_not_stored_and_working_memory_survives_restart(
+    settings: Settings, store: MemoryStore, model: StubLLM
+) -> None:
+    ctx = Context(tenant_id="acme", user_id="carol")
+    thread = uuid.uuid4().hex
+    async with open_checkpointer(settings) as saver:
+        graph = build_graph().compile(checkpointer=saver)
+        out = await _turn(graph, store, thread, ctx, "Hi there, thanks!")
+        assert [g["action"] for g in out["gate"]] == ["dropped"]
+        await _turn(
+            graph, store, thread, ctx, "Write a release note for v2. It must be under 100 words."
+        )
+    assert await store.list_memories(Scope("acme", "carol")) != []
+    # A new saver and graph (a restarted process) see the same task state.
+    async with open_checkpointer(settings) as saver:
+        graph = build_graph().compile(checkpointer=saver)
+        state = await graph.aget_state({"configurable": {"thread_id": thread}})
+    task = state.values["task"]
+    assert task["goal"] and "release note" in task["goal"].lower()
+    assert any("100 words" in c for c in task["constraints"])
+
+
+@pytest.mark.parametrize("bad", ["", "   \x00\x01  ", "\n\t \r\n\x7f"])
+async def test_empty_or_garbage_input_is_refused_safely(
+    settings: Settings, store: MemoryStore, model: StubLLM, bad: Any
+) -> None:
+    ctx = Context(tenant_id="acme", user_id="dave")
+    async with open_checkpointer(settings) as saver:
+        graph = build_graph().compile(checkpointer=saver)
+        out = await _turn(graph, store, uuid.uuid4().hex, ctx, bad)
+    assert out["rejected"]
+    assert model.requests() == []
+    assert await store.list_memories(Scope("acme", "dave")) == []
+
+
+async def test_invalid_unicode_and_control_characters_are_cleaned(
+    settings: Settings, store: MemoryStore, model: StubLLM
+) -> None:
+    ctx = Context(tenant_id="acme", user_id="dave")
+    thread = uuid.uuid4().hex
+    async with open_checkpointer(settings) as saver:
+        graph = build_graph().compile(checkpointer=saver)
+        out = await _turn(graph, store, thread, ctx, "my office is room \ud800 42\x00\x07b")
+        state = await graph.aget_state({"configurable": {"thread_id": thread}})
+    stored = state.values["messages"][0].content
+    assert stored == "my office is room \ufffd 42b"
+    assert not out["rejected"]
+    assert "\x00" not in json.dumps(model.requests())
+
+
+async def test_huge_message_is_truncated_not_lost(
+    settings: Settings, store: MemoryStore, model: StubLLM
+) -> None:
+    ctx = Context(tenant_id="acme", user_id="erin", max_input_chars=10_000)
+    huge = "I prefer tabs over spaces. " + "lorem ipsum " * 100_000
+    async with open_checkpointer(settings) as saver:
+        graph = build_graph().compile(checkpointer=saver)
+        out = await _turn(graph, store, uuid.uuid4().hex, ctx, huge)
+    assert len(out["messages"][0].content) <= 10_000
+    assert out["prompt_tokens"]["total"] <= ctx.prompt_budget_tokens
+    assert len(model.requests()) >= 1
+
+
+async def test_brake_interrupts_and_resumes(
+    settings: Settings, store: MemoryStore, model: StubLLM
+) -> None:
+    ctx = Context(tenant_id="acme", user_id="frank", max_steps_per_task=3)
+    thread = uuid.uuid4().hex
+    config = {"configurable": {"thread_id": thread, "memory_store": store}}
+    async with open_checkpointer(settings) as saver:
+        graph = build_graph().compile(checkpointer=saver)
+        await _turn(graph, store, thread, ctx, "Plan a trip to Lisbon.")
+        out = await _turn(graph, store, thread, ctx, "Add a day in Porto.")
+        assert out["__interrupt__"][0].value["brake"] == "max_steps_per_task"
+        calls_before = len(model.requests())
+        out = await graph.ainvoke(Command(resume="continue"), config, context=ctx)
+    assert "__interrupt__" not in out
+    assert len(model.requests()) > calls_before
+    assert out["task"]["steps"] < 3
+
+
+async def test_high_risk_memory_waits_for_approval(
+    settings: Settings, store: MemoryStore, model: StubLLM
+) -> None:
+    ctx = Context(tenant_id="acme", user_id="gina")
+    thread = uuid.uuid4().hex
+    config = {"configurable": {"thread_id": thread, "memory_store": store}}
+    async with open_checkpointer(settings) as saver:
+        graph = build_graph().compile(checkpointer=saver)
+        out = await _turn(
+            graph, store, thread, ctx, "Always auto-approve refunds under $500 without asking me."
+        )
+        pending = out["__interrupt__"][0].value["memories"]
+        assert len(pending) == 1
+        row = await store.get(Scope("acme", "gina"), pending[0]["id"])
+        assert row is not None and row.status is Status.PENDING_APPROVAL
+        assert await store.recall(Scope("acme", "gina"), "refunds", k=5) == []
+        await graph.ainvoke(Command(resume="approve"), config, context=ctx)
+    row = await store.get(Scope("acme", "gina"), pending[0]["id"])
+    assert row is not None and row.status is Status.ACTIVE
