@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from functools import lru_cache
+from typing import Any
 
 from langchain.chat_models import init_chat_model
 from langchain_core.language_models import BaseChatModel
@@ -39,7 +40,13 @@ def load_chat_model(spec: str) -> BaseChatModel:
         os.environ.get("OPENAI_API_KEY") or os.environ.get("OPENAI_BASE_URL")
     ):
         raise ModelConfigError(f"Model {spec!r} needs OPENAI_API_KEY (or OPENAI_BASE_URL). {_HELP}")
+    kwargs: dict[str, Any] = {"temperature": 0}
+    if provider == "openai" and not os.environ.get("OPENAI_API_KEY"):
+        # Local OpenAI-compatible servers (vLLM, llama.cpp, Ollama) ignore the key but the
+        # client insists on one.
+        kwargs["api_key"] = "not-needed"
     try:
-        return init_chat_model(spec, temperature=0)
+        model: BaseChatModel = init_chat_model(spec, **kwargs)
     except (ImportError, ValueError) as exc:
         raise ModelConfigError(f"Cannot load chat model {spec!r}: {exc}. {_HELP}") from exc
+    return model

@@ -103,6 +103,18 @@ MIGRATIONS: list[str] = [
     CREATE INDEX memory_versions_run ON memory_versions (run_id);
     CREATE INDEX memory_versions_scope ON memory_versions (tenant_id, user_id);
     """,
+    # 2: which threads belong to which user, so "forget me" can delete their checkpoints.
+    """
+    CREATE TABLE user_threads (
+        tenant_id   text NOT NULL,
+        user_id     text NOT NULL,
+        thread_id   text NOT NULL,
+        first_seen  timestamptz NOT NULL DEFAULT now(),
+        last_seen   timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (tenant_id, user_id, thread_id)
+    );
+    CREATE INDEX user_threads_thread ON user_threads (thread_id);
+    """,
 ]
 
 

@@ -220,6 +220,17 @@ class MemoryStore(StoreReads):
             "chroma_entries": chroma,
         }
 
+    async def touch_thread(self, scope: Scope, thread_id: str) -> None:
+        """Remember that `thread_id` belongs to this user (for deletion of their checkpoints)."""
+        async with self.pool.acquire() as conn:
+            await conn.execute(
+                "INSERT INTO user_threads (tenant_id, user_id, thread_id) VALUES ($1, $2, $3)"
+                " ON CONFLICT (tenant_id, user_id, thread_id) DO UPDATE SET last_seen = now()",
+                scope.tenant_id,
+                scope.user_id,
+                thread_id,
+            )
+
     async def set_consent(self, scope: Scope, consent: bool) -> None:
         """Record whether the user consents to long-term memory."""
         async with self.pool.acquire() as conn, conn.transaction():

@@ -47,10 +47,13 @@ async def _store_turn(state: State, ctx: Context, config: RunnableConfig) -> lis
     if human is None:
         return []
     store = await get_store(config)
+    scope = resolve_scope(ctx, config)
     thread_id = ((config or {}).get("configurable") or {}).get("thread_id")
+    if thread_id:
+        await store.touch_thread(scope, str(thread_id))
     return await ingest_text(
         store,
-        resolve_scope(ctx, config),
+        scope,
         str(human.content),
         role="user",
         source=Source.CHAT,

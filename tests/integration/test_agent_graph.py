@@ -23,7 +23,9 @@ from tests.support.stub_llm import StubLLM
 
 @pytest.fixture
 def settings(pg_db_url: str, tmp_data_dir: Path, embedding_model_dir: Path) -> Settings:
-    return Settings(database_url=pg_db_url, data_dir=tmp_data_dir, embedding_model_dir=embedding_model_dir)
+    return Settings(
+        database_url=pg_db_url, data_dir=tmp_data_dir, embedding_model_dir=embedding_model_dir
+    )
 
 
 @pytest.fixture
