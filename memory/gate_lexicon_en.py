@@ -1,0 +1,137 @@
+"""English cue patterns for the rule gate. Text is matched lower-cased with straight quotes.
+
+Each pattern is a general grammatical cue (a verb of preference, a modal of obligation, a
+first-person event), not a topic word list: the gate must judge conversations it never saw.
+"""
+
+from __future__ import annotations
+
+import re
+
+_F = re.IGNORECASE
+
+
+def _rx(*parts: str) -> re.Pattern[str]:
+    return re.compile("|".join(parts), _F)
+
+
+_NUM = r"(?:\d[\d,.]*|one|two|three|four|five|six|seven|eight|nine|ten|twelve|twenty|fifty|hundred)"
+_DAYS = r"(?:mon|tues|wednes|thurs|fri|satur|sun)days?"
+_MONTHS = (
+    r"(?:january|february|march|april|may|june|july|august|september|october|november|december)"
+)
+PERSIST = _rx(
+    r"\b(?:always|from now on|going forward|from here on|in (?:the )?future|by default"
+    r"|every time|each time|whenever|every (?:day|week|month|morning|evening|night|"
+    + _DAYS[:-3]
+    + r"\w*)|each (?:day|week|month))\b"
+)
+STANDING = _rx(
+    r"\b(?:from now on|going forward|from here on|by default|in (?:the )?future|every time"
+    r"|each time|whenever (?:i|we|you (?:book|write|send|reply|answer|schedule|make|create"
+    r"|generate|draft|plan|order|buy|pay)))\b"
+)
+SUBJECT_START = _rx(
+    r"^(?:i|i'm|i've|i'd|i'll|we|we're|they|they're|he|he's|she|she's|it|it's|you|you're|that"
+    r"|that's|this|there|there's|these|those|my|our|your|his|her|their|its|the|a|an|what|so"
+    r"|and|but|yeah|yes|oh|wow)\b"
+)
+I_PAST = _rx(
+    r"\b(?:i|we)\s+(?:\w+\s+){0,2}?(?!(?:felt|thought|wondered|guessed|hoped|meant|wished"
+    r"|figured|noticed|agreed|appreciated|needed|used|mentioned|asked|said|supposed|loved it)\b)"
+    r"(?:\w{3,}ed|went|got|had|made|took|saw|found|gave|came|ran|won|lost|bought|brought|caught"
+    r"|taught|met|left|kept|sold|told|wrote|read|built|began|drove|flew|grew|heard|held|spent"
+    r"|sent|swam|wore|became|broke|chose|fell|rode|sang|spoke|woke|paid|did|fed|dug|hung|led"
+    r"|lit|quit|set up|shot|slept|struck|threw|won|whipped)\b",
+    r"\b(?:i'm|i am|we're|we are)\s+(?:\w+\s+)?(?:planning|going to|heading|flying|moving"
+    r"|starting|getting|about to|hoping to|working on|learning|taking|thinking of|signed)\b",
+)
+FIRST_PERSON = _rx(
+    r"\b(?:i|i'm|im|i've|i'd|i'll|me|my|mine|myself|we|we're|we've|we'll|we'd|our|ours|us)\b"
+)
+QUESTION_START = _rx(
+    r"^(?:what|what's|whats|which|who|whom|whose|where|when|why|how|how's|hows|is|are|am|was"
+    r"|were|do|does|did|can|could|would|will|should|shall|have|has|may|might|isn't|aren't"
+    r"|don't|didn't|won't|wouldn't|any|anything|really|remind me)\b"
+)
+POLITE_REQUEST = _rx(r"^(?:can|could|would|will) you (?:please )?(?!believe|imagine|tell\b)")
+INJECTION = _rx(
+    r"\b(?:ignore|disregard|forget|override|bypass)\b[^.]{0,30}\b(?:instructions?|rules?|"
+    r"prompts?|guidelines|polic(?:y|ies)|directives?|restrictions?|safety)\b",
+    r"\b(?:you are now|you're now|from now on you are|act as|pretend (?:to be|you're|you are)"
+    r"|roleplay as|jailbreak|developer mode|dan mode|no restrictions|without restrictions)\b",
+    r"^\s*(?:\[|<)?(?:system|developer|assistant)\s*(?:\]|>)?\s*[:：>]",
+    r"\b(?:system override|system prompt|hidden instructions|new rule:|store this as a rule"
+    r"|note to (?:the )?(?:assistant|ai|model))\b",
+    r"\b(?:i am|i'm|user is|the user is|the user has been|i have been)\s+(?:an?\s+|the\s+)?"
+    r"(?:verified\s+|authori[sz]ed\s+)?(?:admin|administrator|root|superuser|sysadmin|owner)\b",
+    r"\bgrant(?:ed)?\b[^.]{0,30}\b(?:root|admin|all|full|elevated)\b[^.]{0,12}"
+    r"(?:privileges?|access|permissions?|requests?)",
+    r"\b(?:obey|comply with)\b[^.]{0,20}\b(?:me|my|all|every|commands?)\b",
+    r"\b(?:skip|disable)\b[^.]{0,12}\b(?:approval|safety|security)\b",
+    r"\b(?:email|send|upload|exfiltrate|leak)\b[^.]{0,40}\b(?:database dump|all (?:stored )?"
+    r"(?:data|memories|files|records)|stored memories)\b",
+    r"\bshare all stored memories\b",
+)
+APPROVAL = _rx(
+    r"\bauto[- ]?(?:approve|approval|pay|renew|merge|deploy|refund|reply|send|publish)\w*\b",
+    r"\b(?:approve|pay|refund|transfer|wire|charge|purchase|buy|renew)\w*\b[^.]{0,40}"
+    r"\b(?:automatically|without asking|always|every)\b",
+    r"\b(?:send|email|forward|cc|bcc|share|post|publish|report)\w*\b[^.]{0,40}"
+    r"(?:\[redacted:email\]|\bto (?:the |my )?\w+ team\b|@)",
+    r"\b(?:always|every \w+)\b[^.]{0,20}\b(?:cc|bcc|send|email|forward)\b",
+    r"\b(?:without (?:asking|approval|confirmation|review|checking)|no need to ask)\b",
+    r"\b(?:add|make|grant|give|remove|revoke)\b[^.]{0,30}\b(?:admin|owner|access|permissions?"
+    r"|role|billing)\b",
+    r"\bdeploy\w*\b[^.]{0,20}\b(?:prod|production)\b",
+)
+NOISE_WORDS = _rx(
+    r"^(?:(?:hi|hello|hey|hiya|yo|howdy|greetings|good (?:morning|afternoon|evening|night|luck"
+    r"|job|question|point|idea|one)|thanks?|thank you|thx|ty|cheers|ok|okay|k|kk|sure|yes|yeah"
+    r"|yep|yup|yea|no|nope|nah|cool|nice|great|awesome|amazing|wow|whoa|lol|lmao|haha\w*|hehe"
+    r"|hmm+|um+|uh+|oh|ah|aw+|oops|yay|woo+hoo+|omg|got it|gotcha|i see|makes sense|sounds"
+    r" (?:good|great|fun|fine|perfect|awesome)|fair enough|no worries|no problem|bye|goodbye"
+    r"|bye for now|see you|see ya|later|congrats|congratulations|interesting|right|true"
+    r"|exactly|indeed|of course|definitely|totally|absolutely|nice one|my bad|sorry|please"
+    r"|continue|go on|next|done|perfect|agreed|same|me too|wonderful|fantastic|brilliant"
+    r"|excellent|neat|sweet|so|very|really|a lot|so much|very much|too|again|all|it|that|this"
+    r"|for now|buddy|dude|man|mate|friend|guys|everyone|there|happy birthday|well done"
+    r"|take care|long time no see|how are you|how's it going|what's up|you too|will do"
+    r"|of course|for sure|anytime|you're welcome|welcome|hugs|love it|love that)"
+    r"[\s,!.?~…:;)(*-]*)+$"
+)
+REACTION = _rx(
+    r"^(?:oh |wow |aw+ |haha |yeah |yes |well )?(?:that|this|it|which|those|these)(?:'s| is| was|"
+    r" sounds| looks| seems| must be| must have been| feels)\b"
+    r"(?! (?:my|our|me|us|what i|what we)\b)",
+    r"^(?:sounds|looks|seems|must be|what a|such a|how (?:cool|nice|fun|awesome|sweet|lovely))\b",
+    r"^(?:you|you're|you've|you'll|you are|your)\b",
+    r"^(?:good luck|best of luck|happy|have (?:a|an|fun)|hope (?:you|it|that|your)|take care"
+    r"|keep (?:it up|going|up|at it|on)|well done|way to go|go for it|congrat\w*|thanks for"
+    r"|thank you for|glad|sorry to|sorry about|so sorry|can't wait|cannot wait|let's get)\b",
+    r"\b(?:happy|glad|proud|sorry|excited|thrilled|stoked|pumped)\s+(?:for you|to hear|that you"
+    r"|about your|of you|you're|you)\b",
+    r"^i\s+(?:totally\s+|completely\s+|really\s+|just\s+|definitely\s+)?(?:agree|see|know|"
+    r"understand|guess|bet|mean|meant|hope you|wish you|can't wait|cannot wait|can't believe|"
+    r"couldn't agree|appreciate|love (?:that|this|it|your|how|the idea|hearing|seeing|those|"
+    r"these)|like (?:that|this|your|how)|admire|totally get|get it|feel you|hear you)\b",
+    r"\b(?:let me|i'll (?:definitely |surely |)(?:check it out|give it a (?:try|go|shot)|try it"
+    r"|think about it|keep (?:that|it|this) in mind|let you know|get back to you|look into it"
+    r"|take (?:your|that) advice|do that|keep you posted))\b",
+    r"^(?:i'm|i am)\s+(?:just\s+)?(?:curious|not sure|wondering|confused|kidding|joking"
+    r"|(?:so |really |very |super )?(?:happy|glad|proud|sorry) (?:for|to|that|it|about you)"
+    r"|(?:so |really |very |super )?(?:excited|thrilled|stoked) (?:for you|about your)"
+    r"|here for you|with you|all ears|in)\b",
+    r"^i don't (?:know|think so|mind)\b|^i was (?:just )?(?:wondering|kidding|joking)\b",
+)
+ADVICE = _rx(
+    r"\b(?:yourself|yourselves|(?:support|help|here for|there for|proud of|happy for|rooting for"
+    r"|believe in|count on|thinking of|with|for) you(?:r (?:success|dreams?|goals?))?[\s!.]*$"
+    r"|you(?:'ve| have)? got this|you can do (?:it|this)|you'll (?:get there|do great|nail it))\b",
+)
+ONE_OFF_IMPERATIVE = _rx(
+    r"^(?:please\s+)?(?:write|translate|summari[sz]e|fix|make|try|tell|explain|give|show|find"
+    r"|check|convert|list|draft|generate|create|help|rewrite|continue|repeat|say|compute"
+    r"|calculate|look up|search|open|read|describe|compare|pretend|imagine|go|let's see)\b",
+)
+DEICTIC = _rx(r"\b(?:it|this|that|these|those|the above|above|again|one more|another)\b")

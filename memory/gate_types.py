@@ -1,0 +1,72 @@
+"""The gate's policy and its decision record (seed 002 §三.3: what to store and why)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Literal
+
+from memory.types import Category, MemoryKind, Origin
+
+Role = Literal["user", "assistant", "tool", "system"]
+Trust = Literal["normal", "low"]
+
+
+def _default_ttls() -> Mapping[Category, float | None]:
+    # Preferences and constraints are stable until contradicted (None = no expiry); a lesson
+    # stays useful for months; facts decay in a quarter; decisions are superseded within weeks
+    # (seed 002's MVP uses 30 days for episodic memory).
+    return MappingProxyType(
+        {
+            Category.PREFERENCE: None,
+            Category.CONSTRAINT: None,
+            Category.FAILURE_LESSON: 180.0,
+            Category.FACT: 90.0,
+            Category.DECISION: 30.0,
+            Category.NOISE: None,
+        }
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class GatePolicy:
+    """Thresholds and lifetimes the gate applies; every field has a production default."""
+
+    # A candidate is kept when its category is not noise and its importance reaches this.
+    keep_threshold: float = 0.35
+    # Low-trust content (tool output, instruction-like text) never ranks above this.
+    low_trust_max_importance: float = 0.3
+    low_trust_ttl_days: float = 14.0
+    # Tool output that reads as a fact or a failure is kept as low-trust episodic memory.
+    keep_tool_facts: bool = True
+    # Instruction-like text ("ignore previous rules", "I am an admin") is dropped; with this
+    # set it is kept instead as low-trust episodic content, for audits of injection attempts.
+    keep_injections: bool = False
+    ttl_days: Mapping[Category, float | None] = field(default_factory=_default_ttls)
+
+    def ttl_for(self, category: Category, *, low_trust: bool = False) -> float | None:
+        """The TTL in days a kept memory of `category` gets (None: no expiry)."""
+        if category is Category.NOISE:
+            return None
+        if low_trust:
+            return self.low_trust_ttl_days
+        return self.ttl_days.get(category)
+
+
+@dataclass(frozen=True, slots=True)
+class GateDecision:
+    """Whether to store a candidate, as what, and why. `content` is already redacted."""
+
+    keep: bool
+    category: Category
+    kind: MemoryKind
+    importance: float
+    confidence: float
+    origin: Origin
+    reason: str
+    content: str
+    trust: Trust = "normal"
+    needs_approval: bool = False
+    ttl_days: float | None = None
+    findings: tuple[str, ...] = ()

@@ -1,0 +1,183 @@
+"""The secret and PII patterns the privacy filter applies, in priority order.
+
+Each rule pairs a regex with an optional validator (Luhn for cards, the GB 11643 checksum for
+Chinese resident ids) so numbers that merely look like secrets are left alone: about 90% of
+random 16-digit order numbers fail Luhn, and the id checksum rejects 10 in 11 random 18-digit
+strings. Digit boundaries use lookarounds instead of word boundaries, which do not fire between a
+CJK character and a digit ("卡号4111...").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import date
+
+Validator = Callable[[str], bool]
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One kind of secret: where it is (`group` of `pattern`) and how to confirm it."""
+
+    kind: str
+    pattern: re.Pattern[str]
+    group: int | str = 0
+    validate: Validator | None = None
+
+
+def luhn_ok(number: str) -> bool:
+    """True when the digits of `number` (13-19 of them) pass the Luhn checksum."""
+    digits = [int(ch) for ch in number if ch.isdigit()]
+    if not 13 <= len(digits) <= 19 or len(set(digits)) == 1:
+        return False
+    total = 0
+    for i, digit in enumerate(reversed(digits)):
+        if i % 2 == 1:
+            digit = digit * 2 - 9 if digit > 4 else digit * 2
+        total += digit
+    return total % 10 == 0
+
+
+_CN_WEIGHTS = (7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2)
+
+
+def cn_id_ok(value: str) -> bool:
+    """True for an 18-character Chinese resident id with a real birth date and checksum."""
+    value = value.upper()
+    if len(value) != 18 or not value[:17].isdigit():
+        return False
+    try:
+        born = date(int(value[6:10]), int(value[10:12]), int(value[12:14]))
+    except ValueError:
+        return False
+    if born.year < 1900:
+        return False
+    total = sum(int(ch) * w for ch, w in zip(value[:17], _CN_WEIGHTS, strict=True))
+    return "10X98765432"[total % 11] == value[17]
+
+
+def _ssn_ok(value: str) -> bool:
+    digits = re.sub(r"\D", "", value)
+    area, group, serial = digits[:3], digits[3:5], digits[5:]
+    return area not in {"000", "666"} and area[0] != "9" and group != "00" and serial != "0000"
+
+
+_I = re.IGNORECASE
+_SECRET_VALUE = r"[\"']?(?P<v>[A-Za-z0-9_\-./+=~!@#$%^&*]{6,})[\"']?"
+_VALUE_END = r"(?=[\s,;，。；、)]|$)"
+
+
+_PASSWORD_VALUE = r"[\"'“]?(?P<v>[^\s\"'”,;，。；]{3,}?)[\"'”]?(?=[.!?]?(?:[\s,;，。；)]|$))"
+# Words that follow "password is" in ordinary talk ("the password is wrong") are not passwords.
+_NOT_PASSWORDS = frozenset(
+    "wrong incorrect correct required changed reset expired set too the a an not still being "
+    "invalid valid weak strong missing stored saved".split()
+)
+
+
+def _password_ok(value: str) -> bool:
+    return value.lower().strip(".!?") not in _NOT_PASSWORDS
+
+
+def _generic_secret_ok(value: str) -> bool:
+    # "token: expired" is not a secret; real tokens mix digits in or are long.
+    return any(ch.isdigit() for ch in value) or len(value) >= 20
+
+
+RULES: tuple[Rule, ...] = (
+    Rule(
+        "private_key",
+        re.compile(
+            r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?:[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY-----"
+            r"|[\s\S]*\Z)"
+        ),
+    ),
+    Rule("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}")),
+    Rule("api_key", re.compile(r"\bsk-ant-[A-Za-z0-9_\-]{16,}")),
+    Rule("api_key", re.compile(r"\bsk-(?:proj-|live-)?[A-Za-z0-9_\-]{20,}")),
+    Rule("api_key", re.compile(r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}")),
+    Rule("github_token", re.compile(r"\bgh[pousr]_[A-Za-z0-9]{30,}")),
+    Rule("github_token", re.compile(r"\bgithub_pat_[A-Za-z0-9_]{22,}")),
+    Rule("aws_key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
+    Rule("slack_token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}")),
+    Rule("api_key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}")),
+    Rule("bearer_token", re.compile(r"\bBearer\s+(?P<v>[A-Za-z0-9\-._~+/]{16,}=*)", _I), "v"),
+    Rule(
+        "password",
+        re.compile(
+            r"\b(?:pass(?:word|wd|phrase|code)?|pwd)\b(?:\s+(?:for|to|on)\s[^.\n:=]{1,30}?)?"
+            r"\s*(?:\bis\b|\bwas\b|[:=])\s*" + _PASSWORD_VALUE,
+            _I,
+        ),
+        "v",
+        _password_ok,
+    ),
+    Rule(
+        "password",
+        re.compile(r"\bpin(?: code| number)?\s*(?:\bis\b|[:=])\s*(?P<v>\d{4,8})\b", _I),
+        "v",
+    ),
+    Rule(
+        "password",
+        re.compile(r"(?:密码|口令)[^，。,\n]{0,10}?(?:是|为|:|：|=)\s*(?P<v>[^\s，。,;；]{3,})"),
+        "v",
+    ),
+    Rule(
+        "api_key",
+        re.compile(
+            r"\b(?:api[_\- ]?key|apikey|access[_\- ]?token|auth[_\- ]?token|secret[_\- ]?key"
+            r"|client[_\- ]?secret|aws_secret_access_key|token|secret)\b\s*(?:\bis\b|[:=])\s*"
+            + _SECRET_VALUE
+            + _VALUE_END,
+            _I,
+        ),
+        "v",
+        _generic_secret_ok,
+    ),
+    Rule(
+        "api_key",
+        re.compile(r"(?:密钥|秘钥|令牌|token)\s*(?:是|为|:|：|=)\s*(?P<v>[A-Za-z0-9_\-./+=]{8,})"),
+        "v",
+    ),
+    Rule("cn_id", re.compile(r"(?<![\dA-Za-z])\d{17}[\dXx](?![\dA-Za-z])"), 0, cn_id_ok),
+    Rule(
+        "card",
+        re.compile(r"(?<![\d-])\d{4}([ -])\d{4}\1\d{4}\1\d{4}(?:\1\d{3})?(?![\d])"),
+        0,
+        luhn_ok,
+    ),
+    Rule("card", re.compile(r"(?<![\d-])\d{4}([ -])\d{6}\1\d{4,5}(?![\d])"), 0, luhn_ok),
+    Rule("card", re.compile(r"(?<![\d-])\d{13,19}(?![\d])"), 0, luhn_ok),
+    Rule("ssn", re.compile(r"(?<![\d-])\d{3}-\d{2}-\d{4}(?![\d-])"), 0, _ssn_ok),
+    Rule(
+        "ssn",
+        re.compile(r"\b(?:ssn|social security(?: number)?)\D{0,12}(?P<v>\d{9})(?!\d)", _I),
+        "v",
+        _ssn_ok,
+    ),
+)
+
+EMAIL = Rule(
+    "email", re.compile(r"(?<![\w.+-])[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")
+)
+
+PHONES: tuple[Rule, ...] = (
+    Rule(
+        "phone",
+        re.compile(
+            r"(?<![0-9A-Za-z+])\+\d{1,3}[ .-]?(?:\(\d{1,4}\)[ .-]?)?\d{2,4}"
+            r"(?:[ .-]?\d{2,4}){1,3}(?!\d)"
+        ),
+    ),
+    Rule("phone", re.compile(r"(?<![\d-])\(?\d{3}\)?[ .-]\d{3}[ .-]\d{4}(?![\d-])")),
+    Rule("phone", re.compile(r"(?<!\d)1[3-9]\d{9}(?!\d)")),
+)
+
+# A card number next to its security code or expiry is enough to charge it: never stored.
+CARD_RISK_CONTEXT = re.compile(
+    r"\b(?:cvv2?|cvc2?|csc|security code|exp(?:iry|iration|ires)?|valid (?:thru|through))\b"
+    r"|\b(?:0[1-9]|1[0-2])\s*/\s*(?:\d{2}|20\d{2})\b|安全码|有效期|验证码",
+    _I,
+)
