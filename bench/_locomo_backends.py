@@ -1,0 +1,135 @@
+"""Retrieval backends the LoCoMo benchmark compares: the system and two baselines.
+
+A backend ingests a user's memories and answers recall queries with the provenance of what it
+found. `SystemBackend` is the project's own ranking (`UserIndex` + the embedder, in process);
+a storage-backed backend (`MemoryStore.write_many` / `recall`) plugs in through the same
+protocol. The baselines are plain BM25 and dense-only cosine over "speaker: content".
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Protocol
+
+import numpy as np
+
+from bench._locomo_vectors import VectorCache
+from memory.lexical import LexicalIndex, tokenize
+from memory.ranking import RankingWeights
+from memory.representation import embed_text, index_text, indexed_memory
+from memory.retrieval import UserIndex
+from memory.types import NewMemory, Scope
+
+
+@dataclass(slots=True)
+class Hit:
+    """One recalled memory: the source turns it covers (its recall slots) and its score."""
+
+    dia_ids: list[str]
+    score: float
+
+
+class Backend(Protocol):
+    """What the benchmark needs from a memory system."""
+
+    name: str
+
+    async def ingest(self, scope: Scope, memories: Sequence[NewMemory]) -> None:
+        """Store a user's memories."""
+        ...
+
+    async def recall(self, scope: Scope, query: str, k: int, *, now: datetime) -> list[Hit]:
+        """The k best memories for `query`, best first."""
+        ...
+
+
+def _dia_ids(memory: NewMemory) -> list[str]:
+    ids = memory.provenance.get("dia_ids") or []
+    return [str(i) for i in ids] if isinstance(ids, list) else []
+
+
+def _speaker(memory: NewMemory) -> str | None:
+    value = memory.provenance.get("speaker")
+    return str(value) if value else None
+
+
+@dataclass
+class SystemBackend:
+    """The project's ranking in process: `UserIndex` over `representation` texts + embedder."""
+
+    vectors: VectorCache
+    weights: RankingWeights = field(default_factory=RankingWeights)
+    name: str = "system"
+    search_ms: list[float] = field(default_factory=list)
+    _indexes: dict[Scope, UserIndex] = field(default_factory=dict)
+    _turns: dict[tuple[Scope, str], list[str]] = field(default_factory=dict)
+
+    async def ingest(self, scope: Scope, memories: Sequence[NewMemory]) -> None:
+        """Embed and index the memories (the store would also persist them)."""
+        texts = [
+            embed_text(m.content, speaker=_speaker(m), occurred_at=m.occurred_at, context=m.context)
+            for m in memories
+        ]
+        matrix = self.vectors.embed(texts)
+        index = self._indexes.setdefault(scope, UserIndex())
+        items = []
+        for i, (memory, vector) in enumerate(zip(memories, matrix, strict=True)):
+            memory_id = f"{scope.user_id}-{i}"
+            self._turns[(scope, memory_id)] = _dia_ids(memory)
+            items.append(indexed_memory(memory_id, memory, vector))
+        index.upsert(items)
+
+    async def recall(self, scope: Scope, query: str, k: int, *, now: datetime) -> list[Hit]:
+        """Embed the query and search the user's index."""
+        vector = self.vectors.embed([query])[0]
+        started = time.perf_counter()
+        found = self._indexes[scope].search(query, vector, k=k, now=now, weights=self.weights)
+        self.search_ms.append((time.perf_counter() - started) * 1000.0)
+        return [Hit(self._turns[(scope, mid)], b.total) for mid, b in found]
+
+
+@dataclass
+class BM25Backend:
+    """Baseline: Okapi BM25 (k1 1.2, b 0.75) over "speaker: content", stopwords removed."""
+
+    name: str = "bm25"
+    _index: dict[Scope, tuple[LexicalIndex, list[list[str]]]] = field(default_factory=dict)
+
+    async def ingest(self, scope: Scope, memories: Sequence[NewMemory]) -> None:
+        """Index each memory's text."""
+        index, turns = self._index.setdefault(scope, (LexicalIndex(k1=1.2, b=0.75), []))
+        for memory in memories:
+            text = index_text(memory.content, speaker=_speaker(memory))
+            index.add(len(turns), tokenize(text))
+            turns.append(_dia_ids(memory))
+
+    async def recall(self, scope: Scope, query: str, k: int, *, now: datetime) -> list[Hit]:
+        """Top-k by BM25."""
+        index, turns = self._index[scope]
+        scores = index.scores(tokenize(query), len(turns))
+        order = np.argsort(-scores, kind="stable")[:k]
+        return [Hit(turns[i], float(scores[i])) for i in order]
+
+
+@dataclass
+class DenseBackend:
+    """Baseline: cosine of the embedder's vectors of "speaker: content" (no context)."""
+
+    vectors: VectorCache
+    name: str = "dense"
+    _index: dict[Scope, tuple[np.ndarray, list[list[str]]]] = field(default_factory=dict)
+
+    async def ingest(self, scope: Scope, memories: Sequence[NewMemory]) -> None:
+        """Embed each memory's labelled text."""
+        texts = [index_text(m.content, speaker=_speaker(m)) for m in memories]
+        self._index[scope] = (self.vectors.embed(texts), [_dia_ids(m) for m in memories])
+
+    async def recall(self, scope: Scope, query: str, k: int, *, now: datetime) -> list[Hit]:
+        """Top-k by cosine."""
+        matrix, turns = self._index[scope]
+        sims = matrix @ self.vectors.embed([query])[0]
+        order = np.argsort(-sims, kind="stable")[:k]
+        return [Hit(turns[i], float(sims[i])) for i in order]

@@ -1,0 +1,95 @@
+"""LoCoMo turns as memories: one memory per turn, with provenance, speaker, session and context."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from bench._locomo_data import Conversation, Turn
+from memory.types import Category, MemoryKind, NewMemory, Scope
+
+# Turns on each side of a memory that form its context (measured: ±1 turn of the same session
+# gives +10 recall@10 when fused with BM25; ±2 adds little and costs embedding time).
+CONTEXT_TURNS = 1
+
+Gate = Callable[[Turn], NewMemory | None]
+
+
+def scope_for(conv: Conversation) -> Scope:
+    """One user per conversation: the benchmark searches each conversation on its own."""
+    return Scope(tenant_id="locomo", user_id=conv.sample_id)
+
+
+def turn_content(turn: Turn) -> str:
+    """What the turn said, with the caption of a shared image (what a multimodal agent sees)."""
+    text = " ".join(turn.text.split())
+    return f"{text} [image: {turn.caption}]" if turn.caption else text
+
+
+def _labelled(turn: Turn) -> str:
+    return f"{turn.speaker}: {turn_content(turn)}"
+
+
+def context_for(turns: list[Turn], i: int) -> str:
+    """The neighbouring turns of the same session, in order, one per line."""
+    lo, hi = max(0, i - CONTEXT_TURNS), min(len(turns), i + CONTEXT_TURNS + 1)
+    same = [turns[j] for j in range(lo, hi) if j != i and turns[j].session == turns[i].session]
+    return "\n".join(_labelled(t) for t in same)
+
+
+def memory_for(conv: Conversation, i: int) -> NewMemory:
+    """The raw (ungated) memory for turn i."""
+    turn = conv.turns[i]
+    return NewMemory(
+        content=turn_content(turn),
+        kind=MemoryKind.EPISODIC,
+        category=Category.FACT,
+        importance=0.5,
+        ttl_days=None,
+        occurred_at=turn.date,
+        context=context_for(conv.turns, i),
+        provenance={
+            "dia_ids": [turn.dia_id],
+            "speaker": turn.speaker,
+            "session": f"{conv.sample_id}:{turn.session}",
+        },
+    )
+
+
+def memories_for(conv: Conversation, gate: Gate | None = None) -> list[NewMemory]:
+    """All turns as memories; with a gate, only the turns it keeps (as it rewrote them)."""
+    out: list[NewMemory] = []
+    for i, turn in enumerate(conv.turns):
+        memory = memory_for(conv, i)
+        if gate is not None:
+            decided = gate(turn)
+            if decided is None:
+                continue
+            decided.occurred_at, decided.context = memory.occurred_at, memory.context
+            decided.provenance = memory.provenance
+            memory = decided
+        out.append(memory)
+    return out
+
+
+def load_gate() -> Gate | None:
+    """The project's memory gate as a turn filter, or None when `memory.gate` is missing."""
+    try:
+        from memory.gate import gate
+    except ImportError:
+        return None
+
+    def apply(turn: Turn) -> NewMemory | None:
+        decision = gate(turn_content(turn), role="user")
+        if not decision.keep:
+            return None
+        return NewMemory(
+            content=decision.content,
+            kind=decision.kind,
+            category=decision.category,
+            importance=decision.importance,
+            confidence=decision.confidence,
+            origin=decision.origin,
+            ttl_days=None,  # a retrieval benchmark over a past conversation: nothing expires
+        )
+
+    return apply

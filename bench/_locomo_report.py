@@ -1,0 +1,45 @@
+"""Printing the LoCoMo results as a table."""
+
+from __future__ import annotations
+
+from typing import Any
+
+NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
+METRICS = ("recall@1", "recall@5", "recall@10", "mrr")
+
+
+def _row(label: str, values: dict[str, float], count: int | None = None) -> str:
+    cells = "".join(f"{100 * values[m]:8.1f}" for m in METRICS[:3]) + f"{values['mrr']:8.3f}"
+    return f"  {label:<24}{cells}" + (f"   n={count}" if count is not None else "")
+
+
+def render(result: dict[str, Any]) -> str:
+    """A human-readable table of every backend, the ratios and the costs."""
+    lines = [
+        f"LoCoMo evidence recall: {result['conversations']} conversations, "
+        f"{result['turns']} turns, mode {result['mode']}",
+        f"  {'':<24}{'R@1':>8}{'R@5':>8}{'R@10':>8}{'MRR':>8}",
+    ]
+    for backend in ("system", "bm25", "dense"):
+        block = result[backend]
+        lines.append(f"{backend}")
+        lines.append(_row("categories 1-4", block["cat_1_4"]))
+        for cat, values in block["by_category"].items():
+            name = NAMES.get(int(cat), "other")
+            lines.append(_row(f"{cat} {name}", values, block["questions"].get(cat)))
+    for base in ("bm25", "dense"):
+        ratios = result["ratios"][f"system_over_{base}"]
+        lines.append(
+            f"system / {base} (cat 1-4): " + ", ".join(f"{m} x{ratios[m]:.2f}" for m in METRICS)
+        )
+    lat, search = result["latency_ms"], result["search_latency_ms"]
+    lines.append(
+        f"ingest {result['ingest_per_s']:.0f} memories/s (embedding included); recall latency "
+        f"p50 {lat['p50']:.2f} ms, p95 {lat['p95']:.2f} ms (query embedding included); "
+        f"index search alone p50 {search['p50']:.3f} ms, p95 {search['p95']:.3f} ms"
+    )
+    lines.append(
+        f"stored share {result['stored_share']:.3f}, "
+        f"evidence kept share {result['evidence_kept_share']:.3f}"
+    )
+    return "\n".join(lines)

@@ -1,0 +1,90 @@
+"""The write path (gate → dedupe → conflicts → write) on real Postgres + Chroma + MiniLM."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from memory.gate import gate
+from memory.ingest import ingest_text, to_new_memory
+from memory.ingest_apply import apply_resolution
+from memory.settings import Settings
+from memory.store import MemoryStore, open_store
+from memory.types import Origin, Scope, Source, Status
+from tests.unit.test_conflicts import PARAPHRASES  # the same 20 wordings, here end to end
+
+ALICE = Scope("acme", "alice")
+
+
+@pytest.fixture
+async def store(
+    pg_db_url: str, tmp_data_dir: Path, embedding_model_dir: Path
+) -> AsyncIterator[MemoryStore]:
+    settings = Settings(
+        database_url=pg_db_url, data_dir=tmp_data_dir, embedding_model_dir=embedding_model_dir
+    )
+    async with open_store(settings) as s:
+        async with s.pool.acquire() as conn:
+            await conn.execute(
+                "TRUNCATE memories, memory_events, scope_versions, user_settings, memory_versions"
+            )
+        s.cache.clear()
+        yield s
+
+
+async def _remember(store: MemoryStore, text: str) -> list[str]:
+    return [r.action for r in await ingest_text(store, ALICE, text, require_approval=False)]
+
+
+async def test_newer_explicit_preference_supersedes_and_links(store: MemoryStore) -> None:
+    assert await _remember(store, "I prefer Python.") == ["stored"]
+    assert await _remember(store, "Actually, I now prefer Rust.") == ["superseded"]
+    hits = await store.recall(ALICE, "Which programming language do I prefer?", k=5)
+    assert "Rust" in hits[0].record.content
+    assert all("Python" not in h.record.content for h in hits)
+    old = [m for m in await store.list_memories(ALICE, statuses=("superseded",))]
+    assert len(old) == 1 and "Python" in old[0].content
+    assert old[0].superseded_by == hits[0].record.id
+    events = {e["event"] for e in await store.events(ALICE)}
+    assert {"supersede", "conflict"} <= events
+
+
+async def test_an_inference_never_overrides_an_explicit_preference(store: MemoryStore) -> None:
+    await _remember(store, "I prefer Python.")
+    decision = gate("Actually, I now prefer Rust.", role="user")
+    inferred = to_new_memory(
+        decision, source=Source.CHAT, provenance={}, occurred_at=None, require_approval=False
+    )
+    inferred.origin = Origin.INFERRED
+    outcome = await apply_resolution(store, ALICE, decision, inferred, "policy")
+    assert outcome.action == "rejected"
+    active = await store.list_memories(ALICE)
+    assert [m.content for m in active] == ["I prefer Python."]
+    loser = await store.get(ALICE, outcome.memory_id or "")
+    assert loser is not None and loser.status is Status.SUPERSEDED
+    assert loser.superseded_by == active[0].id
+
+
+async def test_twenty_paraphrases_make_one_memory(store: MemoryStore) -> None:
+    for text in PARAPHRASES:
+        await _remember(store, text)
+    active = await store.list_memories(ALICE)
+    assert len(active) == 1, [m.content for m in active]
+    assert active[0].confidence > 0.9
+    assert "dark" in active[0].content.lower()
+
+
+async def test_pii_never_reaches_any_store(store: MemoryStore) -> None:
+    secret_card = "4111 1111 1111 1111"
+    await _remember(store, f"My card number is {secret_card}, I always pay with it.")
+    await _remember(store, "My API key is sk-proj-abcdefghijklmnopqrstuvwxyz123456, use it.")
+    async with store.pool.acquire() as conn:
+        rows = await conn.fetch("SELECT to_jsonb(m) AS j FROM memories m")
+        events = await conn.fetch("SELECT to_jsonb(e) AS j FROM memory_events e")
+    dump = json.dumps([r["j"] for r in rows + events])
+    docs = json.dumps(await store.index.documents_for(ALICE))
+    for secret in (secret_card, "4111111111111111", "sk-proj-abcdefghijklmnopqrstuvwxyz123456"):
+        assert secret not in dump and secret not in docs

@@ -1,0 +1,80 @@
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from memory.lexical import LexicalIndex, stem, tokenize
+
+
+def test_stopwords_and_question_words_are_dropped() -> None:
+    assert tokenize("What did you do with the car?") == ["car"]
+
+
+@pytest.mark.parametrize(
+    ("words", "expected"),
+    [
+        (["painting", "painted", "paints", "paint"], "paint"),
+        (["running", "runs"], "run"),
+        (["love", "loved", "loving"], "lov"),
+        (["families", "family"], "family"),
+    ],
+)
+def test_stemmer_merges_inflections(words: list[str], expected: str) -> None:
+    assert {stem(w) for w in words} == {expected}
+
+
+def test_stemmer_leaves_short_words_and_numbers_alone() -> None:
+    assert stem("bus") == "bus"
+    assert stem("glass") == "glass"
+    assert tokenize("room 4417 in 2023") == ["room", "4417", "2023"]
+
+
+def test_possessive_and_curly_text_are_normalised() -> None:
+    assert tokenize("Caroline's dog") == [stem("caroline"), "dog"]
+    assert tokenize("Caroline\u2019s dog") == tokenize("Caroline's dog")
+    assert tokenize("ＡＢＣ") == ["abc"]  # full-width folded by NFKC
+
+
+def test_chinese_becomes_bigrams_and_content_unigrams() -> None:
+    tokens = tokenize("我上周去了北京")
+    assert "上周" in tokens and "北京" in tokens
+    assert "我" not in tokens and "了" not in tokens  # grammar characters are not unigrams
+    assert "京" in tokens
+
+
+def test_bm25_ranks_the_rare_term_and_saturates_repeats() -> None:
+    index = LexicalIndex()
+    docs = ["cat sat on the mat", "dog and cat", "zanzibar trip", "cat cat cat cat cat"]
+    for slot, text in enumerate(docs):
+        index.add(slot, tokenize(text))
+    scores = index.scores(tokenize("zanzibar cat"), len(docs))
+    assert int(np.argmax(scores)) == 2
+    assert scores[3] < 2.5 * scores[1]  # five repeats are worth far less than five times one
+
+
+def test_incremental_updates_equal_a_fresh_build() -> None:
+    texts = ["alpha beta", "beta gamma", "gamma delta", "delta alpha beta"]
+    live = LexicalIndex()
+    for slot, text in enumerate(texts):
+        live.add(slot, tokenize(text))
+    live.discard(1)
+    live.subtract(3, tokenize("alpha"))
+    fresh = LexicalIndex()
+    fresh.add(0, tokenize("alpha beta"))
+    fresh.add(2, tokenize("gamma delta"))
+    fresh.add(3, tokenize("delta beta"))
+    query = tokenize("alpha beta gamma delta")
+    assert np.allclose(live.scores(query, 4), fresh.scores(query, 4))
+    assert len(live) == 3
+    assert live.document_frequency("alpha") == 1
+
+
+def test_query_weights_scale_terms_and_unknown_terms_score_zero() -> None:
+    index = LexicalIndex()
+    index.add(0, ["apple"])
+    index.add(1, ["pear"])
+    plain = index.scores(["apple", "pear"], 2)
+    weighted = index.scores(["apple", "pear"], 2, [1.0, 0.5])
+    assert weighted[0] == pytest.approx(plain[0])
+    assert weighted[1] == pytest.approx(plain[1] / 2)
+    assert not index.scores(["kiwi"], 2).any()

@@ -1,0 +1,140 @@
+from __future__ import annotations
+
+import time
+from datetime import timedelta
+
+import numpy as np
+
+from memory.ranking import RankingWeights
+from memory.representation import embed_text, index_text, indexed_memory
+from memory.retrieval import UserIndex
+from memory.types import MemoryKind, NewMemory
+from tests.unit._index_helpers import NOW, filler, memory, unit
+
+W = RankingWeights()
+
+
+def _ids(index: UserIndex, query: str, vector: np.ndarray | None = None, k: int = 5,
+         **kw: object) -> list[str]:  # fmt: skip
+    qv = unit(999) if vector is None else vector
+    return [m for m, _ in index.search(query, qv, k=k, now=NOW, weights=W, **kw)]  # type: ignore[arg-type]
+
+
+def test_expired_memory_is_never_returned() -> None:
+    index = UserIndex()
+    index.upsert([memory("gone", "the door code is 4417", vector=unit(5),
+                         expires_at=NOW - timedelta(seconds=1)),
+                  memory("kept", "the bike lock code", vector=unit(6))])  # fmt: skip
+    # Best on every signal, asked for more results than exist: still absent.
+    assert _ids(index, "door code 4417", unit(5), k=10) == ["kept"]
+    later = index.search("door code", unit(5), k=10, now=NOW - timedelta(days=1), weights=W)
+    assert later[0][0] == "gone"  # before its expiry it was recallable
+
+
+def test_lexical_only_match_finds_a_rare_name_and_a_number() -> None:
+    index = UserIndex()
+    index.upsert([*filler(60), memory("name", "dinner with Oyelaran on friday", vector=unit(7)),
+                  memory("num", "invoice 880321 is overdue", vector=unit(8))])  # fmt: skip
+    # The query vector points elsewhere (unit(999)): only BM25 can find them.
+    assert _ids(index, "Oyelaran")[0] == "name"
+    assert _ids(index, "what about 880321")[0] == "num"
+
+
+def test_dense_similarity_finds_a_paraphrase_without_shared_words() -> None:
+    index = UserIndex()
+    target = unit(11)
+    index.upsert([*filler(30), memory("para", "automobile repair", vector=target)])
+    assert _ids(index, "fixing my car", target)[0] == "para"
+
+
+def test_upsert_replaces_and_remove_deletes() -> None:
+    index = UserIndex()
+    index.upsert([memory("m1", "likes green tea"), memory("m2", "likes black coffee")])
+    index.upsert([memory("m1", "likes oolong now")])
+    assert len(index) == 2
+    assert _ids(index, "oolong")[0] == "m1"
+    replaced = dict(index.search("green tea", unit(0), k=2, now=NOW, weights=W))
+    assert replaced["m1"].lexical == 0.0  # the old text is gone from the lexical index
+    index.remove(["m1", "unknown"])
+    assert len(index) == 1 and "m1" not in index
+    assert _ids(index, "oolong") == ["m2"]
+    index.upsert([memory("m3", "likes oolong again")])  # reuses the freed slot
+    assert _ids(index, "oolong")[0] == "m3"
+
+
+def test_kinds_filter() -> None:
+    index = UserIndex()
+    index.upsert([memory("e", "uses vim", kind=MemoryKind.EPISODIC),
+                  memory("p", "uses vim", kind=MemoryKind.PREFERENCE)])  # fmt: skip
+    assert _ids(index, "vim", kinds={MemoryKind.PREFERENCE}) == ["p"]
+    assert UserIndex().search("x", unit(1), k=3, now=NOW, weights=W) == []
+
+
+def test_query_naming_a_speaker_favours_their_memories() -> None:
+    index = UserIndex()
+    index.upsert([memory("a", "Anna: I adopted a cat", speaker="Anna"),
+                  memory("b", "Ben: I adopted a cat", speaker="Ben")])  # fmt: skip
+    assert _ids(index, "What pet did Ben adopt?")[0] == "b"
+    assert _ids(index, "What pet did Anna adopt?")[0] == "a"
+
+
+def test_query_time_expression_matches_when_it_happened() -> None:
+    index = UserIndex()
+    index.upsert([memory("old", "went hiking", days_ago=70),
+                  memory("recent", "went hiking", days_ago=8),
+                  memory("said", "went hiking yesterday", days_ago=40)])  # fmt: skip
+    flat = RankingWeights(beta=0.0)
+    hits = index.search("hiking last week", unit(0), k=3, now=NOW, weights=flat)
+    assert hits[0][0] == "recent" and hits[0][1].temporal > 0
+    # "yesterday" said 40 days ago dates the event 41 days ago: the query's month matches it.
+    month = index.search("hiking in April", unit(0), k=3, now=NOW, weights=flat)
+    assert month[0][0] == "said"
+
+
+def test_when_question_prefers_memories_that_state_a_time() -> None:
+    index = UserIndex()
+    index.upsert([memory("a", "moved to Porto"), memory("b", "moved to Porto two years ago")])
+    assert _ids(index, "When did I move to Porto?", unit(0))[0] == "b"
+
+
+def test_chinese_memories_are_found_lexically() -> None:
+    index = UserIndex()
+    index.upsert([*filler(20), memory("zh", "用户喜欢喝乌龙茶", vector=unit(3))])
+    assert _ids(index, "我喜欢什么茶？")[0] == "zh"
+
+
+def test_search_is_fast_for_a_hundred_memories() -> None:
+    index = UserIndex()
+    rng = np.random.default_rng(0)
+    vocab = [f"word{i}" for i in range(500)]
+    index.upsert([memory(f"m{i}", " ".join(rng.choice(vocab, 20)), vector=unit(i),
+                         context=" ".join(rng.choice(vocab, 20)), group=f"g{i // 10}")
+                  for i in range(100)])  # fmt: skip
+    timings = []
+    for i in range(60):
+        query = " ".join(rng.choice(vocab, 6)) + " last week"
+        started = time.perf_counter()
+        index.search(query, unit(1000 + i), k=10, now=NOW, weights=W)
+        timings.append(time.perf_counter() - started)
+    assert float(np.median(timings)) < 0.005  # typically ~0.6 ms; generous for shared CPUs
+
+
+def test_representation_feeds_the_index() -> None:
+    mem = NewMemory(
+        content="I adopted a cat",
+        context="Ben: any news?",
+        occurred_at=NOW - timedelta(days=2),
+        ttl_days=30,
+        provenance={"dia_ids": ["D1:2", "D1:3"], "speaker": "Anna", "session": "s1"},
+    )
+    assert index_text(mem.content, speaker="Anna") == "Anna: I adopted a cat"
+    assert embed_text(mem.content, speaker="Anna", context=mem.context) == (
+        "Anna: I adopted a cat\nBen: any news?"
+    )
+    item = indexed_memory("m1", mem, unit(1), now=NOW)
+    assert (item.speaker, item.group, item.span) == ("Anna", "s1", 2)
+    assert item.expires_at == NOW + timedelta(days=30)
+    index = UserIndex()
+    index.upsert([item, memory("m2", "Ben: I adopted a cat", speaker="Ben")])
+    assert index.span("m1") == 2
+    assert _ids(index, "did Anna adopt a cat")[0] == "m1"
