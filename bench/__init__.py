@@ -1,0 +1,1 @@
+"""Benchmarks: runnable scripts that print their figures (not tests)."""

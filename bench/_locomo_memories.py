@@ -11,7 +11,7 @@ from memory.types import Category, MemoryKind, NewMemory, Scope
 # gives +10 recall@10 when fused with BM25; ±2 adds little and costs embedding time).
 CONTEXT_TURNS = 1
 
-Gate = Callable[[Turn], NewMemory | None]
+Gate = Callable[[Turn, str | None], NewMemory | None]
 
 
 def scope_for(conv: Conversation) -> Scope:
@@ -61,7 +61,8 @@ def memories_for(conv: Conversation, gate: Gate | None = None) -> list[NewMemory
     for i, turn in enumerate(conv.turns):
         memory = memory_for(conv, i)
         if gate is not None:
-            decided = gate(turn)
+            previous = turn_content(conv.turns[i - 1]) if i else None
+            decided = gate(turn, previous)
             if decided is None:
                 continue
             decided.occurred_at, decided.context = memory.occurred_at, memory.context
@@ -78,8 +79,9 @@ def load_gate() -> Gate | None:
     except ImportError:
         return None
 
-    def apply(turn: Turn) -> NewMemory | None:
-        decision = gate(turn_content(turn), role="user")
+    def apply(turn: Turn, previous: str | None) -> NewMemory | None:
+        # The previous turn is the gate's context: "Max and Daisy." answers "Your dogs' names?"
+        decision = gate(turn_content(turn), role="user", context=previous)
         if not decision.keep:
             return None
         return NewMemory(

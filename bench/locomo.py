@@ -16,6 +16,7 @@ import asyncio
 import json
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ from bench._locomo_data import Conversation, load
 from bench._locomo_memories import Gate, load_gate, memories_for, scope_for
 from bench._locomo_metrics import METRICS_KEYS, Tally, percentiles
 from bench._locomo_report import render
+from bench._locomo_store import StoreBackend
 from bench._locomo_vectors import VectorCache
 from memory.embedding import get_embedder
 from memory.settings import Settings, apply_privacy_defaults
@@ -42,6 +44,10 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     add("--limit-conversations", type=int, default=None, metavar="N")
     add("--model-dir", type=Path, default=None,
         help="embedding model folder (default: MEMORY_EMBEDDING_MODEL_DIR)")  # fmt: skip
+    add("--backend", choices=("store", "memory"), default="store",
+        help="store: through MemoryStore on real Postgres + Chroma (default); memory: the same "
+        "ranking in process, for fast iteration")  # fmt: skip
+    add("--database-url", default=None, help="Postgres for --backend store (default: embedded)")
     add("--embed-cache", type=Path, default=None,
         help="keep vectors between runs in this .npz file (outside the repository)")  # fmt: skip
     return parser.parse_args(argv)
@@ -104,12 +110,19 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     settings = Settings.from_env()
     model_dir = args.model_dir or settings.embedding_model_dir
     vectors = VectorCache(get_embedder(settings.embedding_model, model_dir), args.embed_cache)
-    system = SystemBackend(vectors)
+    system: SystemBackend | StoreBackend = (
+        StoreBackend.temporary(replace(settings, embedding_model_dir=model_dir), args.database_url)
+        if args.backend == "store"
+        else SystemBackend(vectors)
+    )
     result: dict[str, Any] = {"mode": args.mode, "conversations": len(convs),
                               "turns": sum(len(c.turns) for c in convs)}  # fmt: skip
     for backend in (system, BM25Backend(), DenseBackend(vectors)):
         result[backend.name] = await _run_backend(backend, convs, gate)
     vectors.save()
+    if isinstance(system, StoreBackend):
+        await system.close()
+    result["backend"] = args.backend
     result["latency_ms"] = result["system"]["latency_ms"]
     result["search_latency_ms"] = percentiles(system.search_ms)
     result["ingest_per_s"] = result["system"]["ingest_per_s"]

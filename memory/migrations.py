@@ -115,6 +115,87 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX user_threads_thread ON user_threads (thread_id);
     """,
+    # 3: consolidation runs (seed 002 §四.2): one row per user a run touched; its changes are the
+    # memory_versions rows with its run_id, so it can be inspected and rolled back.
+    """
+    CREATE TABLE consolidation_runs (
+        run_id          text NOT NULL,
+        tenant_id       text NOT NULL,
+        user_id         text NOT NULL,
+        status          text NOT NULL
+            CHECK (status IN ('running', 'completed', 'failed', 'rolled_back')),
+        started_at      timestamptz NOT NULL DEFAULT now(),
+        finished_at     timestamptz,
+        counts          jsonb NOT NULL DEFAULT '{}'::jsonb,
+        decisions       jsonb NOT NULL DEFAULT '[]'::jsonb,
+        error           text NOT NULL DEFAULT '',
+        rolled_back_at  timestamptz,
+        rollback_reason text NOT NULL DEFAULT '',
+        PRIMARY KEY (run_id, tenant_id, user_id)
+    );
+    CREATE INDEX consolidation_runs_scope ON consolidation_runs (tenant_id, user_id, status);
+    CREATE INDEX memory_versions_run_scope ON memory_versions (run_id, tenant_id, user_id);
+    """,
+    # 4: shared memory between agents (seed 000 §5) and cross-process cache invalidation.
+    # agent_events is the durable log behind LISTEN/NOTIFY: a NOTIFY carries only an event id
+    # (payloads are capped at 8,000 bytes, and a listener that was offline misses them), so a
+    # subscriber reads rows after its cursor. user_id names the user an event is about, so
+    # "forget me" can delete it.
+    """
+    CREATE TABLE agent_events (
+        id          bigserial PRIMARY KEY,
+        tenant_id   text NOT NULL,
+        agent_id    text NOT NULL,
+        event_type  text NOT NULL,
+        user_id     text,
+        data        jsonb NOT NULL DEFAULT '{}'::jsonb,
+        memory_id   text,
+        created_at  timestamptz NOT NULL DEFAULT now()
+    );
+    CREATE INDEX agent_events_tenant ON agent_events (tenant_id, id);
+    CREATE INDEX agent_events_user ON agent_events (tenant_id, user_id)
+        WHERE user_id IS NOT NULL;
+
+    -- Where each agent of a tenant stopped reading, so it catches up after being offline.
+    CREATE TABLE agent_cursors (
+        tenant_id   text NOT NULL,
+        agent_id    text NOT NULL,
+        last_id     bigint NOT NULL DEFAULT 0,
+        updated_at  timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (tenant_id, agent_id)
+    );
+
+    -- Every change of a user's memories bumps scope_versions and every profile or consent
+    -- change writes user_settings; these triggers announce it on channel lma_cache as
+    -- "tenant/user/<version>", "tenant/user/settings", or "tenant/user/-" (deleted) so other
+    -- processes drop their cached copies at once. NOTIFY is sent at commit, deduplicated
+    -- within a transaction.
+    CREATE FUNCTION lma_notify_scope_version() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        IF TG_OP = 'DELETE' THEN
+            PERFORM pg_notify('lma_cache', OLD.tenant_id || '/' || OLD.user_id || '/-');
+            RETURN OLD;
+        END IF;
+        PERFORM pg_notify('lma_cache', NEW.tenant_id || '/' || NEW.user_id || '/' || NEW.version);
+        RETURN NEW;
+    END
+    $$;
+    CREATE TRIGGER scope_versions_notify AFTER INSERT OR UPDATE OR DELETE ON scope_versions
+        FOR EACH ROW EXECUTE FUNCTION lma_notify_scope_version();
+
+    CREATE FUNCTION lma_notify_user_settings() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        IF TG_OP = 'DELETE' THEN
+            PERFORM pg_notify('lma_cache', OLD.tenant_id || '/' || OLD.user_id || '/-');
+            RETURN OLD;
+        END IF;
+        PERFORM pg_notify('lma_cache', NEW.tenant_id || '/' || NEW.user_id || '/settings');
+        RETURN NEW;
+    END
+    $$;
+    CREATE TRIGGER user_settings_notify AFTER INSERT OR UPDATE OR DELETE ON user_settings
+        FOR EACH ROW EXECUTE FUNCTION lma_notify_user_settings();
+    """,
 ]
 
 

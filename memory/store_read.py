@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
 from collections.abc import Collection, Coroutine, Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -12,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from memory.embedding import Embedder
+from memory.metrics_histogram import RECALL_LATENCY
 from memory.ranking import RankingWeights
 from memory.recall_cache import RecallCache, ScopeEntry
 from memory.representation import embed_text, indexed_from_record
@@ -124,6 +126,7 @@ class StoreReads:
         record_access: bool = True,
     ) -> list[ScoredMemory]:
         """Ranked memories of this user for `query`, each with its score breakdown."""
+        started = time.perf_counter()
         weights = weights or RankingWeights()
         vector = (await self.embedder.aembed([query]))[0]
         entry = await self._entry(scope)
@@ -137,6 +140,7 @@ class StoreReads:
         ]
         if record_access and results:
             self._spawn_access(scope, [r.record.id for r in results], query)
+        RECALL_LATENCY.observe(time.perf_counter() - started)
         return results
 
     async def similar(

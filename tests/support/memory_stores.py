@@ -1,0 +1,41 @@
+"""Helpers for integration tests that open several MemoryStores on one database."""
+
+from __future__ import annotations
+
+from contextlib import AsyncExitStack
+from pathlib import Path
+
+from memory.settings import Settings
+from memory.store import MemoryStore, open_store
+
+# Every table a test of agents, caches or metrics may fill (they share a module database).
+TABLES = (
+    "memories, memory_events, scope_versions, user_settings, memory_versions, agent_events,"
+    " agent_cursors"
+)
+
+
+def store_settings(url: str, data_dir: Path, model_dir: Path) -> Settings:
+    """Settings for a store on `url` with embedded Chroma in `data_dir`."""
+    return Settings(
+        database_url=url,
+        data_dir=data_dir,
+        embedding_model_dir=model_dir,
+        chroma_prefix="t" + data_dir.parent.name[-8:].replace("-", "_"),
+    )
+
+
+async def open_stores(
+    stack: AsyncExitStack, n: int, url: str, data_dir: Path, model_dir: Path
+) -> list[MemoryStore]:
+    """`n` stores, each with its own connection pool (as separate agents or workers would)."""
+    settings = store_settings(url, data_dir, model_dir)
+    return [await stack.enter_async_context(open_store(settings)) for _ in range(n)]
+
+
+async def truncate(store: MemoryStore, *others: MemoryStore) -> None:
+    """Empty the tables and every store's caches."""
+    async with store.pool.acquire() as conn:
+        await conn.execute(f"TRUNCATE {TABLES} RESTART IDENTITY")
+    for s in (store, *others):
+        s.cache.clear()
