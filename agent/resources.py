@@ -16,6 +16,7 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
+from memory.cache_sync import open_cache_sync
 from memory.settings import apply_privacy_defaults
 from memory.store import MemoryStore, open_store
 
@@ -38,6 +39,8 @@ async def get_store(config: RunnableConfig | None = None) -> MemoryStore:
             apply_privacy_defaults()
             stack = AsyncExitStack()
             store = await stack.enter_async_context(open_store())
+            # Prompt invalidation of this process's caches when another process writes.
+            await stack.enter_async_context(open_cache_sync(store))
             _STORES[loop] = (store, stack)
         return _STORES[loop][0]
 

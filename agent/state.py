@@ -50,5 +50,6 @@ class State(InputState, total=False):
     evidence: list[EvidenceItem]  # recalled memories injected as cited snippets
     prompt: list[AnyMessage]  # what compose built for respond (replaced every turn)
     prompt_tokens: dict[str, int]  # compose's per-section token accounting
+    injected_ids: list[str]  # the memories that made it into the prompt (for hit-rate metrics)
     gate: list[GateRecord]  # what gate_and_store did with this turn
     pending_approval: list[dict[str, Any]]  # memories waiting for a human decision

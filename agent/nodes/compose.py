@@ -51,4 +51,5 @@ async def compose(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     return {
         "prompt": composed["messages"],
         "prompt_tokens": {**composed["sections"], "total": composed["total_tokens"]},
+        "injected_ids": composed["cited_ids"],
     }

@@ -21,10 +21,12 @@ from agent.nodes.perceive import latest_human
 from agent.resources import get_store
 from agent.state import GateRecord, State
 from memory.ingest import IngestResult, ingest_text
+from memory.metrics_usage import record_injection, used_memory_ids
+from memory.store import MemoryStore
 from memory.summarize import refresh_summary
 from memory.task_state import new_task_state, record_outcome
 from memory.turns import start_of_last_turns, summary_matches
-from memory.types import Source, Status
+from memory.types import Scope, Source, Status
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +53,7 @@ async def _store_turn(state: State, ctx: Context, config: RunnableConfig) -> lis
     thread_id = ((config or {}).get("configurable") or {}).get("thread_id")
     if thread_id:
         await store.touch_thread(scope, str(thread_id))
+    await _record_usage(store, scope, state)
     return await ingest_text(
         store,
         scope,
@@ -62,6 +65,16 @@ async def _store_turn(state: State, ctx: Context, config: RunnableConfig) -> lis
         conflict_strategy=ctx.conflict_strategy,
         require_approval=ctx.require_approval,
     )
+
+
+async def _record_usage(store: MemoryStore, scope: Scope, state: State) -> None:
+    """Log which injected memories the answer used: the input of the hit-rate metric."""
+    injected = set(state.get("injected_ids") or [])
+    evidence = [e for e in state.get("evidence") or [] if e["id"] in injected]
+    last = state["messages"][-1] if state["messages"] else None
+    if evidence and isinstance(last, AIMessage):
+        used = used_memory_ids(str(last.content), evidence)
+        await record_injection(store, scope, [e["id"] for e in evidence], used)
 
 
 async def _summary(state: State, ctx: Context) -> Any:
