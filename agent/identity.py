@@ -1,9 +1,14 @@
 """Whose memory a run touches: the authenticated identity, else the run's context.
 
-Under LangGraph Platform with custom auth (`langgraph.json` `auth`), the server puts the
-authenticated user into `configurable["langgraph_auth_user"]`; then any user or tenant the
-client sends in the context is ignored, so a client cannot read another user's memory by
-naming them (DESIGN §7: templates that trust client config leak memory).
+Under LangGraph Platform with custom auth (`langgraph.json` `auth`, see `agent/auth.py`), the
+server puts the authenticated user into `configurable["langgraph_auth_user"]`; then any user or
+tenant the client sends in the context is ignored, so a client cannot read another user's memory
+by naming them (DESIGN §7: templates that trust client config leak memory).
+
+One documented exception: with no `MEMORY_AUTH_SECRET` under `langgraph dev`, `agent/auth.py`
+authenticates everyone as the *open* local user (marked `memory_auth: "open"`), and the context's
+tenant/user decide, as they would with no auth configured at all. Only the server's own
+authenticate handler can produce that marker: clients cannot set `langgraph_auth_*` keys.
 """
 
 from __future__ import annotations
@@ -15,24 +20,41 @@ from langchain_core.runnables import RunnableConfig
 from agent.context import Context
 from memory.types import Scope
 
+OPEN_AUTH_MARKER = "open"
+AUTH_MODE_FIELD = "memory_auth"
+DEFAULT_TENANT = "default"
+"""Tenant of an authenticated user whose identity names none (never the client's choice)."""
 
-def _auth_field(user: Any, name: str) -> Any:
+
+def auth_field(user: Any, name: str) -> Any:
+    """A field of an auth user: dict, the server's ProxyUser/DotDict, or an object."""
+    if user is None:
+        return None
     if isinstance(user, dict):
         return user.get(name)
     try:
         return user[name]
-    except (KeyError, TypeError):
+    except (KeyError, TypeError, AttributeError):
         return getattr(user, name, None)
+
+
+def is_open_user(user: Any) -> bool:
+    """True for the open local user of `langgraph dev` without a secret."""
+    return bool(auth_field(user, AUTH_MODE_FIELD) == OPEN_AUTH_MARKER)
+
+
+def scope_of_user(user: Any, identity: Any = None) -> Scope:
+    """The scope of an authenticated (not open) user; raises ScopeError if it has none."""
+    identity = identity or auth_field(user, "identity")
+    tenant = auth_field(user, "tenant_id")
+    return Scope(str(tenant or DEFAULT_TENANT), str(identity or ""))
 
 
 def resolve_scope(context: Context, config: RunnableConfig | None) -> Scope:
     """The tenant+user scope of this run."""
     configurable = (config or {}).get("configurable") or {}
     user = configurable.get("langgraph_auth_user")
-    identity = configurable.get("langgraph_auth_user_id") or (
-        _auth_field(user, "identity") if user is not None else None
-    )
-    if identity:
-        tenant = _auth_field(user, "tenant_id") if user is not None else None
-        return Scope(str(tenant or context.tenant_id), str(identity))
+    identity = configurable.get("langgraph_auth_user_id") or auth_field(user, "identity")
+    if identity and not is_open_user(user):
+        return scope_of_user(user, identity)
     return Scope(context.tenant_id, context.user_id)

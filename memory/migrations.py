@@ -196,6 +196,11 @@ MIGRATIONS: list[str] = [
     CREATE TRIGGER user_settings_notify AFTER INSERT OR UPDATE OR DELETE ON user_settings
         FOR EACH ROW EXECUTE FUNCTION lma_notify_user_settings();
     """,
+    # 5: a user's version counter starts from a fresh epoch each time its row is created, so a
+    # user forgotten and re-created never reuses a version another process still has cached.
+    """
+    CREATE SEQUENCE scope_epoch_seq;
+    """,
 ]
 
 

@@ -229,7 +229,9 @@ class StoreReads:
 
     async def _bump(self, conn: Any, scope: Scope) -> int:
         version = await conn.fetchval(
-            "INSERT INTO scope_versions (tenant_id, user_id, version) VALUES ($1, $2, 1)"
+            # Fresh rows start at epoch·2^32 (see migration 5); updates count up by one.
+            "INSERT INTO scope_versions (tenant_id, user_id, version)"
+            " VALUES ($1, $2, nextval('scope_epoch_seq') * 4294967296)"
             " ON CONFLICT (tenant_id, user_id) DO UPDATE"
             " SET version = scope_versions.version + 1 RETURNING version",
             scope.tenant_id,

@@ -1,0 +1,175 @@
+"""Custom auth for the LangGraph server (`langgraph.json` `auth`): who is calling, what they own.
+
+Two modes, chosen by one environment variable:
+
+- **Token mode** (`MEMORY_AUTH_SECRET` set): every request needs `Authorization: Bearer <token>`
+  (see `agent.auth_tokens`; mint one with `python -m agent.auth_tokens --user U --tenant T`).
+  The identity is the token's user, `tenant_id` its tenant. Threads, runs and crons are stamped
+  with `owner` + `tenant_id` metadata on create and every read, search, update or delete is
+  filtered by them, so a thread is visible only to the user who created it. The memory scope of a
+  run comes from this identity (`agent.identity.resolve_scope`), never from the client's context.
+- **Open local mode** (no secret, only under `langgraph dev` or with `MEMORY_AUTH_OPEN=1`):
+  everyone is the open local user; runs use the context's `tenant_id`/`user_id` as they would
+  with no auth configured, and the memory HTTP API is refused (it has nobody to scope to). Any
+  other server without a secret refuses every request: a deployment that forgot the secret
+  fails closed instead of serving everyone's memory.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+from uuid import UUID, uuid5
+
+from langgraph_sdk import Auth
+
+from agent.auth_tokens import PERMISSION_METRICS, TokenError, auth_secret, verify_token
+from agent.identity import AUTH_MODE_FIELD, OPEN_AUTH_MARKER, is_open_user, scope_of_user
+from memory.types import ScopeError
+
+PERMISSION_ADMIN = "memory:admin"
+"""Lets a token create or change assistants and crons (shared, server-wide resources)."""
+OPEN_IDENTITY = "local-dev"
+ADMIN_GRAPHS = ("consolidate",)
+"""Graphs that read and change every user's memories: only `memory:admin` tokens may run them."""
+# The server names a graph's default assistant uuid5(NAMESPACE_GRAPH, graph_id) (langgraph_api).
+_NAMESPACE_GRAPH = UUID("6ba7b821-9dad-11d1-80b4-00c04fd430c8")
+_ADMIN_ASSISTANTS = frozenset(
+    [*ADMIN_GRAPHS, *(str(uuid5(_NAMESPACE_GRAPH, g)) for g in ADMIN_GRAPHS)]
+)
+
+auth = Auth()
+
+
+def _open_mode_allowed() -> bool:
+    # `langgraph dev` sets this variable itself; deployments do not.
+    dev = os.environ.get("LANGSMITH_LANGGRAPH_API_VARIANT") == "local_dev"
+    return dev or os.environ.get("MEMORY_AUTH_OPEN", "").strip() == "1"
+
+
+def _unauthorized(detail: str) -> Auth.exceptions.HTTPException:
+    return Auth.exceptions.HTTPException(
+        status_code=401, detail=detail, headers={"WWW-Authenticate": "Bearer"}
+    )
+
+
+@auth.authenticate
+async def authenticate(authorization: str | None) -> Auth.types.MinimalUserDict:
+    """Verify the bearer token (token mode) or return the open local user (open mode)."""
+    secret = auth_secret()
+    if secret is None:
+        if not _open_mode_allowed():
+            raise _unauthorized("MEMORY_AUTH_SECRET is not set: this server refuses requests")
+        user: dict[str, Any] = {
+            "identity": OPEN_IDENTITY,
+            "display_name": "local developer (open mode)",
+            "is_authenticated": True,
+            "permissions": [PERMISSION_METRICS],
+            AUTH_MODE_FIELD: OPEN_AUTH_MARKER,
+        }
+        return user  # type: ignore[return-value]
+    scheme, _, token = (authorization or "").partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise _unauthorized("missing bearer token")
+    try:
+        claims = verify_token(token, secret)
+    except TokenError as exc:
+        raise _unauthorized(str(exc)) from None
+    verified: dict[str, Any] = {
+        "identity": claims.scope.user_id,
+        "tenant_id": claims.scope.tenant_id,
+        "display_name": claims.scope.user_id,
+        "is_authenticated": True,
+        "permissions": list(claims.permissions),
+    }
+    return verified  # type: ignore[return-value]
+
+
+def _owner(ctx: Auth.types.AuthContext) -> dict[str, str] | None:
+    """The owner stamp of the caller; None in open mode; 403 for users with no scope."""
+    if is_open_user(ctx.user):
+        return None
+    try:
+        scope = scope_of_user(ctx.user, ctx.user.identity)
+    except ScopeError:
+        raise Auth.exceptions.HTTPException(status_code=403, detail="no usable identity") from None
+    return {"owner": scope.user_id, "tenant_id": scope.tenant_id}
+
+
+def _stamp_owner(ctx: Auth.types.AuthContext, value: dict[str, Any]) -> Any:
+    owner = _owner(ctx)
+    if owner is None:
+        return None
+    metadata = value.get("metadata")
+    if metadata is None:
+        metadata = value["metadata"] = {}
+    # In place: the server keeps a reference to this dict. Overwrite, never merge under: a client
+    # must not create or move a thread into someone else's name by sending `owner` metadata.
+    metadata.update(owner)
+    return owner
+
+
+@auth.on.threads.create
+async def on_thread_create(ctx: Auth.types.AuthContext, value: Any) -> Any:
+    """Stamp the caller as the owner of a new thread."""
+    return _stamp_owner(ctx, value)
+
+
+@auth.on.threads.create_run
+async def on_run_create(ctx: Auth.types.AuthContext, value: Any) -> Any:
+    """A run only on the caller's own thread; graphs that act on every user need admin."""
+    admin_only = str(value.get("assistant_id")) in _ADMIN_ASSISTANTS
+    if admin_only and _owner(ctx) is not None and PERMISSION_ADMIN not in ctx.permissions:
+        return False
+    return _stamp_owner(ctx, value)
+
+
+@auth.on.threads.update
+async def on_thread_update(ctx: Auth.types.AuthContext, value: Any) -> Any:
+    """Update only the caller's threads, and never change their owner."""
+    return _stamp_owner(ctx, value)
+
+
+@auth.on.threads
+async def on_threads(ctx: Auth.types.AuthContext, value: Any) -> Any:
+    """Read, search, delete: only the caller's threads."""
+    return _owner(ctx)
+
+
+@auth.on.crons.create
+async def on_cron_create(ctx: Auth.types.AuthContext, value: Any) -> Any:
+    """Crons run later without a request (so without a token): admins only, stamped."""
+    if _owner(ctx) is not None and PERMISSION_ADMIN not in ctx.permissions:
+        return False
+    return _stamp_owner(ctx, value)
+
+
+@auth.on.crons
+async def on_crons(ctx: Auth.types.AuthContext, value: Any) -> Any:
+    """Read, search, update, delete: only the caller's crons."""
+    return _owner(ctx)
+
+
+@auth.on.assistants
+async def assistants(ctx: Auth.types.AuthContext, value: Any) -> Any:
+    """Anyone may use the assistants; only admins (or open mode) create or change them."""
+    if _owner(ctx) is None or ctx.action in ("read", "search"):
+        return None
+    return PERMISSION_ADMIN in ctx.permissions
+
+
+@auth.on.store
+async def store_namespace(ctx: Auth.types.AuthContext, value: Any) -> Any:
+    """LangGraph's key-value store: confine every operation to the caller's namespace."""
+    owner = _owner(ctx)
+    if owner is None:
+        return None
+    prefix = (owner["tenant_id"], owner["owner"])
+    value["namespace"] = (*prefix, *tuple(value.get("namespace") or ()))
+    return None
+
+
+@auth.on
+async def deny_everything_else(ctx: Auth.types.AuthContext, value: Any) -> Any:
+    """Any resource or action not handled above is refused in token mode."""
+    return _owner(ctx) is None

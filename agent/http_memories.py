@@ -1,0 +1,170 @@
+"""Memory API handlers: list, search, get, delete one, export, forget. Always the caller's own.
+
+Every handler starts from `caller_scope(request)`; ids in the path are looked up inside that
+scope, so another user's memory id answers 404, exactly like an id that does not exist.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+
+from agent.http_auth import caller_scope
+from agent.resources import get_store
+from memory.export import export_user, memory_to_dict
+from memory.forget import ForgetIncompleteError, forget_user
+from memory.forget_one import delete_memory as delete_everywhere
+from memory.types import MemoryKind, Scope, Status
+
+log = logging.getLogger(__name__)
+
+MAX_LIMIT = 500
+MAX_K = 50
+
+
+def _int(request: Request, name: str, default: int, upper: int) -> int:
+    raw = request.query_params.get(name)
+    try:
+        value = default if raw is None else int(raw)
+    except ValueError:
+        raise HTTPException(400, f"{name} must be an integer") from None
+    if not 0 <= value <= upper:
+        raise HTTPException(400, f"{name} must be between 0 and {upper}")
+    return value
+
+
+def _enums(request: Request, name: str, enum: Any, default: list[str]) -> list[Any]:
+    raw = request.query_params.get(name)
+    values = [v.strip() for v in raw.split(",") if v.strip()] if raw else default
+    try:
+        return [enum(v) for v in values]
+    except ValueError:
+        allowed = ", ".join(e.value for e in enum)
+        raise HTTPException(400, f"{name} must be one or more of: {allowed}") from None
+
+
+async def list_memories(request: Request) -> JSONResponse:
+    """List the caller's memories, newest first.
+
+    Query parameters status (comma list, default active), kind, limit (max 500) and offset.
+    """
+    scope = caller_scope(request)
+    statuses = _enums(request, "status", Status, ["active"])
+    kinds = _enums(request, "kind", MemoryKind, [k.value for k in MemoryKind])
+    store = await get_store()
+    records = await store.list_memories(
+        scope,
+        kinds=kinds,
+        statuses=[s.value for s in statuses],
+        limit=_int(request, "limit", 100, MAX_LIMIT),
+        offset=_int(request, "offset", 0, 10**9),
+    )
+    return JSONResponse({"memories": [memory_to_dict(r) for r in records]})
+
+
+async def search_memories(request: Request) -> JSONResponse:
+    """Ranked recall for the text in q (k results, max 50), each with its score breakdown."""
+    scope = caller_scope(request)
+    query = (request.query_params.get("q") or "").strip()
+    if not query:
+        raise HTTPException(400, "q (the search text) is required")
+    store = await get_store()
+    # record_access=False: browsing one's memories must not count as the agent using them.
+    hits = await store.recall(
+        scope, query, k=max(1, _int(request, "k", 8, MAX_K)), record_access=False
+    )
+    return JSONResponse(
+        {
+            "results": [
+                {**memory_to_dict(h.record), "score": h.score, "breakdown": h.breakdown.as_dict()}
+                for h in hits
+            ]
+        }
+    )
+
+
+async def get_memory(request: Request) -> JSONResponse:
+    """One memory of the caller with its audit trail; 404 for any id that is not theirs."""
+    scope = caller_scope(request)
+    memory_id = request.path_params["memory_id"]
+    store = await get_store()
+    record = await store.get(scope, memory_id)
+    if record is None:
+        raise HTTPException(404, "no such memory")
+    events = await store.events(scope, memory_id)
+    return _json({**memory_to_dict(record), "audit_trail": events})
+
+
+def _json(data: Any, status_code: int = 200) -> JSONResponse:
+    # Audit rows carry datetimes; Starlette's encoder does not know them.
+    return JSONResponse(json.loads(json.dumps(data, default=str)), status_code=status_code)
+
+
+async def delete_memory(request: Request) -> JSONResponse:
+    """Delete one memory from Postgres, Chroma, the audit text and thread state; a receipt."""
+    scope = caller_scope(request)
+    store = await get_store()
+    memory_id = request.path_params["memory_id"]
+    receipt = await delete_everywhere(store, scope, memory_id, reason="deleted via API")
+    if not receipt["memories"]:
+        raise HTTPException(404, "no such memory")
+    return JSONResponse({"deleted": memory_id, "receipt": receipt})
+
+
+async def export_memories(request: Request) -> JSONResponse:
+    """Everything kept about the caller (memories, versions, profile, audit trail) as JSON."""
+    scope = caller_scope(request)
+    store = await get_store()
+    return _json(await export_user(store, scope))
+
+
+def _loopback() -> Any:
+    from langgraph_sdk import get_client
+
+    # The in-process client bypasses auth, so the owner filters below are the whole guard.
+    return get_client()
+
+
+async def _server_thread_ids(scope: Scope) -> list[str]:
+    """Thread ids the LangGraph server's registry holds for this owner."""
+    client = _loopback()
+    owner = {"owner": scope.user_id, "tenant_id": scope.tenant_id}
+    ids: list[str] = []
+    while True:
+        page = await client.threads.search(metadata=owner, limit=100, offset=len(ids))
+        ids.extend(str(t["thread_id"]) for t in page)
+        if len(page) < 100:
+            return ids
+
+
+async def _delete_server_threads(ids: list[str]) -> int:
+    client = _loopback()
+    for thread_id in ids:
+        await client.threads.delete(thread_id)
+    return len(ids)
+
+
+async def forget_me(request: Request) -> JSONResponse:
+    """Delete everything of the caller and their server threads; returns the receipt.
+
+    The JSON body must set confirm to true, so a stray request deletes nothing.
+    """
+    scope = caller_scope(request)
+    body = await request.json() if await request.body() else {}
+    if not isinstance(body, dict) or body.get("confirm") is not True:
+        raise HTTPException(400, 'send {"confirm": true} to delete all of your data')
+    store = await get_store()
+    threads = await _server_thread_ids(scope)
+    try:
+        # The database first, so the receipt counts the checkpoints that were there; then the
+        # server's registry, which still holds thread metadata and the last state values.
+        receipt = await forget_user(store, scope, extra_threads=threads)
+    except ForgetIncompleteError as exc:
+        return JSONResponse({"incomplete": True, **exc.receipt.as_dict()}, status_code=503)
+    deleted = await _delete_server_threads(threads)
+    return JSONResponse({**receipt.as_dict(), "server_threads_deleted": deleted})

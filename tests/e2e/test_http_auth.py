@@ -1,0 +1,225 @@
+"""End to end with auth on: the repo's langgraph.json, `MEMORY_AUTH_SECRET` set, two identities.
+
+A token for Alice can neither read, search, export, delete nor run on Bob's memories or threads,
+even when the run's context names Bob; the same user id in another tenant is another person;
+requests without a valid token are refused. Forget through the HTTP route leaves nothing of the
+user in any table of the server's database.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import asyncpg
+import httpx
+import pytest
+from langgraph_sdk import get_client
+
+from agent.auth_tokens import PERMISSION_METRICS, mint_token
+from memory.types import Scope
+from tests.conftest import LangGraphFactory
+from tests.integration.test_forget import db_hits_conn
+from tests.support.langgraph_server import LangGraphServer
+from tests.support.stub_llm import StubLLM
+
+pytestmark = pytest.mark.e2e
+
+SECRET = "e2e-secret-" + uuid.uuid4().hex
+TAG = uuid.uuid4().hex[:8]
+ALICE, BOB, OTHER_ALICE = Scope("acme", "alice"), Scope("acme", "bob"), Scope("globex", "alice")
+MARK = {ALICE: f"Zorblax{TAG}", BOB: f"Quintar{TAG}", OTHER_ALICE: f"Vexmoor{TAG}"}
+
+
+@pytest.fixture(scope="module")
+def server(
+    langgraph_factory: LangGraphFactory,
+    pg_db_url: str,
+    tmp_path_factory: pytest.TempPathFactory,
+    _stub_session: StubLLM,
+) -> Iterator[LangGraphServer]:
+    env = {
+        "DATABASE_URL": pg_db_url,
+        "MEMORY_DATA_DIR": str(tmp_path_factory.mktemp("server-data")),
+        "OPENAI_BASE_URL": _stub_session.base_url,
+        "OPENAI_API_KEY": "stub",
+        "MEMORY_AGENT_MODEL": "openai:stub-model",
+        "MEMORY_AUTH_SECRET": SECRET,
+    }
+    yield langgraph_factory(env=env)
+
+
+def _headers(scope: Scope, **kw: Any) -> dict[str, str]:
+    return {"Authorization": f"Bearer {mint_token(scope, SECRET, **kw)}"}
+
+
+@pytest.fixture
+async def http(server: LangGraphServer) -> AsyncIterator[httpx.AsyncClient]:
+    async with httpx.AsyncClient(base_url=server.url, timeout=60) as client:
+        yield client
+
+
+async def _say(server: LangGraphServer, who: Scope, text: str, ctx: dict[str, Any]) -> str:
+    client = get_client(url=server.url, headers=_headers(who))
+    thread = (await client.threads.create())["thread_id"]
+    await client.runs.wait(
+        thread, "agent", input={"messages": [{"role": "user", "content": text}]}, context=ctx
+    )
+    return str(thread)
+
+
+@pytest.fixture(scope="module")
+def threads() -> dict[Scope, str]:
+    return {}
+
+
+async def test_requests_without_a_valid_token_are_refused(
+    server: LangGraphServer, http: httpx.AsyncClient
+) -> None:
+    forged = mint_token(ALICE, "another-secret-of-enough-length")
+    expired = mint_token(ALICE, SECRET, ttl_s=-1)
+    for headers in ({}, {"Authorization": f"Bearer {forged}"}, {"Authorization": expired},
+                    {"Authorization": f"Bearer {expired}"}):  # fmt: skip
+        assert (await http.get("/memory/memories", headers=headers)).status_code == 401
+        assert (await http.post("/threads", json={}, headers=headers)).status_code == 401
+        assert (
+            await http.post("/memory/forget", json={"confirm": True}, headers=headers)
+        ).status_code == 401
+    # A Studio-style header does not open a side door.
+    studio = {"x-auth-scheme": "langsmith"}
+    assert (await http.post("/threads/search", json={}, headers=studio)).status_code == 401
+
+
+async def test_memory_follows_the_token_not_the_context(
+    server: LangGraphServer, stub_llm: StubLLM, threads: dict[Scope, str]
+) -> None:
+    # Each one claims to be someone else in the context: the token decides.
+    for who, claimed in ((ALICE, "bob"), (BOB, "alice"), (OTHER_ALICE, "alice")):
+        text = f"I prefer the {MARK[who]} build tool for all my projects."
+        threads[who] = await _say(server, who, text, {"tenant_id": "acme", "user_id": claimed})
+    stub_llm.reset()
+    for who in (ALICE, BOB, OTHER_ALICE):
+        await _say(server, who, "Which build tool should I use?", {"user_id": "alice"})
+    prompts = [json.dumps(r["messages"]) for r in stub_llm.requests() if "tools" in r]
+    assert len(prompts) == 3
+    for who, prompt in zip((ALICE, BOB, OTHER_ALICE), prompts, strict=True):
+        assert MARK[who] in prompt
+        assert all(MARK[other] not in prompt for other in MARK if other != who)
+
+
+async def _ids(http: httpx.AsyncClient, who: Scope) -> dict[str, str]:
+    resp = await http.get("/memory/memories", headers=_headers(who))
+    assert resp.status_code == 200, resp.text
+    return {m["id"]: m["content"] for m in resp.json()["memories"]}
+
+
+async def test_a_token_reaches_only_its_own_memories(
+    server: LangGraphServer, http: httpx.AsyncClient
+) -> None:
+    alice = await _ids(http, ALICE)
+    bob = await _ids(http, BOB)
+    assert any(MARK[ALICE] in c for c in alice.values())
+    assert all(
+        MARK[ALICE] not in c for c in (*bob.values(), *(await _ids(http, OTHER_ALICE)).values())
+    )
+    alice_id = next(iter(alice))
+    as_bob = _headers(BOB)
+    assert (await http.get(f"/memory/memories/{alice_id}", headers=as_bob)).status_code == 404
+    assert (await http.delete(f"/memory/memories/{alice_id}", headers=as_bob)).status_code == 404
+    found = await http.get("/memory/memories/search", params={"q": MARK[ALICE]}, headers=as_bob)
+    assert found.status_code == 200 and MARK[ALICE] not in found.text
+    exported = await http.get("/memory/export", headers=as_bob)
+    assert exported.status_code == 200 and exported.json()["user_id"] == "bob"
+    assert MARK[ALICE] not in exported.text and MARK[BOB] in exported.text
+    # Alice's own view is intact after Bob's attempts.
+    mine = await http.get(f"/memory/memories/{alice_id}", headers=_headers(ALICE))
+    assert mine.status_code == 200 and mine.json()["audit_trail"]
+    search = await http.get(
+        "/memory/memories/search", params={"q": "build tool"}, headers=_headers(ALICE)
+    )
+    assert MARK[ALICE] in search.text
+
+
+async def test_a_token_reaches_only_its_own_threads(
+    server: LangGraphServer, threads: dict[Scope, str]
+) -> None:
+    bob = get_client(url=server.url, headers=_headers(BOB))
+    alice_thread = threads[ALICE]
+    for call in (bob.threads.get(alice_thread), bob.threads.get_state(alice_thread),
+                 bob.threads.delete(alice_thread),
+                 bob.runs.wait(alice_thread, "agent", input={"messages": []})):  # fmt: skip
+        with pytest.raises(httpx.HTTPStatusError) as info:
+            await call
+        assert info.value.response.status_code in (403, 404)
+    seen = {t["thread_id"] for t in await bob.threads.search(limit=100)}
+    assert alice_thread not in seen and threads[BOB] in seen
+    # Bob cannot take a thread over by rewriting its owner either.
+    with pytest.raises(httpx.HTTPStatusError):
+        await bob.threads.update(alice_thread, metadata={"owner": "bob"})
+    alice = get_client(url=server.url, headers=_headers(ALICE))
+    assert (await alice.threads.get(alice_thread))["metadata"]["owner"] == "alice"
+
+
+async def test_admin_only_resources(server: LangGraphServer, http: httpx.AsyncClient) -> None:
+    as_alice = _headers(ALICE)
+    assert (await http.get("/memory/metrics", headers=as_alice)).status_code == 403
+    scraper = _headers(Scope("ops", "prometheus"), permissions=[PERMISSION_METRICS])
+    metrics = await http.get("/memory/metrics", headers=scraper)
+    assert metrics.status_code == 200 and "# TYPE" in metrics.text
+    consolidate = await http.post(
+        "/runs/wait", json={"assistant_id": "consolidate", "input": {}}, headers=as_alice
+    )
+    assert consolidate.status_code == 403
+    made = await http.post("/assistants", json={"graph_id": "agent"}, headers=as_alice)
+    assert made.status_code == 403
+
+
+async def test_forget_through_the_route_leaves_nothing(
+    server: LangGraphServer, http: httpx.AsyncClient, pg_db_url: str, threads: dict[Scope, str]
+) -> None:
+    as_alice = _headers(ALICE)
+    one = next(iter(await _ids(http, ALICE)))
+    gone = await http.delete(f"/memory/memories/{one}", headers=as_alice)
+    assert gone.status_code == 200 and gone.json()["receipt"]["memories"] == 1
+    assert (await http.post("/memory/forget", json={}, headers=as_alice)).status_code == 400
+    conn = await asyncpg.connect(pg_db_url)
+    try:
+        assert await db_hits_conn(conn, [MARK[ALICE]])  # her turns are there before
+        resp = await http.post("/memory/forget", json={"confirm": True}, headers=as_alice)
+        assert resp.status_code == 200, resp.text
+        receipt = resp.json()
+        assert receipt["counts"]["checkpoints.checkpoints"] > 0
+        assert receipt["counts"]["postgres.memory_events"] > 0
+        assert receipt["server_threads_deleted"] == 2
+        assert await db_hits_conn(conn, [MARK[ALICE]]) == []
+        assert await db_hits_conn(conn, [MARK[BOB]])  # Bob's are untouched
+    finally:
+        await conn.close()
+    assert await _ids(http, ALICE) == {}
+    alice = get_client(url=server.url, headers=as_alice)
+    assert await alice.threads.search(limit=100) == []
+    assert any(MARK[BOB] in c for c in (await _ids(http, BOB)).values())
+
+
+async def test_open_local_mode_runs_without_tokens_but_has_no_memory_api(
+    langgraph_factory: LangGraphFactory,
+    pg_db_url: str,
+    tmp_path_factory: pytest.TempPathFactory,
+    _stub_session: StubLLM,
+) -> None:
+    env = {
+        "DATABASE_URL": pg_db_url,
+        "MEMORY_DATA_DIR": str(tmp_path_factory.mktemp("open-data")),
+        "OPENAI_BASE_URL": _stub_session.base_url,
+        "OPENAI_API_KEY": "stub",
+        "MEMORY_AGENT_MODEL": "openai:stub-model",
+    }
+    server = langgraph_factory(env=env)
+    async with httpx.AsyncClient(base_url=server.url, timeout=60) as http:
+        refused = await http.get("/memory/memories")
+        assert refused.status_code == 403 and "MEMORY_AUTH_SECRET" in refused.text
+        assert (await http.get("/memory/metrics")).status_code == 200
+        # A token from another server's secret means nothing here, and does not break the run.
+        assert (await http.post("/threads", json={}, headers=_headers(ALICE))).status_code == 200

@@ -1,0 +1,83 @@
+"""Tokens, the authenticate handler's two modes, and how a run's scope is resolved under auth."""
+
+from __future__ import annotations
+
+import pytest
+from langgraph_sdk import Auth
+
+from agent.auth import OPEN_IDENTITY, authenticate
+from agent.auth_tokens import TokenError, mint_token, verify_token
+from agent.context import Context
+from agent.identity import resolve_scope
+from memory.types import Scope
+
+SECRET = "unit-test-secret-0123456789"
+ALICE = Scope("acme", "alice")
+
+
+def test_round_trip_and_expiry() -> None:
+    token = mint_token(ALICE, SECRET, ttl_s=60, permissions=["memory:metrics"], now=1000)
+    claims = verify_token(token, SECRET, now=1059)
+    assert claims.scope == ALICE and claims.permissions == ("memory:metrics",)
+    with pytest.raises(TokenError, match="expired"):
+        verify_token(token, SECRET, now=1060)
+
+
+@pytest.mark.parametrize(
+    "mangle",
+    [
+        lambda t: t.replace("lma1.", "lma2."),
+        lambda t: t[:-2] + ("AA" if not t.endswith("AA") else "BB"),
+        lambda t: "lma1."
+        + mint_token(Scope("acme", "bob"), SECRET).split(".")[1]
+        + "."
+        + t.split(".")[2],
+        lambda t: t + ".extra",
+        lambda t: "",
+    ],
+)
+def test_forged_or_broken_tokens_are_refused(mangle: object) -> None:
+    token = mint_token(ALICE, SECRET)
+    with pytest.raises(TokenError):
+        verify_token(mangle(token), SECRET)  # type: ignore[operator]
+
+
+def test_another_secret_and_a_short_secret_are_refused() -> None:
+    with pytest.raises(TokenError, match="signature"):
+        verify_token(mint_token(ALICE, SECRET), SECRET + "x")
+    with pytest.raises(TokenError, match="at least"):
+        mint_token(ALICE, "short")
+
+
+async def test_token_mode(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMORY_AUTH_SECRET", SECRET)
+    user = await authenticate(f"Bearer {mint_token(ALICE, SECRET)}")
+    assert (user["identity"], user["tenant_id"]) == ("alice", "acme")
+    for bad in (None, "", mint_token(ALICE, SECRET), "Bearer nope", "Basic abc"):
+        with pytest.raises(Auth.exceptions.HTTPException) as info:
+            await authenticate(bad)
+        assert info.value.status_code == 401
+
+
+async def test_open_mode_only_under_langgraph_dev(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MEMORY_AUTH_SECRET", raising=False)
+    monkeypatch.delenv("MEMORY_AUTH_OPEN", raising=False)
+    monkeypatch.setenv("LANGSMITH_LANGGRAPH_API_VARIANT", "local_dev")
+    assert (await authenticate(None))["identity"] == OPEN_IDENTITY
+    monkeypatch.setenv("LANGSMITH_LANGGRAPH_API_VARIANT", "licensed")  # a deployment
+    with pytest.raises(Auth.exceptions.HTTPException) as info:
+        await authenticate("Bearer anything")
+    assert info.value.status_code == 401  # fails closed without a secret
+
+
+def test_the_authenticated_identity_beats_the_context() -> None:
+    ctx = Context(tenant_id="globex", user_id="mallory")
+    authed = {"identity": "alice", "tenant_id": "acme"}
+    config = {"configurable": {"langgraph_auth_user": authed, "langgraph_auth_user_id": "alice"}}
+    assert resolve_scope(ctx, config) == ALICE  # type: ignore[arg-type]
+    # An identity without a tenant gets the default tenant, never the client's choice.
+    config = {"configurable": {"langgraph_auth_user": {"identity": "alice"}}}
+    assert resolve_scope(ctx, config) == Scope("default", "alice")  # type: ignore[arg-type]
+    open_user = {"identity": OPEN_IDENTITY, "memory_auth": "open"}
+    config = {"configurable": {"langgraph_auth_user": open_user}}
+    assert resolve_scope(ctx, config) == Scope("globex", "mallory")  # type: ignore[arg-type]
