@@ -34,27 +34,30 @@ PREFERENCE = _rx(
     r"\b(?:for|to) me\b.*\b(?:whenever|every time|always)\b|[,.]\s*always[.!]?$|^\w+ \w+, always",
 )
 CONSTRAINT = _rx(
-    r"\bmust\b(?!\s*(?:have been|'ve been|be (?:so|really|very|such|a|an|fun|great|nice|hard"
-    r"|tough|amazing|exciting|awesome|scary|cool|incredible|rewarding|satisfying|proud|\w+ing)"
-    r"|feel|love|know|mean|think|say|admit))",
+    # "must" of obligation, not of inference: "must have taken ages", "must be so fun".
+    r"\bmust\b(?!-|\s*(?:(?:have|'ve) (?:\w+ed|\w+en|been|had|made|felt|brought|thought|got|gone"
+    r"|done|seen|known|kept|found|come|become|won|lost|spent|built|meant|heard|left)\b"
+    r"|be (?!(?:\w+ed|done|kept|sent|paid|written|in|at|on|under|below|within|approved)\b)"
+    r"|feel|love|know|mean|think|say|admit|see))",
     r"(?<!'ll )(?<!will )(?<!'ll definitely )(?<!gonna )\bhave to\b(?! (?:say|admit|agree"
-    r"|check|try|see|look|give|wait))",
+    r"|check|try|see|look|give|wait|go|run|leave|head|get going))",
     r"\b(?:mustn't|must not|shall not|has to|had to be|needs? to be|is required"
     r"|are required|required to|not allowed|aren't allowed|isn't allowed|prohibited|forbidden"
     r"|mandatory|non-negotiable)\b",
     r"^(?:please\s+|and\s+|so\s+)?(?:never|always|don't|do not|dont|make sure|ensure|avoid"
     r"|only|no more)\b(?! (?:worry|mind|forget|be sorry|know|let|give up|quit|stop|be afraid"
     r"|hesitate|beat yourself|be so hard|lose|\w+ing\b|happy|glad|great|good|nice|here|there|a "
-    r"|so |fun|welcome|be there|thought|the best))",
+    r"|so |fun|welcome|be there|thought|the best|been|by|here|ready|calm|up for|down for))",
     r"\b(?:i|we|they|you)\s+(?:can't|cannot|can not|can only|am unable to|are unable to"
     r"|mustn't|shouldn't|won't be able to)\b(?!\s+(?:wait|believe|imagine|stand|stop thinking"
-    r"|help|thank|get over|remember|tell|decide|find|right now|complain|say|thank))",
+    r"|help|thank|get over|remember|tell|decide|find|right now|complain|say|agree|deny|argue))",
     r"\b(?:allergic|allergy|allergies|intolerant|intolerance|vegetarian|vegan|gluten[- ]free"
     r"|halal|kosher|lactose|teetotal)\b",
     r"\b(?:i|we)\s+(?:don't|do not|never)\s+(?:drink|eat|smoke|use|work|fly|drive|do|take"
     r"|allow|accept|ship|support)\b",
     r"\b(?:budget|deadline|due|no later than|at most|at least|no more than|maximum|minimum"
-    r"|max|min|under|below|within|up to|over|limit|cap)\b[^.]{0,25}" + _NUM,
+    r"|max|min|limit|cap)\b[^.]{0,25}" + _NUM,
+    r"\b(?:under|below|within|up to|over)\s+(?:[$€£¥]\s?)?\d",
     r"\bby\s+(?:the end of|end of|eod|eow|tomorrow|tonight|noon|"
     + _DAYS
     + r"|"
@@ -81,7 +84,8 @@ DECISION = _rx(
     r"|the plan is|plan is to|final answer|final decision|we're (?:going|keeping|dropping"
     r"|switching|moving|using|launching|hiring)|let's (?:use|go with|name|call|pick|choose"
     r"|switch|move|schedule|book|meet|postpone|keep|stick)|name the|stick with|sticking with)\b",
-    r"\b(?:i|we)(?:'ll| will)\s+(?!be\b|see\b|check\b|try\b|think\b|let\b|keep you|have to)",
+    r"\b(?:i|we)(?:'ll| will)\s+(?!be\b|see\b|check\b|try\b|think\b|let\b|keep you|have to"
+    r"|always\b|catch you|definitely let)",
 )
 FAILURE = _rx(
     r"\b(?:fail(?:ed|s|ing|ure|ures)?|broke|broken|crash(?:ed|es|ing)?|errors?|exception|bug"
@@ -92,7 +96,8 @@ FAILURE = _rx(
     r"|caused by|post-?mortem|workaround|the fix was|gotcha|pitfall|came out (?:flat|wrong|bad)"
     r"|missed the|went wrong|blew up|expired|leaked|lacks?|denied|rejected by)\b",
     r"\b(?:4\d\d|5\d\d)\b(?!\s*(?:ms|km|m|kg|g|%|people|users|\$))",
-    r"\bnext time\b(?!,? (?:then|!))|\bshould have\b|\bshouldn't have\b|\bturns? out\b",
+    r"\bnext time\b(?!,? (?:then|!))|\bshould have\b|\bshouldn't have\b",
+    r"(?<!how it )\bturns? out\b(?! (?:great|good|well|fine|better|so|ok|okay))",
 )
 FACT = _rx(
     r"\bmy name is\b|\bi'm called\b|\bi go by\b|\b(?:name is|is called|is named)\b",

@@ -46,6 +46,30 @@ I_PAST = _rx(
     r"\b(?:i'm|i am|we're|we are)\s+(?:\w+\s+)?(?:planning|going to|heading|flying|moving"
     r"|starting|getting|about to|hoping to|working on|learning|taking|thinking of|signed)\b",
 )
+PLAN = _rx(
+    r"\b(?:i|we)(?:'ll| will|'m going to|'m gonna| am going to|'re going to|'re gonna| are going to"
+    r"|'m planning to|'re planning to|'d like to|'m hoping to|'re hoping to)\s+(?:\w+ly\s+)?"
+    r"(?!be\b|see\b|check\b|try\b|think\b|let\b|keep\b|have to\b|do (?:that|it|this)\b|talk\b"
+    r"|get back\b|take (?:your|that|it)\b|look into\b|give it\b|tell\b|say\b|make sure\b)\w{3,}",
+    r"^(?:and |so |also |then )?(?:gonna|gotta|going to|planning to|hoping to|about to)\s+\w{3,}",
+    r"\b(?:i'm|i am|we're|we are) (?:off to|heading (?:to|out|off|over|home|back))\b",
+    # An ongoing activity: "I'm now mentoring the younger players", not "I'm loving it".
+    r"\b(?:i'm|i am|we're|we are)\s+(?:now |currently |still |also )?(?!feel|lov|lik|do|think|hop"
+    r"|wonder|try|go|get|look|glad|happy|excit|trying|struggl|hav|enjoy|kidd|jok|thrill)\w{3,}ing\b",
+)
+# Narration with the subject dropped: "Sold my old bike and bought a kayak", "Just got back".
+NARRATED = _rx(
+    r"^(?:just |finally |recently |also |then |and |so |oh,? )?(?:\w{3,}ed|went|got|made|took|saw"
+    r"|found|gave|came|ran|won|lost|bought|sold|brought|caught|taught|met|left|kept|wrote|read"
+    r"|built|began|drove|flew|grew|spent|sent|became|broke|chose|paid|did|quit|set up|had)\b"
+    r"(?! (?:it|that|this|you)\b)",
+)
+# Announcing news: what follows is self-disclosure ("Guess what? ...", "Big news: ...").
+NEWS = _rx(
+    r"\b(?:guess what|(?:big|great|good|amazing|exciting|some|sad|bad|awesome|huge) news"
+    r"|wanted to (?:tell|share|let you know|update)|have to tell you|since (?:we )?last (?:talked"
+    r"|spoke|chatted|chat|saw each other)|a lot (?:has|'s) (?:happened|been going on))\b"
+)
 FIRST_PERSON = _rx(
     r"\b(?:i|i'm|im|i've|i'd|i'll|me|my|mine|myself|we|we're|we've|we'll|we'd|our|ours|us)\b"
 )
@@ -96,6 +120,9 @@ NOISE_WORDS = _rx(
     r"|continue|go on|next|done|perfect|agreed|same|me too|wonderful|fantastic|brilliant"
     r"|excellent|neat|sweet|so|very|really|a lot|so much|very much|too|again|all|it|that|this"
     r"|for now|buddy|dude|man|mate|friend|guys|everyone|there|happy birthday|well done"
+    r"|ttyl|talk (?:to you )?(?:soon|later)|(?:catch|see) you (?:soon|later|around|then|tomorrow)"
+    r"|(?:speak|chat) (?:soon|later)|gotta go|have to go|i have to go|got to go|good|fine"
+    r"|not bad|pretty good|doing (?:well|good|great|fine)|all good"
     r"|take care|long time no see|how are you|how's it going|what's up|you too|will do"
     r"|of course|for sure|anytime|you're welcome|welcome|hugs|love it|love that)"
     r"[\s,!.?~…:;)(*-]*)+$"

@@ -136,7 +136,7 @@ def from_answer(
     if role in ("tool", "assistant") and category in _RULE_CATEGORIES:
         category = Category.FACT  # what the tool or agent said, not what the user wants
     keep = answer.keep and category is not Category.NOISE
-    keep = keep and answer.importance >= policy.keep_threshold
+    keep = keep and answer.importance >= policy.model_keep_threshold
     importance = answer.importance
     if low_trust:
         importance = min(importance, policy.low_trust_max_importance)

@@ -64,8 +64,9 @@ def decide(
     """Turn a classified cue into a decision under `policy` and the role's trust rules."""
     low_trust = role == "tool"
     keep = cue.category is not Category.NOISE and cue.importance >= policy.keep_threshold
-    if low_trust and not policy.keep_tool_facts:
-        keep = False
+    if low_trust:
+        # Tool output has its own switch; its importance is capped below any keep bar anyway.
+        keep = cue.category is not Category.NOISE and policy.keep_tool_facts
     importance = (
         min(cue.importance, policy.low_trust_max_importance) if low_trust else cue.importance
     )

@@ -25,6 +25,9 @@ IMPORTANCE = {
     Category.NOISE: 0.05,
 }
 _GENERIC_FACT = 0.4
+# "Always"/"every week" without a subject reads as a standing instruction, but conversation
+# uses it descriptively too ("always a treat"); a guess, so it ranks below explicit rules.
+_STANDING_RULE = 0.6
 SECRET_ONLY = re.compile(
     r"^[^\[\]]{0,60}?(?:\bis\b|\bare\b|\bwas\b|[:=：]|是|为)\s*\[REDACTED:[a-z_]+\]"
     r"(?:\s+(?:if|in case|for|so|when|just in case)\b[^\[\]]*)?[\s.。!！]*$",
@@ -62,6 +65,7 @@ class Cue:
 
 NOISE = Cue(Category.NOISE, IMPORTANCE[Category.NOISE], 0.8, "small talk or no self-information")
 SECRET_CUE = Cue(Category.NOISE, 0.05, 0.9, "only a redacted secret")
+QUESTION_CUE = Cue(Category.NOISE, 0.05, 0.7, "a question with no self-information")
 
 
 def normalise(text: str) -> str:
@@ -96,7 +100,7 @@ def _strong(low: str, specific: bool) -> Cue | None:
     if zh.DECISION.search(low) or en.DECIDED.search(low) or (en.DECISION.search(low) and specific):
         return Cue(Category.DECISION, IMPORTANCE[Category.DECISION], 0.75, "decision")
     if _standing(low):
-        return Cue(Category.CONSTRAINT, IMPORTANCE[Category.CONSTRAINT] - 0.1, 0.6, "standing rule")
+        return Cue(Category.CONSTRAINT, _STANDING_RULE, 0.6, "standing rule")
     return None
 
 
@@ -154,12 +158,12 @@ def classify_clause(clause: str, *, asking: bool, personal: bool = True, sentenc
     if SECRET_ONLY.match(clause):
         return SECRET_CUE
     if asking:
-        return Cue(Category.NOISE, 0.05, 0.7, "a question with no self-information")
+        return QUESTION_CUE
     if lex.POLITE_REQUEST.search(low):
         low = lex.POLITE_REQUEST.sub("", low)
     specific = is_specific(sentence or clause)
     cue = _strong(low, specific)
-    if lex.ADVICE.search(low):
+    if lex.ADVICE.search(low) or zh.ADVICE.search(low):
         return Cue(Category.NOISE, 0.05, 0.7, "advice or support for the other speaker")
     vetoed = _vetoed(low)
     if cue and not (vetoed and cue.reason not in _UNVETOED):

@@ -21,11 +21,26 @@ _CLAUSE_BREAK = re.compile(
     re.IGNORECASE,
 )
 _PLACEHOLDER_SAFE = re.compile(r"\[REDACTED:[a-z_]+\]")
+# A shared image arrives as its caption in brackets at the end of the turn: "[image: a dog on a
+# beach]" (this project's benchmark), "[shares a photo of a dog]" (LoCoMo's own rendering).
+_MEDIA = re.compile(
+    r"\s*\[(?:image|photo|picture|图片|照片|(?:shares?|shared|sends?|sent) (?:an? )?"
+    r"(?:photo|image|picture|pic)(?: of)?)\s*[:：]?\s*(?P<caption>[^\[\]]*)\]\s*$",
+    re.IGNORECASE,
+)
 
 
 def _last_word(piece: str) -> str:
     words = piece.rstrip(".").split()
     return words[-1].lower() if words else ""
+
+
+def split_media(text: str) -> tuple[str, str]:
+    """Separate a trailing image caption from the words: ("Look!", "a dog on a beach")."""
+    match = _MEDIA.search(text)
+    if not match:
+        return text, ""
+    return text[: match.start()].strip(), match.group("caption").strip()
 
 
 def split_candidates(text: str) -> list[str]:

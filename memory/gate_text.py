@@ -12,6 +12,7 @@ import re
 
 from memory import gate_cues_zh as zh
 from memory import gate_lexicon_en as lex
+from memory.gate_score import score, turn_signals
 from memory.gate_signals import (
     NOISE,
     SECRET_CUE,
@@ -23,22 +24,21 @@ from memory.gate_signals import (
     is_interrogative,
     normalise,
 )
-from memory.gate_split import split_candidates, split_clauses
+from memory.gate_specifics import without_vocatives
+from memory.gate_split import split_candidates, split_clauses, split_media
 from memory.gate_types import Role
 from memory.types import Category
 
 _AGENT_CATEGORIES = frozenset({Category.DECISION, Category.FAILURE_LESSON})
 _QUESTION_MARKS = ("?", "？")
 _ZH_PARTICLES = ("吗", "呢", "么", "嘛")
-_ABOUT_YOU = re.compile(r"\b(?:you|your|yours|you're|you've|you'd)\b|你|您", re.IGNORECASE)
-ANSWER = Cue(Category.FACT, 0.45, 0.5, "answer to a question about the user")
-REQUEST = Cue(Category.PREFERENCE, 0.6, 0.6, "named request")
+REQUEST = Cue(Category.PREFERENCE, 0.7, 0.6, "named request")
 _POLITE_NP = re.compile(
     r"^(?P<np>[^,，?？!！.。:：]{2,40})[,，]\s*(?:please|pls|thanks|thank you|请|谢谢)"
     r"[.!。！~～]*$",
     re.IGNORECASE,
 )
-ACTION = Cue(Category.DECISION, 0.7, 0.6, "change to external actions")
+ACTION = Cue(Category.DECISION, 0.75, 0.6, "change to external actions")
 
 
 def is_instruction_like(text: str) -> bool:
@@ -61,10 +61,15 @@ def is_question(sentence: str) -> bool:
 
 def sentence_cues(sentence: str, *, personal: bool) -> list[Cue]:
     """Classify each clause of one sentence; in a question, only the asking clause is noise."""
+    return [cue for _, cue in clause_cues(sentence, personal=personal)]
+
+
+def clause_cues(sentence: str, *, personal: bool) -> list[tuple[str, Cue]]:
+    """Each clause of one sentence with its cue ("Since I'm vegetarian, what should I cook?")."""
     if SECRET_ONLY.match(sentence):
-        return [SECRET_CUE]
+        return [(sentence, SECRET_CUE)]
     if personal and _named_request(sentence):
-        return [REQUEST]
+        return [(sentence, REQUEST)]
     clauses = split_clauses(sentence) or [sentence]
     asking = [False] * len(clauses)
     if is_question(sentence):
@@ -73,14 +78,14 @@ def sentence_cues(sentence: str, *, personal: bool) -> list[Cue]:
         if not any(asking) and not lex.POLITE_REQUEST.search(normalise(clauses[-1])):
             asking[-1] = True
     return [
-        classify_clause(c, asking=a, personal=personal, sentence=sentence)
+        (c, classify_clause(c, asking=a, personal=personal, sentence=sentence))
         for c, a in zip(clauses, asking, strict=True)
     ]
 
 
 def _named_request(sentence: str) -> bool:
     """True for "Dark mode, please." or "深色主题，谢谢": a thing named and asked for."""
-    match = _POLITE_NP.match(sentence.strip())
+    match = _POLITE_NP.match(without_vocatives(sentence).strip())
     if not match:
         return False
     head = normalise(match.group("np"))
@@ -90,49 +95,48 @@ def _named_request(sentence: str) -> bool:
 
 
 def best_cue(text: str, role: Role = "user", context: str | None = None) -> Cue:
-    """The most important cue among the text's clauses (tool output is judged per sentence)."""
-    sentences = split_candidates(text)
+    """The most important cue among the text's clauses (tool output is judged per sentence).
+
+    The turn is then weighed as a whole (gate_score): its specifics, events, chit-chat, a
+    shared photo, and (for the user) whether it answers a question asked in `context`.
+    """
+    body, caption = split_media(text)
+    sentences = split_candidates(body)
     if role == "tool":
-        cues = [classify_tool_clause(s) for s in sentences]
-    else:
-        cues = [c for s in sentences for c in sentence_cues(s, personal=role != "assistant")]
+        return max((classify_tool_clause(s) for s in sentences), key=_rank, default=NOISE)
+    clauses = [p for s in sentences for p in clause_cues(s, personal=role != "assistant")]
+    cues = [cue for _, cue in clauses]
     if role == "assistant":
         # The agent's own words are not the user's preferences; only its actions and lessons.
         cues = [c for c in cues if c.category in _AGENT_CATEGORIES]
-    best = max(cues, key=lambda c: c.importance, default=NOISE)
-    if best.category is not Category.NOISE or role == "tool":
-        return best
-    if _actionable(sentences):
+    best = max(cues, key=_rank, default=NOISE)
+    if role == "user" or best.category is not Category.NOISE:
+        # Only the user's cue-less content can become a fact: what the agent says is not
+        # something to learn about the user, and a system message is a rule or nothing.
+        asked = role == "user" and asks(context)
+        best = score(best, turn_signals(clauses, photo=bool(caption), asked=asked))
+    if best.category is Category.NOISE and _actionable(sentences):
         # "Add Jordan as an admin on billing": a change to payments, recipients or
         # permissions matters even without a preference or fact cue; it will need approval.
         return ACTION
-    if role == "user" and context and _asks_about_user(context) and _informative(sentences):
-        return ANSWER
     return best
+
+
+def _rank(cue: Cue) -> float:
+    return cue.importance
+
+
+def asks(context: str | None) -> bool:
+    """True when the previous turn asks the speaker something (a question sentence)."""
+    if not context:
+        return False
+    return any(is_question(s) for s in split_candidates(split_media(context)[0]))
 
 
 def _actionable(sentences: list[str]) -> bool:
     return any(
         needs_approval(s) and not is_question(s) and not SECRET_ONLY.match(s) for s in sentences
     )
-
-
-def _asks_about_user(context: str) -> bool:
-    return any(is_question(s) and _ABOUT_YOU.search(s) for s in split_candidates(context))
-
-
-def _informative(sentences: list[str]) -> bool:
-    """A declarative clause that is neither small talk, a reaction nor advice."""
-    for sentence in sentences:
-        if is_question(sentence):
-            continue
-        for clause in split_clauses(sentence):
-            low = normalise(clause)
-            if _small_talk(low) or lex.REACTION.search(low) or zh.REACTION.search(low):
-                continue
-            if not lex.ADVICE.search(low) and content_words(clause) >= 2:
-                return True
-    return False
 
 
 def _small_talk(low: str) -> bool:
@@ -142,7 +146,7 @@ def _small_talk(low: str) -> bool:
 def trim_small_talk(text: str) -> str:
     """Drop greeting/thanks sentences at either end of a kept text ("Thanks! Also, I ...")."""
     sentences = split_candidates(text)
-    keep = [i for i, s in enumerate(sentences) if not _small_talk(normalise(s))]
+    keep = [i for i, s in enumerate(sentences) if not _small_talk(normalise(without_vocatives(s)))]
     if not keep:
         return text.strip()
     first, last = sentences[keep[0]], sentences[keep[-1]]

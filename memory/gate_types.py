@@ -33,8 +33,13 @@ def _default_ttls() -> Mapping[Category, float | None]:
 class GatePolicy:
     """Thresholds and lifetimes the gate applies; every field has a production default."""
 
-    # A candidate is kept when its category is not noise and its importance reaches this.
-    keep_threshold: float = 0.35
+    # The rule gate keeps a candidate when its category is not noise and its importance (the
+    # category prior weighed with the whole turn, gate_score) reaches this. On LoCoMo with the
+    # previous turn as context, 0.68 stores 49.8% of turns and keeps 89.5% of the turns its
+    # questions cite as evidence (0.67: 50.5% / 89.9%; 0.70: 48.9% / 88.6%).
+    keep_threshold: float = 0.68
+    # The same bar for a model's answer, on the scale the gate prompt asks for (facts 0.4-0.65).
+    model_keep_threshold: float = 0.35
     # Low-trust content (tool output, instruction-like text) never ranks above this.
     low_trust_max_importance: float = 0.3
     low_trust_ttl_days: float = 14.0

@@ -19,7 +19,7 @@ def _scores(split: str) -> tuple[float, float, int]:
     for item in ITEMS:
         if split != "all" and item["split"] != split:
             continue
-        kept = gate(item["text"], role=item["role"]).keep
+        kept = gate(item["text"], role=item["role"], context=item.get("context")).keep
         tp += kept and item["keep"]
         fp += kept and not item["keep"]
         fn += (not kept) and item["keep"]
