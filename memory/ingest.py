@@ -17,7 +17,14 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
-from memory.gate import GateDecision, GatePolicy, gate, gate_with_model, split_candidates
+from memory.gate import (
+    GateDecision,
+    GatePolicy,
+    Role,
+    gate,
+    gate_with_model,
+    split_candidates,
+)
 from memory.ingest_apply import ConflictStrategy, apply_resolution
 from memory.privacy import PrivacyFilter
 from memory.store import MemoryStore
@@ -65,11 +72,18 @@ def to_new_memory(
 
 
 async def _decide(
-    text: str, role: str, model: BaseChatModel | None, policy: GatePolicy, privacy: PrivacyFilter
+    text: str,
+    role: Role,
+    model: BaseChatModel | None,
+    policy: GatePolicy,
+    privacy: PrivacyFilter,
+    context: str | None,
 ) -> GateDecision:
     if model is not None:
-        return await gate_with_model(model, text, role=role, policy=policy, privacy=privacy)  # type: ignore[arg-type]
-    return gate(text, role=role, policy=policy, privacy=privacy)  # type: ignore[arg-type]
+        return await gate_with_model(
+            model, text, role=role, policy=policy, privacy=privacy, context=context
+        )
+    return gate(text, role=role, policy=policy, privacy=privacy, context=context)
 
 
 async def ingest_text(
@@ -77,7 +91,8 @@ async def ingest_text(
     scope: Scope,
     text: str,
     *,
-    role: str = "user",
+    role: Role = "user",
+    context: str | None = None,
     source: Source = Source.CHAT,
     provenance: Mapping[str, Any] | None = None,
     occurred_at: datetime | None = None,
@@ -87,13 +102,17 @@ async def ingest_text(
     conflict_strategy: ConflictStrategy = "policy",
     require_approval: bool = True,
 ) -> list[IngestResult]:
-    """Gate every candidate statement in `text` and write what deserves to be remembered."""
+    """Gate every candidate statement in `text` and write what deserves to be remembered.
+
+    `context` is the turn being answered (usually the agent's last message): it lets the gate
+    keep a terse answer such as "Max and Daisy." to "What are your dogs called?".
+    """
     policy = policy or GatePolicy()
     privacy = privacy or PrivacyFilter()
     consent = await store.consent(scope)
     results: list[IngestResult] = []
     for candidate in split_candidates(text):
-        decision = await _decide(candidate, role, gate_model, policy, privacy)
+        decision = await _decide(candidate, role, gate_model, policy, privacy, context)
         if not decision.keep or not consent:
             reason = decision.reason if decision.keep is False else "no consent to store memories"
             action = "dropped" if not decision.keep else "no_consent"

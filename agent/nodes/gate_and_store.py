@@ -44,6 +44,17 @@ def _record(result: IngestResult) -> GateRecord:
     )
 
 
+def _previous_answer(state: State) -> str | None:
+    """The agent's message the user was replying to, if any (the gate's context)."""
+    messages = list(state["messages"])
+    human = latest_human(messages)
+    before = messages[: messages.index(human)] if human in messages else []
+    for message in reversed(before):
+        if isinstance(message, AIMessage) and str(message.content).strip():
+            return str(message.content)[:2000]
+    return None
+
+
 async def _store_turn(state: State, ctx: Context, config: RunnableConfig) -> list[IngestResult]:
     human = latest_human(list(state["messages"]))
     if human is None:
@@ -59,6 +70,7 @@ async def _store_turn(state: State, ctx: Context, config: RunnableConfig) -> lis
         scope,
         str(human.content),
         role="user",
+        context=_previous_answer(state),
         source=Source.CHAT,
         provenance={"thread_id": thread_id, "message_id": human.id},
         gate_model=load_chat_model(ctx.gate_model) if ctx.gate_model else None,

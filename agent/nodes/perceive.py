@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
@@ -16,7 +17,7 @@ from memory.task_state import new_task_state, record_step, update_task_from_turn
 from memory.turn_kind import classify_turn
 
 
-def latest_human(messages: list[BaseMessage]) -> HumanMessage | None:
+def latest_human(messages: Sequence[BaseMessage]) -> HumanMessage | None:
     """The newest human message of the thread."""
     for message in reversed(messages):
         if isinstance(message, HumanMessage):
