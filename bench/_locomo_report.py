@@ -36,10 +36,11 @@ def render(result: dict[str, Any]) -> str:
     lines.append(
         f"ingest {result['ingest_per_s']:.0f} memories/s (embedding included); recall latency "
         f"p50 {lat['p50']:.2f} ms, p95 {lat['p95']:.2f} ms (query embedding included); "
-        f"index search alone p50 {search['p50']:.3f} ms, p95 {search['p95']:.3f} ms"
+        f"store recall alone p50 {search['p50']:.3f} ms, p95 {search['p95']:.3f} ms"
     )
     lines.append(
         f"stored share {result['stored_share']:.3f}, "
-        f"evidence kept share {result['evidence_kept_share']:.3f}"
+        f"evidence kept share {result['evidence_kept_share']:.3f} of distinct turns, "
+        f"{result.get('evidence_refs_kept_share', 1.0):.3f} of question references"
     )
     return "\n".join(lines)

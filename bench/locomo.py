@@ -76,10 +76,13 @@ async def _run_backend(
     return out
 
 
-def _evidence_kept(convs: list[Conversation], gate: Gate | None) -> float:
-    """The share of gold evidence turns (categories 1-4) that were stored."""
+def _evidence_kept(convs: list[Conversation], gate: Gate | None) -> tuple[float, float]:
+    """Shares of gold evidence (categories 1-4) that were stored: (distinct turns, references).
+
+    The first counts each evidence turn once; the second once per question citing it.
+    """
     if gate is None:
-        return 1.0
+        return 1.0, 1.0
     # Turn ids repeat across conversations ("D1:3" is in every one): key them by sample.
     kept = {
         (c.sample_id, d)
@@ -88,14 +91,17 @@ def _evidence_kept(convs: list[Conversation], gate: Gate | None) -> float:
         for d in m.provenance["dia_ids"]
     }
     real = {(c.sample_id, t.dia_id) for c in convs for t in c.turns}
-    gold = [
+    refs = [
         (c.sample_id, e)
         for c in convs
         for q in c.questions
         for e in q.evidence
         if q.category != 5 and (c.sample_id, e) in real
     ]
-    return sum(e in kept for e in gold) / max(len(gold), 1)
+    turns = set(refs)
+    by_turn = sum(e in kept for e in turns) / max(len(turns), 1)
+    by_ref = sum(e in kept for e in refs) / max(len(refs), 1)
+    return by_turn, by_ref
 
 
 def _ratios(system: dict[str, Any], base: dict[str, Any]) -> dict[str, float]:
@@ -127,7 +133,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     result["search_latency_ms"] = percentiles(system.search_ms)
     result["ingest_per_s"] = result["system"]["ingest_per_s"]
     result["stored_share"] = round(result["system"]["stored"] / max(result["turns"], 1), 4)
-    result["evidence_kept_share"] = round(_evidence_kept(convs, gate), 4)
+    by_turn, by_ref = _evidence_kept(convs, gate)
+    result["evidence_kept_share"] = round(by_turn, 4)
+    result["evidence_refs_kept_share"] = round(by_ref, 4)
     result["ratios"] = {
         f"system_over_{b}": _ratios(result["system"], result[b]) for b in ("bm25", "dense")
     }
