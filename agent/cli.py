@@ -75,6 +75,23 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("reindex", help="index every memory not yet in Chroma")
     p.set_defaults(handler=c.reindex)
+
+    p = sub.add_parser("consolidate", help="expire, forget, distil and merge memories (versioned)")
+    p.add_argument("--user", help="user id to consolidate")
+    p.add_argument("--all", action="store_true", help="every user, in batches, with progress")
+    p.add_argument("--tenant", help="tenant of --user (or to limit --all to)")
+    p.add_argument("--dry-run", action="store_true", help="report, change nothing")
+    p.add_argument("--batch-size", type=int, default=50, help="users per batch (default 50)")
+    p.add_argument("--model", help="'provider:model' to distil with a model (default: rules)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=c.consolidate)
+
+    p = sub.add_parser("rollback", help="undo a consolidation run exactly (Postgres and Chroma)")
+    p.add_argument("run_id")
+    p.add_argument("--user", help="only this user's part of the run")
+    p.add_argument("--tenant", help="tenant of --user (default MEMORY_DEFAULT_TENANT)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=c.rollback_run)
     return parser
 
 

@@ -36,7 +36,7 @@ def render(result: dict[str, Any]) -> str:
     lines.append(
         f"ingest {result['ingest_per_s']:.0f} memories/s (embedding included); recall latency "
         f"p50 {lat['p50']:.2f} ms, p95 {lat['p95']:.2f} ms (query embedding included); "
-        f"store recall alone p50 {search['p50']:.3f} ms, p95 {search['p95']:.3f} ms"
+        f"search call alone p50 {search['p50']:.3f} ms, p95 {search['p95']:.3f} ms"
     )
     lines.append(
         f"stored share {result['stored_share']:.3f}, "

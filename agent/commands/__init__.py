@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from agent.commands.basic import gate, recall, reindex, remember, why
 from agent.commands.chat import chat
+from agent.commands.consolidate import consolidate, rollback_run
 from agent.commands.dev import dev
 from agent.model import ModelConfigError
 from memory.embedding import EmbeddingError
@@ -23,3 +24,4 @@ EXPECTED_ERRORS: tuple[type[Exception], ...] = (
 )
 
 __all__ = ["EXPECTED_ERRORS", "chat", "dev", "gate", "recall", "reindex", "remember", "why"]
+__all__ += ["consolidate", "rollback_run"]
