@@ -24,7 +24,13 @@ from uuid import UUID, uuid5
 from langgraph_sdk import Auth
 
 from agent.auth_tokens import PERMISSION_METRICS, TokenError, auth_secret, verify_token
-from agent.identity import AUTH_MODE_FIELD, OPEN_AUTH_MARKER, is_open_user, scope_of_user
+from agent.identity import (
+    AUTH_MODE_FIELD,
+    OPEN_AUTH_MARKER,
+    auth_field,
+    is_open_user,
+    scope_of_user,
+)
 from memory.types import ScopeError
 
 PERMISSION_ADMIN = "memory:admin"
@@ -141,6 +147,16 @@ async def on_cron_create(ctx: Auth.types.AuthContext, value: Any) -> Any:
     """Crons run later without a request (so without a token): admins only, stamped."""
     if _owner(ctx) is not None and PERMISSION_ADMIN not in ctx.permissions:
         return False
+    payload = value.get("payload")
+    if isinstance(payload, dict):
+        # The server starts a cron's runs with no request and so no token: carry the creator's
+        # identity and permissions in the stored config, which it reads back for each run.
+        configurable = payload.setdefault("config", {}).setdefault("configurable", {})
+        configurable["langgraph_auth_permissions"] = list(ctx.permissions)
+        fields = ("identity", "tenant_id", "display_name", "is_authenticated", AUTH_MODE_FIELD)
+        configurable["langgraph_auth_user"] = {
+            k: auth_field(ctx.user, k) for k in fields if auth_field(ctx.user, k) is not None
+        }
     return _stamp_owner(ctx, value)
 
 

@@ -92,6 +92,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tenant", help="tenant of --user (default MEMORY_DEFAULT_TENANT)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=c.rollback_run)
+
+    from agent.commands import privacy, stats
+
+    privacy.register(sub)  # forget, export
+    stats.register(sub)
     return parser
 
 

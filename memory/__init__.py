@@ -1,0 +1,1 @@
+"""Governed, layered memory: storage, recall, gate, working memory, consolidation."""

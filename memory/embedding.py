@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -94,11 +94,10 @@ class OnnxEmbedder:
         feeds = {"input_ids": ids, "attention_mask": mask}
         if "token_type_ids" in self._inputs:
             feeds["token_type_ids"] = np.zeros_like(ids)
-        hidden = self._session.run(None, feeds)[0]
+        hidden = np.asarray(self._session.run(None, feeds)[0], dtype=np.float32)
         weights = mask[..., None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
-        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-        return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+        return _normalise(pooled.astype(np.float32))
 
     async def aembed(self, texts: list[str]) -> Vectors:
         """Embed in a worker thread (blocking calls are refused in `langgraph dev` nodes)."""
@@ -111,7 +110,7 @@ class LangChainEmbedder:
     def __init__(self, spec: str) -> None:
         from langchain.embeddings import init_embeddings
 
-        kwargs: dict[str, object] = {}
+        kwargs: dict[str, Any] = {}
         if spec.startswith("openai:"):
             # tiktoken would download its vocabulary on first use; offline it must not.
             kwargs["check_embedding_ctx_length"] = False
@@ -133,7 +132,8 @@ def _normalise(vectors: Vectors) -> Vectors:
     if vectors.size == 0:
         return vectors.reshape(0, 0)
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    return (vectors / np.clip(norms, 1e-12, None)).astype(np.float32)
+    out: Vectors = (vectors / np.clip(norms, 1e-12, None)).astype(np.float32)
+    return out
 
 
 _CACHE: dict[tuple[str, str], Embedder] = {}

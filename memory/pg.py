@@ -43,7 +43,7 @@ def embedded_database_url(data_dir: Path) -> str:
                 ) from exc
             pgdata.mkdir(parents=True, exist_ok=True)
             log.info("starting embedded PostgreSQL in %s", pgdata)
-            _EMBEDDED[str(pgdata)] = pgserver.get_server(pgdata)
+            _EMBEDDED[str(pgdata)] = pgserver.get_server(pgdata)  # type: ignore[attr-defined]
         return str(_EMBEDDED[str(pgdata)].get_uri())
 
 

@@ -92,6 +92,10 @@ class VectorIndex:
             self._forget_client()
             raise VectorIndexError(f"Chroma operation failed: {exc}") from exc
 
+    async def _call(self, layer: str, method: str, **kwargs: Any) -> Any:
+        # Resolving the collection may connect (blocking I/O): do it in the worker thread too.
+        return await self._run(lambda: getattr(self._collection(layer), method)(**kwargs))
+
     async def upsert(self, records: Sequence[MemoryRecord], vectors: np.ndarray) -> None:
         """Index records (grouped by layer) with their precomputed vectors."""
         for layer in LAYERS:
@@ -116,8 +120,9 @@ class VectorIndex:
         """Nearest ids for one user, with cosine similarity, across the given layers."""
         hits: list[tuple[str, float]] = []
         for layer in layers:
-            result = await self._run(
-                self._collection(layer).query,
+            result = await self._call(
+                layer,
+                "query",
                 query_embeddings=[vector.tolist()],
                 n_results=k,
                 where=_scope_filter(scope),
@@ -133,20 +138,19 @@ class VectorIndex:
         if not ids:
             return
         for layer in LAYERS:
-            await self._run(
-                self._collection(layer).delete,
-                ids=list(ids),
-                where=_scope_filter(scope),
-            )
+            # Check ownership by id (fast), then delete by id: a delete filtered by `where`
+            # scans the collection (52 ms vs 5.6 ms at 10,000 entries).
+            owned = await self._call(layer, "get", ids=list(ids), where=_scope_filter(scope))
+            if owned["ids"]:
+                await self._call(layer, "delete", ids=owned["ids"])
 
     async def delete_scope(self, scope: Scope) -> int:
         """Remove every entry of one user; return how many there were."""
         removed = 0
         for layer in LAYERS:
-            col = self._collection(layer)
-            found = await self._run(col.get, where=_scope_filter(scope), include=[])
+            found = await self._call(layer, "get", where=_scope_filter(scope), include=[])
             if found["ids"]:
-                await self._run(col.delete, ids=found["ids"])
+                await self._call(layer, "delete", ids=found["ids"])
                 removed += len(found["ids"])
         return removed
 
@@ -154,9 +158,7 @@ class VectorIndex:
         """How many entries one user has in the index."""
         total = 0
         for layer in LAYERS:
-            found = await self._run(
-                self._collection(layer).get, where=_scope_filter(scope), include=[]
-            )
+            found = await self._call(layer, "get", where=_scope_filter(scope), include=[])
             total += len(found["ids"])
         return total
 
@@ -164,8 +166,9 @@ class VectorIndex:
         """Every (id, document, metadata) of one user: for audits and tests of deletion."""
         out: list[tuple[str, str, dict[str, Any]]] = []
         for layer in LAYERS:
-            found = await self._run(
-                self._collection(layer).get,
+            found = await self._call(
+                layer,
+                "get",
                 where=_scope_filter(scope),
                 include=["documents", "metadatas"],
             )

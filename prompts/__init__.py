@@ -1,0 +1,1 @@
+"""Prompt text only: system rules, section headers, gate, summary and distillation prompts."""

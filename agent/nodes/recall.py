@@ -12,6 +12,7 @@ from agent.identity import resolve_scope
 from agent.nodes.perceive import latest_human
 from agent.resources import get_store
 from agent.state import State
+from memory.profile import load_profile, profile_rules
 from memory.prompt_sections import EvidenceItem, PrefItem
 from memory.types import MemoryKind, MemoryRecord, ScoredMemory
 
@@ -51,8 +52,15 @@ async def recall(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     query = _query(state)
     hits = await store.recall(scope, query, k=ctx.recall_k, weights=ctx.ranking())
     long_term = await store.long_term(scope, limit=12)
+    profile = await load_profile(store, scope)
+    # The structured profile states its source memories as rules; the rest follow as they are.
+    sources = {f.memory_id for f in profile.fields.values()}
+    rules = [
+        PrefItem(key=f"profile:{name}", value=text, confidence=field.confidence)
+        for (name, field), text in zip(profile.fields.items(), profile_rules(profile), strict=True)
+    ]
     rule_ids = {r.id for r in long_term}
     return {
-        "preferences": [_preference(r) for r in long_term],
+        "preferences": rules + [_preference(r) for r in long_term if r.id not in sources],
         "evidence": [_evidence(h) for h in hits if h.record.id not in rule_ids],
     }

@@ -1,0 +1,151 @@
+"""The `consolidate` graph: one node per consolidation step, looping over batches of users.
+
+begin → expire → decay_cleanup → cluster → distil → merge_duplicates → resolve_conflicts →
+finish → begin (next batch) … until no users are left.
+
+Run on a schedule by a LangGraph Platform cron (`python -m agent.schedule`), or locally by
+`memory-agent consolidate`. `graph` is compiled without a checkpointer (the server supplies
+one). The nodes share a run's open batch (locks, working sets) through
+`memory.consolidation_session`, keyed by the run id in the state.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any, Literal, TypedDict
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.graph import START, StateGraph
+
+from agent.resources import get_store
+from memory.consolidation import RunSummary, new_run_id, next_scopes
+from memory.consolidation_session import close_batch, open_batch, run_step
+from memory.consolidation_types import STEPS, ConsolidationPolicy, StepContext
+from memory.settings import Settings, apply_privacy_defaults
+from memory.types import Scope
+
+apply_privacy_defaults()
+
+# 8 node runs per batch; 100,000 allows 12,500 batches (625,000 users at 50 per batch).
+RECURSION_LIMIT = 100_000
+
+
+class ConsolidateInput(TypedDict, total=False):
+    """What a caller (cron, CLI, Studio) sends."""
+
+    tenant_id: str  # the user's tenant; with all=true, limits the run to this tenant
+    user_id: str  # consolidate this user ...
+    all: bool  # ... or every user, in batches
+    dry_run: bool  # plan and report, change nothing
+    batch_size: int  # users per batch (default 50)
+    model: str  # "provider:model" to distil with a model; rules when empty
+    as_of: str  # ISO time to consolidate as of (backfills, tests); default now
+
+
+class ConsolidateOutput(TypedDict, total=False):
+    """What a run reports: its id and per-step counts (details in `consolidation_runs`)."""
+
+    run_id: str
+    dry_run: bool
+    users: int
+    counts: dict[str, int]
+    skipped: list[str]
+    errors: list[str]
+    recovered: list[str]
+    decisions: list[dict[str, Any]]
+
+
+class ConsolidateState(ConsolidateInput, ConsolidateOutput, total=False):
+    """Input, output and the batch cursor."""
+
+    cursor: list[str] | None
+    done: bool
+
+
+def _scope(state: ConsolidateState) -> Scope | None:
+    if state.get("all"):
+        if state.get("user_id"):
+            raise ValueError("give either user_id or all=true, not both")
+        return None
+    if not state.get("user_id"):
+        raise ValueError("consolidate needs user_id (with tenant_id) or all=true")
+    return Scope(state.get("tenant_id") or Settings.from_env().default_tenant, state["user_id"])
+
+
+def _context(state: ConsolidateState, store: Any) -> StepContext:
+    model = None
+    if state.get("model"):
+        from agent.model import load_chat_model
+
+        model = load_chat_model(state["model"])
+    return StepContext(store, ConsolidationPolicy(), model)
+
+
+async def begin(state: ConsolidateState, config: RunnableConfig) -> dict[str, Any]:
+    """Pick the next batch of users, lock them, recover interrupted runs, load them."""
+    scope = _scope(state)
+    run_id = state.get("run_id") or new_run_id()
+    store = await get_store(config)
+    tenant = state.get("tenant_id") if scope is None else None
+    scopes = await next_scopes(store, scope=scope, tenant=tenant, cursor=state.get("cursor"),
+                               batch_size=int(state.get("batch_size") or 50))  # fmt: skip
+    dry_run = bool(state.get("dry_run"))
+    if not scopes:
+        return {"run_id": run_id, "dry_run": dry_run, "done": True}
+    as_of = state.get("as_of")
+    now = datetime.fromisoformat(as_of) if as_of else datetime.now(UTC)
+    await open_batch(_context(state, store), run_id, scopes, now=now, dry_run=dry_run)
+    return {
+        "run_id": run_id,
+        "dry_run": dry_run,
+        "done": False,
+        "cursor": [scopes[-1].tenant_id, scopes[-1].user_id],
+    }
+
+
+def _step_node(step: str) -> Any:
+    async def node(state: ConsolidateState) -> dict[str, Any]:
+        await run_step(state["run_id"], step)
+        return {}
+
+    node.__name__ = step
+    node.__doc__ = f"Run the {step} step for every user of the current batch."
+    return node
+
+
+async def finish(state: ConsolidateState) -> dict[str, Any]:
+    """Record the batch's runs, refresh changed profiles, release locks, add up the counts."""
+    summary = RunSummary(
+        state["run_id"], bool(state.get("dry_run")), int(state.get("users") or 0),
+        dict(state.get("counts") or {}), list(state.get("skipped") or []),
+        list(state.get("errors") or []), list(state.get("recovered") or []),
+        list(state.get("decisions") or []),
+    )  # fmt: skip
+    summary.absorb(await close_batch(state["run_id"]))
+    result = summary.as_dict()
+    del result["run_id"]
+    return result
+
+
+def _after_begin(state: ConsolidateState) -> Literal["expire", "__end__"]:
+    return "__end__" if state.get("done") else "expire"
+
+
+def build_graph() -> StateGraph[ConsolidateState, None, ConsolidateInput, ConsolidateOutput]:
+    """The uncompiled graph, for callers that compile it with their own checkpointer."""
+    builder = StateGraph(
+        ConsolidateState, input_schema=ConsolidateInput, output_schema=ConsolidateOutput
+    )
+    builder.add_node("begin", begin)
+    for step in STEPS:
+        builder.add_node(step, _step_node(step))
+    builder.add_node("finish", finish)
+    builder.add_edge(START, "begin")
+    builder.add_conditional_edges("begin", _after_begin)
+    for before, after in zip(STEPS, [*STEPS[1:], "finish"], strict=True):
+        builder.add_edge(before, after)
+    builder.add_edge("finish", "begin")
+    return builder
+
+
+graph = build_graph().compile(name="consolidate").with_config(recursion_limit=RECURSION_LIMIT)
