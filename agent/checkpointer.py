@@ -14,8 +14,8 @@ from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
-from memory.pg import database_url
 from memory.settings import Settings, apply_privacy_defaults
+from memory.storage.pg import database_url
 
 
 @asynccontextmanager

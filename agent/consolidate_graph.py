@@ -6,7 +6,7 @@ finish → begin (next batch) … until no users are left.
 Run on a schedule by a LangGraph Platform cron (`python -m agent.schedule`), or locally by
 `memory-agent consolidate`. `graph` is compiled without a checkpointer (the server supplies
 one). The nodes share a run's open batch (locks, working sets) through
-`memory.consolidation_session`, keyed by the run id in the state.
+`memory.longterm.consolidation_session`, keyed by the run id in the state.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph import START, StateGraph
 
 from agent.resources import get_store
-from memory.consolidation import RunSummary, new_run_id, next_scopes
-from memory.consolidation_session import close_batch, open_batch, run_step
-from memory.consolidation_types import STEPS, ConsolidationPolicy, StepContext
+from memory.longterm.consolidation import RunSummary, new_run_id, next_scopes
+from memory.longterm.consolidation_session import close_batch, open_batch, run_step
+from memory.longterm.consolidation_types import STEPS, ConsolidationPolicy, StepContext
 from memory.settings import Settings, apply_privacy_defaults
 from memory.types import Scope
 

@@ -10,7 +10,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Annotated, Literal
 
-from memory.ranking import RankingWeights
+from memory.recall.ranking import RankingWeights
 
 
 def _env_model() -> str:

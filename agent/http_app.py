@@ -33,7 +33,7 @@ from agent.http_memories import (
     search_memories,
 )
 from agent.resources import get_store
-from memory.metrics import prometheus_text
+from memory.observability.metrics import prometheus_text
 
 PROMETHEUS_TEXT = "text/plain; version=0.0.4; charset=utf-8"
 

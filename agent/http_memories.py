@@ -16,9 +16,9 @@ from starlette.responses import JSONResponse
 
 from agent.http_auth import caller_scope
 from agent.resources import get_store
-from memory.export import export_user, memory_to_dict
-from memory.forget import ForgetIncompleteError, forget_user
-from memory.forget_one import delete_memory as delete_everywhere
+from memory.storage.export import export_user, memory_to_dict
+from memory.storage.forget import ForgetIncompleteError, forget_user
+from memory.storage.forget_one import delete_memory as delete_everywhere
 from memory.types import MemoryKind, Scope, Status
 
 log = logging.getLogger(__name__)

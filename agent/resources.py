@@ -16,9 +16,9 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
-from memory.cache_sync import open_cache_sync
 from memory.settings import apply_privacy_defaults
-from memory.store import MemoryStore, open_store
+from memory.storage.cache_sync import open_cache_sync
+from memory.storage.store import MemoryStore, open_store
 
 _STORES: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, tuple[MemoryStore, AsyncExitStack]]
 _STORES = weakref.WeakKeyDictionary()

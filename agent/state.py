@@ -11,12 +11,12 @@ from typing import Annotated, Any, TypedDict
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
 
-from memory.brakes import BrakeTrip
-from memory.prompt_sections import EvidenceItem, PrefItem
-from memory.scratchpad import ScratchpadEntry
-from memory.sensory import SensoryFeatures
-from memory.task_state import TaskState
-from memory.working_types import SummaryState
+from memory.working.brakes import BrakeTrip
+from memory.working.prompt_sections import EvidenceItem, PrefItem
+from memory.working.scratchpad import ScratchpadEntry
+from memory.working.sensory import SensoryFeatures
+from memory.working.task_state import TaskState
+from memory.working.working_types import SummaryState
 
 
 class InputState(TypedDict):

@@ -17,10 +17,10 @@ from typing import Protocol
 import numpy as np
 
 from bench._locomo_vectors import VectorCache
-from memory.lexical import LexicalIndex, tokenize
-from memory.ranking import RankingWeights
-from memory.representation import embed_text, index_text, indexed_memory
-from memory.retrieval import UserIndex
+from memory.recall.lexical import LexicalIndex, tokenize
+from memory.recall.ranking import RankingWeights
+from memory.recall.representation import embed_text, index_text, indexed_memory
+from memory.recall.retrieval import UserIndex
 from memory.types import NewMemory, Scope
 
 

@@ -73,9 +73,9 @@ def memories_for(conv: Conversation, gate: Gate | None = None) -> list[NewMemory
 
 
 def load_gate() -> Gate | None:
-    """The project's memory gate as a turn filter, or None when `memory.gate` is missing."""
+    """The project's memory gate as a turn filter, or None when `memory.gating.gate` is missing."""
     try:
-        from memory.gate import gate
+        from memory.gating.gate import gate
     except ImportError:
         return None
 

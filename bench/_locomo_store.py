@@ -16,9 +16,9 @@ from datetime import datetime
 from pathlib import Path
 
 from bench._locomo_backends import Hit
-from memory.ranking import RankingWeights
+from memory.recall.ranking import RankingWeights
 from memory.settings import Settings
-from memory.store import MemoryStore, open_store
+from memory.storage.store import MemoryStore, open_store
 from memory.types import NewMemory, Scope
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from memory.embedding import Embedder, Vectors
+from memory.storage.embedding import Embedder, Vectors
 
 
 class VectorCache:

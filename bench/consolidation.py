@@ -24,10 +24,10 @@ from typing import Any
 
 from agent.consolidate_graph import RECURSION_LIMIT, build_graph
 from bench._consolidation_data import user_memories
-from memory.consolidation import rollback
-from memory.pg import embedded_database_url
+from memory.longterm.consolidation import rollback
 from memory.settings import Settings, apply_privacy_defaults
-from memory.store import MemoryStore, open_store
+from memory.storage.pg import embedded_database_url
+from memory.storage.store import MemoryStore, open_store
 from memory.types import Scope
 
 _MODEL_DIR = Path(__file__).resolve().parents[1].parent / "shared/models/all-MiniLM-L6-v2"

@@ -27,8 +27,8 @@ from bench._locomo_metrics import METRICS_KEYS, Tally, percentiles
 from bench._locomo_report import render
 from bench._locomo_store import StoreBackend
 from bench._locomo_vectors import VectorCache
-from memory.embedding import get_embedder
 from memory.settings import Settings, apply_privacy_defaults
+from memory.storage.embedding import get_embedder
 
 K = 10
 _SUMMARY = "LoCoMo retrieval benchmark: evidence recall@k of the memory system vs baselines."
@@ -40,7 +40,7 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     add("--data", type=Path, required=True, help="a LoCoMo-format JSON file")
     add("--json", type=Path, required=True, help="where to write the results")
     add("--mode", choices=("raw", "gated"), default="raw",
-        help="raw: every turn is stored; gated: only what memory.gate keeps")  # fmt: skip
+        help="raw: every turn is stored; gated: only what memory.gating.gate keeps")  # fmt: skip
     add("--limit-conversations", type=int, default=None, metavar="N")
     add("--model-dir", type=Path, default=None,
         help="embedding model folder (default: MEMORY_EMBEDDING_MODEL_DIR)")  # fmt: skip
@@ -147,7 +147,10 @@ def main(argv: list[str] | None = None) -> int:
     apply_privacy_defaults()
     args = _args(argv)
     if args.mode == "gated" and load_gate() is None:
-        print("gated mode skipped: memory.gate is not available in this checkout", file=sys.stderr)
+        print(
+            "gated mode skipped: memory.gating.gate is not available in this checkout",
+            file=sys.stderr,
+        )
         return 2
     result = asyncio.run(run(args))
     args.json.parent.mkdir(parents=True, exist_ok=True)

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from memory.settings import Settings, apply_privacy_defaults
-from memory.store import MemoryStore, open_store
+from memory.storage.store import MemoryStore, open_store
 from memory.types import NewMemory, Scope
 
 _SUBJECTS = [

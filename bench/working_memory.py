@@ -23,13 +23,13 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
-from memory.composer import ComposedPrompt, compose_prompt
-from memory.context_window import STRATEGIES, build_working_context
-from memory.scratchpad import ScratchpadEntry, write
-from memory.summarize import refresh_summary
-from memory.task_state import TaskState, update_task_from_turn
-from memory.tokens import MESSAGE_OVERHEAD, count_message_tokens, count_tokens
-from memory.working_types import StrategyName, SummaryState
+from memory.working.composer import ComposedPrompt, compose_prompt
+from memory.working.context_window import STRATEGIES, build_working_context
+from memory.working.scratchpad import ScratchpadEntry, write
+from memory.working.summarize import refresh_summary
+from memory.working.task_state import TaskState, update_task_from_turn
+from memory.working.tokens import MESSAGE_OVERHEAD, count_message_tokens, count_tokens
+from memory.working.working_types import StrategyName, SummaryState
 from prompts.agent import DEFAULT_SYSTEM_RULES
 
 CONSTRAINT = "Never run migrations against the production database."

@@ -1,6 +1,6 @@
 """Prompt text for the agent: default system rules, section headers and line formats.
 
-The composer (`memory.composer`) decides what goes in and in which order; this module only
+The composer (`memory.working.composer`) decides what goes in and in which order; this module only
 holds the words, so a fork can reword the prompt without touching the packing logic.
 """
 

@@ -7,11 +7,11 @@ from agent.commands.chat import chat
 from agent.commands.consolidate import consolidate, rollback_run
 from agent.commands.dev import dev
 from agent.model import ModelConfigError
-from memory.embedding import EmbeddingError
-from memory.pg import DatabaseError
-from memory.sensory import InputError
-from memory.store import MemoryInputError
+from memory.storage.embedding import EmbeddingError
+from memory.storage.pg import DatabaseError
+from memory.storage.store import MemoryInputError
 from memory.types import ScopeError
+from memory.working.sensory import InputError
 
 # Failures with a message meant for the user: printed as one line, exit code 2.
 EXPECTED_ERRORS: tuple[type[Exception], ...] = (

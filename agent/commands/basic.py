@@ -6,9 +6,9 @@ import argparse
 from dataclasses import asdict
 
 from agent.commands.output import print_json, scored_to_dict
-from memory.gate import gate as run_gate
-from memory.ingest import ingest_text
-from memory.store import open_store
+from memory.gating.gate import gate as run_gate
+from memory.gating.ingest import ingest_text
+from memory.storage.store import open_store
 from memory.types import Scope, Source
 
 

@@ -8,8 +8,8 @@ import os
 import shutil
 import sys
 
-from memory.pg import database_url
 from memory.settings import Settings, apply_privacy_defaults
+from memory.storage.pg import database_url
 
 
 async def dev(args: argparse.Namespace) -> int:

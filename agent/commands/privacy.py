@@ -4,7 +4,7 @@
 consent, and the checkpoints of their threads, then prints the receipt. It works on the database
 directly; a running `langgraph dev` keeps its own thread registry, which `POST /memory/forget`
 (the HTTP route) also clears. `forget --memory ID` deletes one memory the same way
-(`memory.forget_one`).
+(`memory.storage.forget_one`).
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from agent.commands.output import print_json
-from memory.export import export_user
-from memory.forget import ForgetIncompleteError, forget_user
-from memory.forget_one import delete_memory
-from memory.store import open_store
+from memory.storage.export import export_user
+from memory.storage.forget import ForgetIncompleteError, forget_user
+from memory.storage.forget_one import delete_memory
+from memory.storage.store import open_store
 from memory.types import Scope
 
 

@@ -11,9 +11,9 @@ import argparse
 from typing import Any
 
 from agent.commands.output import print_json
-from memory.metrics import chroma_dir_for, collect_stats
+from memory.observability.metrics import chroma_dir_for, collect_stats
 from memory.settings import Settings
-from memory.store import open_store
+from memory.storage.store import open_store
 from memory.types import Scope
 
 

@@ -13,8 +13,8 @@ from langgraph.runtime import Runtime
 
 from agent.context import Context
 from agent.state import State
-from memory.composer import compose_prompt
-from memory.context_window import build_working_context
+from memory.working.composer import compose_prompt
+from memory.working.context_window import build_working_context
 from prompts.agent import DEFAULT_SYSTEM_RULES, DEGRADED_NOTE
 
 

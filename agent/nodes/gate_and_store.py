@@ -20,13 +20,13 @@ from agent.model import load_chat_model
 from agent.nodes.perceive import latest_human
 from agent.resources import get_store
 from agent.state import GateRecord, State
-from memory.ingest import IngestResult, ingest_text
-from memory.metrics_usage import record_injection, used_memory_ids
-from memory.store import MemoryStore
-from memory.summarize import refresh_summary
-from memory.task_state import new_task_state, record_outcome
-from memory.turns import start_of_last_turns, summary_matches
+from memory.gating.ingest import IngestResult, ingest_text
+from memory.observability.metrics_usage import record_injection, used_memory_ids
+from memory.storage.store import MemoryStore
 from memory.types import Scope, Source, Status
+from memory.working.summarize import refresh_summary
+from memory.working.task_state import new_task_state, record_outcome
+from memory.working.turns import start_of_last_turns, summary_matches
 
 log = logging.getLogger(__name__)
 

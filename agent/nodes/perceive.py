@@ -11,10 +11,10 @@ from langgraph.types import interrupt
 
 from agent.context import Context
 from agent.state import State
-from memory.brakes import BrakeLimits, BrakeTrip, check_brakes
-from memory.sensory import InputError, extract_features, normalise_input
-from memory.task_state import new_task_state, record_step, update_task_from_turn
-from memory.turn_kind import classify_turn
+from memory.working.brakes import BrakeLimits, BrakeTrip, check_brakes
+from memory.working.sensory import InputError, extract_features, normalise_input
+from memory.working.task_state import new_task_state, record_step, update_task_from_turn
+from memory.working.turn_kind import classify_turn
 
 
 def latest_human(messages: Sequence[BaseMessage]) -> HumanMessage | None:

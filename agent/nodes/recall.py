@@ -12,9 +12,9 @@ from agent.identity import resolve_scope
 from agent.nodes.perceive import latest_human
 from agent.resources import get_store
 from agent.state import State
-from memory.profile import load_profile, profile_rules
-from memory.prompt_sections import EvidenceItem, PrefItem
+from memory.longterm.profile import load_profile, profile_rules
 from memory.types import MemoryKind, MemoryRecord, ScoredMemory
+from memory.working.prompt_sections import EvidenceItem, PrefItem
 
 LONG_TERM = (MemoryKind.PREFERENCE, MemoryKind.PROCEDURAL, MemoryKind.SEMANTIC)
 

@@ -15,11 +15,11 @@ from langgraph.runtime import Runtime
 from agent.context import Context
 from agent.model import load_chat_model
 from agent.state import State
-from memory.scratchpad import apply_op
-from memory.scratchpad_tools import make_scratchpad_tools, ops_from_messages
-from memory.task_state import new_task_state, record_step
-from memory.tokens import count_messages_tokens
-from memory.tool_output import truncate_tool_output
+from memory.working.scratchpad import apply_op
+from memory.working.scratchpad_tools import make_scratchpad_tools, ops_from_messages
+from memory.working.task_state import new_task_state, record_step
+from memory.working.tokens import count_messages_tokens
+from memory.working.tool_output import truncate_tool_output
 
 MAX_TOOL_ROUNDS = 3
 

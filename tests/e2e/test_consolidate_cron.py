@@ -24,7 +24,7 @@ from agent.auth_tokens import mint_token
 from agent.consolidate_graph import ConsolidateInput
 from agent.schedule import create_schedule
 from memory.settings import Settings
-from memory.store import MemoryStore, open_store
+from memory.storage.store import MemoryStore, open_store
 from memory.types import Category, MemoryKind, NewMemory, Origin, Scope, Source, Status
 from tests.conftest import LangGraphFactory
 from tests.support.chroma_server import ChromaServer

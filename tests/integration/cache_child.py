@@ -16,10 +16,10 @@ import json
 import sys
 import time
 
-from memory import profile
-from memory.cache_sync import open_cache_sync
+from memory.longterm import profile
 from memory.settings import Settings
-from memory.store import MemoryStore, open_store
+from memory.storage.cache_sync import open_cache_sync
+from memory.storage.store import MemoryStore, open_store
 from memory.types import Scope
 
 _WATCH: list[asyncio.Task[dict[str, object]]] = []

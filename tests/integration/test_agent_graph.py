@@ -16,7 +16,7 @@ from agent.context import Context
 from agent.graph import build_graph
 from agent.model import load_chat_model
 from memory.settings import Settings
-from memory.store import MemoryStore, open_store
+from memory.storage.store import MemoryStore, open_store
 from memory.types import Scope, Status
 from tests.support.stub_llm import StubLLM
 

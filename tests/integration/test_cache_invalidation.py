@@ -17,11 +17,11 @@ from typing import Any
 
 import pytest
 
-from memory import profile
-from memory.cache_sync import key_invalidator, open_cache_sync
-from memory.lru import LRUCache
+from memory.longterm import profile
 from memory.settings import Settings
-from memory.store import MemoryStore, open_store
+from memory.storage.cache_sync import key_invalidator, open_cache_sync
+from memory.storage.lru import LRUCache
+from memory.storage.store import MemoryStore, open_store
 from memory.types import Category, MemoryKind, NewMemory, Scope
 from tests.support.memory_stores import store_settings, truncate
 from tests.support.ports import REPO_ROOT, child_env

@@ -13,13 +13,13 @@ import pytest
 
 from agent.cli import main as cli_main
 from agent.consolidate_graph import build_graph
-from memory.consolidation import RollbackConflict, consolidate, rollback, run_rows
-from memory.consolidation_session import _BATCHES, open_batch, run_step
-from memory.consolidation_store import UserLocks
-from memory.consolidation_types import ConsolidationPolicy, StepContext
-from memory.profile import load_profile
+from memory.longterm.consolidation import RollbackConflict, consolidate, rollback, run_rows
+from memory.longterm.consolidation_session import _BATCHES, open_batch, run_step
+from memory.longterm.consolidation_store import UserLocks
+from memory.longterm.consolidation_types import ConsolidationPolicy, StepContext
+from memory.longterm.profile import load_profile
 from memory.settings import Settings
-from memory.store import MemoryStore, open_store
+from memory.storage.store import MemoryStore, open_store
 from memory.types import Category, MemoryKind, NewMemory, Origin, Scope, Source, Status
 
 ALICE = Scope("acme", "alice")

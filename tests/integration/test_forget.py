@@ -22,10 +22,10 @@ from agent.checkpointer import open_checkpointer
 from agent.context import Context
 from agent.graph import build_graph
 from agent.model import load_chat_model
-from memory.forget import CHECKPOINT_TABLES, forget_user, scoped_tables
-from memory.forget_one import delete_memory
 from memory.settings import Settings
-from memory.store import MemoryStore, open_store
+from memory.storage.forget import CHECKPOINT_TABLES, forget_user, scoped_tables
+from memory.storage.forget_one import delete_memory
+from memory.storage.store import MemoryStore, open_store
 from memory.types import NewMemory, Scope
 from tests.support.stub_llm import StubLLM
 

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from agent.commands.stats import register, stats
-from memory.metrics import chroma_dir_for, collect_stats, prometheus_text
-from memory.metrics_histogram import RECALL_LATENCY
-from memory.metrics_usage import record_injection, used_memory_ids
+from memory.observability.metrics import chroma_dir_for, collect_stats, prometheus_text
+from memory.observability.metrics_histogram import RECALL_LATENCY
+from memory.observability.metrics_usage import record_injection, used_memory_ids
 from memory.settings import Settings
-from memory.store import MemoryStore, open_store
+from memory.storage.store import MemoryStore, open_store
 from memory.types import MemoryKind, NewMemory, Scope, Status
 from tests.support.memory_stores import store_settings, truncate
 from tests.support.prometheus import parse_prometheus

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from memory.pg import DatabaseError
 from memory.settings import Settings
-from memory.store import MemoryInputError, MemoryStore, open_store
+from memory.storage.pg import DatabaseError
+from memory.storage.store import MemoryInputError, MemoryStore, open_store
 from memory.types import MemoryKind, NewMemory, Scope, ScopeError, Status
 from tests.support.chroma_server import ChromaServer
 

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from memory.gate import gate
-from memory.ingest import ingest_text, to_new_memory
-from memory.ingest_apply import apply_resolution
+from memory.gating.gate import gate
+from memory.gating.ingest import ingest_text, to_new_memory
+from memory.gating.ingest_apply import apply_resolution
 from memory.settings import Settings
-from memory.store import MemoryStore, open_store
+from memory.storage.store import MemoryStore, open_store
 from memory.types import Origin, Scope, Source, Status
 from tests.unit.test_conflicts import PARAPHRASES  # the same 20 wordings, here end to end
 

@@ -6,7 +6,7 @@ from contextlib import AsyncExitStack
 from pathlib import Path
 
 from memory.settings import Settings
-from memory.store import MemoryStore, open_store
+from memory.storage.store import MemoryStore, open_store
 
 # Every table a test of agents, caches or metrics may fill (they share a module database).
 TABLES = (

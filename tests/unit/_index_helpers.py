@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import numpy as np
 
-from memory.retrieval import IndexedMemory
+from memory.recall.retrieval import IndexedMemory
 from memory.types import MemoryKind
 
 NOW = datetime(2024, 6, 1, 12, 0, tzinfo=UTC)

@@ -1,5 +1,5 @@
-from memory.brakes import BrakeLimits, check_brakes
-from memory.task_state import TaskState, new_task_state, record_outcome, record_step
+from memory.working.brakes import BrakeLimits, check_brakes
+from memory.working.task_state import TaskState, new_task_state, record_outcome, record_step
 
 LIMITS = BrakeLimits(max_steps_per_task=5, max_retries_per_action=2, token_budget_per_task=1000)
 

@@ -4,13 +4,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
-from memory.composer import ComposedPrompt, EvidenceItem, PrefItem, compose_prompt
-from memory.context_window import build_working_context
-from memory.scratchpad import ScratchpadEntry, write
-from memory.summarize import extractive_summary
-from memory.task_state import update_task_from_turn
-from memory.tokens import content_text, count_messages_tokens
-from memory.working_types import WorkingContext
+from memory.working.composer import ComposedPrompt, EvidenceItem, PrefItem, compose_prompt
+from memory.working.context_window import build_working_context
+from memory.working.scratchpad import ScratchpadEntry, write
+from memory.working.summarize import extractive_summary
+from memory.working.task_state import update_task_from_turn
+from memory.working.tokens import content_text, count_messages_tokens
+from memory.working.working_types import WorkingContext
 from prompts import agent
 from prompts.agent import DEFAULT_SYSTEM_RULES, EVIDENCE_HEADER
 

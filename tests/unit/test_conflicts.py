@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from memory.conflict_frames import analyse
-from memory.conflicts import Candidate, Existing, Resolution, Strategy, resolve
-from memory.embedding import Embedder, get_embedder
-from memory.gate import gate
+from memory.gating.conflict_frames import analyse
+from memory.gating.conflicts import Candidate, Existing, Resolution, Strategy, resolve
+from memory.gating.gate import gate
+from memory.storage.embedding import Embedder, get_embedder
 from memory.types import Category, Origin
 
 T0 = datetime(2025, 3, 1, tzinfo=UTC)

@@ -6,8 +6,8 @@ from dataclasses import replace
 
 import pytest
 
-from memory.profile import derive_profile, profile_rules
-from memory.profile_extract import extract
+from memory.longterm.profile import derive_profile, profile_rules
+from memory.longterm.profile_extract import extract
 from memory.types import MemoryKind, Origin
 from tests.unit.test_consolidation_rules import rec
 

@@ -3,10 +3,10 @@ from collections.abc import Sequence
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
-from memory.context_window import build_working_context
-from memory.summarize import extractive_summary
-from memory.tokens import content_text, count_messages_tokens
-from memory.working_types import SummaryItem
+from memory.working.context_window import build_working_context
+from memory.working.summarize import extractive_summary
+from memory.working.tokens import content_text, count_messages_tokens
+from memory.working.working_types import SummaryItem
 
 CONSTRAINT = "Never deploy on Fridays."
 DECISION = "We decided to use Postgres 15 for the ledger."

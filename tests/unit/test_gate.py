@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from memory.gate import GatePolicy, gate, split_candidates
+from memory.gating.gate import GatePolicy, gate, split_candidates
 from memory.types import Category, MemoryKind, Origin
 
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "gate_corpus.jsonl"

@@ -15,7 +15,7 @@ from langchain_core.language_models.fake_chat_models import (
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatResult
 
-from memory.gate import MALFORMED, GatePolicy, gate_with_model, parse_answer
+from memory.gating.gate import MALFORMED, GatePolicy, gate_with_model, parse_answer
 from memory.types import Category, MemoryKind, Origin
 
 
@@ -71,7 +71,7 @@ async def test_fenced_json_and_retry_after_one_malformed_answer(
     model = RecordingModel(
         messages=iter([AIMessage("sure!"), AIMessage(f"```json\n{answer()}\n```")])
     )
-    with caplog.at_level(logging.WARNING, logger="memory.gate_model"):
+    with caplog.at_level(logging.WARNING, logger="memory.gating.gate_model"):
         decision = await gate_with_model(model, "I prefer tea over coffee.")
     assert decision.reason.startswith("model:")
     assert len(model.seen) == 2
@@ -84,7 +84,7 @@ async def test_two_malformed_answers_fall_back_to_rules_and_warn(
 ) -> None:
     bad = answer(category="opinion")  # not a category
     model = FakeListChatModel(responses=["{not json", bad])
-    with caplog.at_level(logging.WARNING, logger="memory.gate_model"):
+    with caplog.at_level(logging.WARNING, logger="memory.gating.gate_model"):
         decision = await gate_with_model(model, "I'm allergic to peanuts.")
     assert decision.keep  # the memory is not lost
     assert decision.category is Category.CONSTRAINT
@@ -94,7 +94,7 @@ async def test_two_malformed_answers_fall_back_to_rules_and_warn(
 
 
 async def test_a_failing_model_falls_back_to_rules(caplog: pytest.LogCaptureFixture) -> None:
-    with caplog.at_level(logging.WARNING, logger="memory.gate_model"):
+    with caplog.at_level(logging.WARNING, logger="memory.gating.gate_model"):
         decision = await gate_with_model(BrokenModel(responses=[]), "We decided to use Stripe.")
     assert decision.keep
     assert decision.category is Category.DECISION

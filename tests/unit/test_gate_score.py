@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from memory.gate import GatePolicy, gate
-from memory.gate_chatter import clause_kind
-from memory.gate_specifics import names, numbers, times
-from memory.gate_split import split_media
+from memory.gating.gate import GatePolicy, gate
+from memory.gating.gate_chatter import clause_kind
+from memory.gating.gate_specifics import names, numbers, times
+from memory.gating.gate_split import split_media
 from memory.types import Category
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from memory.lexical import LexicalIndex, stem, tokenize
+from memory.recall.lexical import LexicalIndex, stem, tokenize
 
 
 def test_stopwords_and_question_words_are_dropped() -> None:

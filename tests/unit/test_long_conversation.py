@@ -5,14 +5,14 @@ import random
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
-from memory.composer import ComposedPrompt, compose_prompt
-from memory.context_window import build_working_context
-from memory.scratchpad import ScratchpadEntry, write
-from memory.summarize import refresh_summary
-from memory.task_state import TaskState, update_task_from_turn
-from memory.tokens import content_text, count_message_tokens
-from memory.tool_output import truncate_tool_output
-from memory.working_types import SummaryState
+from memory.working.composer import ComposedPrompt, compose_prompt
+from memory.working.context_window import build_working_context
+from memory.working.scratchpad import ScratchpadEntry, write
+from memory.working.summarize import refresh_summary
+from memory.working.task_state import TaskState, update_task_from_turn
+from memory.working.tokens import content_text, count_message_tokens
+from memory.working.tool_output import truncate_tool_output
+from memory.working.working_types import SummaryState
 from prompts.agent import DEFAULT_SYSTEM_RULES
 
 CONSTRAINT = "Never send emails to real customers."

@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from memory.cache_sync import parse_payload
-from memory.lru import LRUCache
-from memory.metrics_histogram import Histogram, quantile_bound
-from memory.metrics_prometheus import format_value, render_prometheus
-from memory.metrics_usage import used_memory_ids
+from memory.observability.metrics_histogram import Histogram, quantile_bound
+from memory.observability.metrics_prometheus import format_value, render_prometheus
+from memory.observability.metrics_usage import used_memory_ids
+from memory.storage.cache_sync import parse_payload
+from memory.storage.lru import LRUCache
 from memory.types import Category, MemoryKind, MemoryRecord, Origin, Scope, Source, Status
 from tests.support.prometheus import parse_prometheus
 

@@ -5,8 +5,8 @@ from dataclasses import FrozenInstanceError, replace
 import numpy as np
 import pytest
 
-from memory.ranking import RankingWeights, access_boost, normalise, recency
-from memory.retrieval import UserIndex
+from memory.recall.ranking import RankingWeights, access_boost, normalise, recency
+from memory.recall.retrieval import UserIndex
 from memory.types import MemoryKind
 from tests.unit._index_helpers import NOW, filler, memory, unit
 

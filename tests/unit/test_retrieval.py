@@ -5,9 +5,9 @@ from datetime import timedelta
 
 import numpy as np
 
-from memory.ranking import RankingWeights
-from memory.representation import embed_text, index_text, indexed_memory
-from memory.retrieval import UserIndex
+from memory.recall.ranking import RankingWeights
+from memory.recall.representation import embed_text, index_text, indexed_memory
+from memory.recall.retrieval import UserIndex
 from memory.types import MemoryKind, NewMemory
 from tests.unit._index_helpers import NOW, filler, memory, unit
 

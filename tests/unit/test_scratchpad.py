@@ -3,9 +3,9 @@ import json
 import pytest
 from langchain_core.messages import ToolMessage
 
-from memory import scratchpad as sp
-from memory.scratchpad_tools import make_scratchpad_tools, ops_from_messages
-from memory.tokens import count_tokens
+from memory.working import scratchpad as sp
+from memory.working.scratchpad_tools import make_scratchpad_tools, ops_from_messages
+from memory.working.tokens import count_tokens
 
 
 def test_write_read_clear_by_category() -> None:

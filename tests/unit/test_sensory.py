@@ -2,7 +2,7 @@ import hashlib
 
 import pytest
 
-from memory.sensory import (
+from memory.working.sensory import (
     InputError,
     classify_turn,
     detect_language,

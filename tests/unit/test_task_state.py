@@ -2,7 +2,7 @@ import json
 
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
-from memory.task_state import (
+from memory.working.task_state import (
     MAX_CONSTRAINTS,
     extract_constraints,
     format_task_state,

@@ -4,7 +4,7 @@ from datetime import UTC, date, datetime
 
 import pytest
 
-from memory.temporal import (
+from memory.recall.temporal import (
     TimeRange,
     asks_when,
     event_ranges,

@@ -4,7 +4,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, HumanMessage
 
-from memory.tokens import (
+from memory.working.tokens import (
     MESSAGE_OVERHEAD,
     count_message_tokens,
     count_messages_tokens,

@@ -1,8 +1,8 @@
 import hashlib
 import json
 
-from memory.tokens import count_tokens
-from memory.tool_output import truncate_tool_output
+from memory.working.tokens import count_tokens
+from memory.working.tool_output import truncate_tool_output
 
 
 def test_small_output_passes_through() -> None:

@@ -1,0 +1,1 @@
+"""The write path: the memory gate, privacy filter, conflict policy and per-user write lock."""

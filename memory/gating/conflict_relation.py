@@ -1,0 +1,169 @@
+"""How an incoming statement relates to an existing memory (seed 000 §5.3, seed 002 §四.3).
+
+The answer is one of: duplicate, contradiction, list addition, or unrelated.
+
+The method is general, not a topic list: both statements are cut into a predicate frame and
+values (`conflict_frames`). Same values with compatible frames are a paraphrase; the same frame
+with different values is the same slot filled differently, which counts as a contradiction
+when the newcomer marks a correction ("actually", "now", "改"), when the slot is pinned down by
+shared words or numbers ("budget ... $2,000" vs "budget ... $3,000"), or when an exclusive
+preference ("prefer", "favourite") names a value of the same type (the embedder compares
+"coffee" and "tea": cosine 0.62 with MiniLM, against 0.16 for "tea" and "dark mode").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from memory.gating.conflict_frames import Frame, frame_similarity
+from memory.types import Category
+
+EmbedFn = Callable[[list[str]], npt.NDArray[np.float32]]
+Kind = Literal["duplicate", "contradiction", "list_add", "unrelated"]
+
+# Categories whose statements fill slots that a newer statement can overwrite. Facts qualify
+# only as stable states ("I live in X", "my manager is X"), never as events ("I went to X").
+SLOT_CATEGORIES = frozenset({Category.PREFERENCE, Category.CONSTRAINT, Category.DECISION})
+_FAMILY = {Category.PREFERENCE: "rule", Category.CONSTRAINT: "rule"}
+_STATE_WORDS = frozenset("is are am 'm live lives work works 我 是 住 在".split())
+FRAME_MIN = 0.6  # frames this alike describe the same slot (Jaccard over frame tokens)
+TYPE_MIN = 0.45  # values this alike (cosine) are of one type: coffee/tea 0.62, python/rust 0.20
+PARAPHRASE_SIM = 0.75  # caller's cosine above which differently framed same values are one
+CROSS_SIM = 0.6  # the same, across a fact and a preference ("Set my UI to dark mode": 0.62)
+
+
+@dataclass(frozen=True, slots=True)
+class Relation:
+    """The relation, and how sure the slot match is (for ranking several contradictions)."""
+
+    kind: Kind
+    strength: float = 0.0
+    why: str = ""
+
+
+UNRELATED = Relation("unrelated")
+
+
+def _cross_slot(a: Category, b: Category) -> bool:
+    return {a, b} <= {Category.PREFERENCE, Category.CONSTRAINT, Category.FACT}
+
+
+def same_family(a: Category, b: Category) -> bool:
+    """Preferences and constraints share slots; other categories only with themselves."""
+    return a is b or (_FAMILY.get(a) is not None and _FAMILY.get(a) == _FAMILY.get(b))
+
+
+def value_similarity(a: Frame, b: Frame, embed: EmbedFn | None) -> float:
+    """Cosine of the values that differ ("python" vs "rust"); 0 without an embedder.
+
+    Chinese values are not compared: all-MiniLM-L6-v2 is English-only and scores any two
+    Chinese strings near 0.9.
+    """
+    only_a, only_b = a.values - b.values, b.values - a.values
+    if embed is None or not only_a or not only_b or a.cjk or b.cjk:
+        return 0.0
+    vectors = embed([" ".join(sorted(only_a)), " ".join(sorted(only_b))])
+    return float(np.dot(vectors[0], vectors[1]))
+
+
+def relate(
+    new: Frame,
+    old: Frame,
+    *,
+    similarity: float,
+    categories: tuple[Category, Category],
+    dup_threshold: float,
+    embed: EmbedFn | None,
+) -> Relation:
+    """Classify the pair (incoming `new`, existing `old`)."""
+    family = same_family(*categories)
+    shared = new.values & old.values
+    only_new, only_old = new.values - old.values, old.values - new.values
+    differ = bool(only_new and only_old)
+    if not family and not _cross_slot(*categories):
+        near = similarity >= dup_threshold and new.negative == old.negative and not differ
+        return Relation("duplicate", similarity, "near-identical text") if near else UNRELATED
+    frames = frame_similarity(new, old)
+    if shared and new.negative != old.negative and not differ:
+        return Relation("contradiction", 1.0, "same statement, opposite polarity")
+    if not family:
+        return _across(new, old, similarity, frames, differ)
+    subset = bool(shared) and not differ
+    alike = frames >= 0.5 or categories[0] is Category.PREFERENCE or similarity >= PARAPHRASE_SIM
+    if new.negative == old.negative and (
+        (subset and alike) or (similarity >= dup_threshold and not (only_new and only_old))
+    ):
+        return Relation("duplicate", max(similarity, frames), "same value in other words")
+    if not (only_new and only_old):
+        return Relation("unrelated")
+    return _different_values(new, old, similarity, categories[1], frames, embed)
+
+
+def _across(new: Frame, old: Frame, similarity: float, frames: float, differ: bool) -> Relation:
+    """A fact beside a preference or constraint: the gate may file one statement either way.
+
+    "Dark mode is my preference" can come out of the gate as a fact and "I prefer dark mode"
+    as a preference: the same values with closely matching text are one memory. Otherwise
+    only an explicit correction links them ("我喜欢喝咖啡" → "我现在改喝茶了"); "I drank
+    coffee yesterday" is no duplicate of "I like coffee" (cosine well under 0.6).
+    """
+    shared = new.values & old.values
+    close = frames >= FRAME_MIN or (similarity >= CROSS_SIM and not (new.cjk or old.cjk))
+    if shared and not differ and new.negative == old.negative and close:
+        return Relation("duplicate", similarity, "same value, filed under another category")
+    if differ and new.correction and (shared or frames >= FRAME_MIN):
+        return Relation("contradiction", 0.5 if shared else 0.0, "correction marker")
+    return UNRELATED
+
+
+def _different_values(
+    new: Frame,
+    old: Frame,
+    similarity: float,
+    category: Category,
+    frames: float,
+    embed: EmbedFn | None,
+) -> Relation:
+    """Both sides name values the other lacks: a list to extend, a slot refilled, or neither."""
+    shared = new.values & old.values
+    type_sim = value_similarity(new, old, embed)
+    # The caller's cosine is no evidence for Chinese (MiniLM scores any two Chinese texts ~0.9).
+    related = type_sim >= 0.3 or (similarity >= 0.3 and not (new.cjk or old.cjk))
+    if old.listy and new.additive and (shared or frames >= FRAME_MIN or related):
+        return Relation("list_add", max(type_sim, similarity), "adds to a list")
+    # Words both statements share name the slot ("budget", "live"); the rest are its values.
+    slot = category in SLOT_CATEGORIES or bool((set(old.frame) | shared) & _STATE_WORDS)
+    if not slot:
+        return Relation("unrelated")
+    numbers = any(v[:1].isdigit() for v in new.values ^ old.values)
+    exclusive = new.exclusive or old.exclusive
+    if shared and (new.correction or numbers or (exclusive and type_sim >= TYPE_MIN)):
+        return Relation("contradiction", 0.5 + type_sim, "same slot, different value")
+    if frames < FRAME_MIN:
+        return Relation("unrelated")
+    if new.correction:
+        return Relation("contradiction", type_sim, "correction marker")
+    if exclusive and type_sim >= TYPE_MIN:
+        return Relation("contradiction", type_sim, "exclusive preference, same kind of value")
+    return Relation("unrelated")
+
+
+def decisive(relations: Sequence[Relation]) -> list[int]:
+    """Indexes of the contradictions the evidence singles out.
+
+    "Actually I now prefer Rust" against both "I prefer Python" and "I prefer dark mode" has
+    the same frame and the correction marker for both, and MiniLM cannot say which value Rust
+    replaces (0.20 vs 0.22): no contradiction is decisive, and the caller marks the conflict.
+    """
+    found = [i for i, r in enumerate(relations) if r.kind == "contradiction"]
+    strong = [i for i in found if relations[i].strength >= 0.5]
+    if strong or len(found) <= 1:
+        return strong or found
+    ranked = sorted(found, key=lambda i: relations[i].strength, reverse=True)
+    best, second = relations[ranked[0]].strength, relations[ranked[1]].strength
+    return [ranked[0]] if best >= TYPE_MIN and best - second >= 0.1 else []

@@ -1,0 +1,156 @@
+"""Conflict policy for an incoming gated memory against similar active ones (pure functions).
+
+Seed 000 §5.3 gives the strategies (last-write-wins, merge, mark-as-conflict); seed 002 §四.3
+and DESIGN §5 the policy: an explicit statement beats an inference, a newer explicit statement
+beats an older one, pinned business rules are never overridden from chat, list-like memories
+are merged, and a near-duplicate updates the existing memory instead of adding a copy. The
+caller writes the outcome and logs every conflict to the audit log.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Literal
+
+from memory.gating.conflict_frames import Frame, analyse, merge_text
+from memory.gating.conflict_relation import EmbedFn, Relation, decisive, relate
+from memory.types import Category, Origin
+
+Action = Literal["insert", "update_existing", "supersede", "reject", "merge", "mark_conflict"]
+Strategy = Literal["policy", "last_write_wins", "merge", "mark_conflict"]
+# Explicit statements outrank what consolidation learned, which outranks a one-off inference.
+_ORIGIN_RANK = {Origin.EXPLICIT: 2, Origin.LEARNED: 1, Origin.INFERRED: 0}
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """The incoming, already gated and redacted memory."""
+
+    content: str
+    category: Category
+    origin: Origin = Origin.EXPLICIT
+    created_at: datetime = field(default_factory=_now)
+
+
+@dataclass(frozen=True, slots=True)
+class Existing:
+    """An active memory similar to the candidate, with its cosine similarity to it."""
+
+    id: str
+    content: str
+    similarity: float
+    origin: Origin
+    category: Category
+    created_at: datetime
+    pinned: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Resolution:
+    """What to do with the candidate, which existing memories it affects, and why."""
+
+    action: Action
+    target_ids: tuple[str, ...] = ()
+    merged_content: str | None = None
+    reason: str = ""
+    # True when the candidate contradicts a memory (the caller's audit log records these).
+    conflict: bool = False
+
+
+def resolve(
+    incoming: Candidate,
+    existing: Sequence[Existing],
+    *,
+    dup_threshold: float = 0.92,
+    strategy: Strategy = "policy",
+    embed: EmbedFn | None = None,
+) -> Resolution:
+    """Decide how `incoming` enters the store given `existing` similar memories.
+
+    `embed` (e.g. `Embedder.embed`) lets the detector tell values of one type ("coffee" vs
+    "tea") from unrelated ones; without it only correction markers, shared words and numbers
+    reveal a contradiction.
+    """
+    new = analyse(incoming.content)
+    relations = [_relate(new, incoming, e, dup_threshold, embed) for e in existing]
+    contradicting = [i for i, r in enumerate(relations) if r.kind == "contradiction"]
+    if contradicting:
+        return _contradiction(incoming, existing, relations, contradicting, strategy)
+    lists = [i for i, r in enumerate(relations) if r.kind == "list_add"]
+    if lists:
+        return _merge_into(existing[max(lists, key=lambda i: relations[i].strength)], new)
+    dups = [i for i, r in enumerate(relations) if r.kind == "duplicate"]
+    if dups:
+        best = existing[max(dups, key=lambda i: existing[i].similarity)]
+        return Resolution("update_existing", (best.id,), None, relations[dups[0]].why)
+    return Resolution("insert", reason="no duplicate or conflicting memory")
+
+
+def _relate(
+    new: Frame, incoming: Candidate, old: Existing, dup: float, embed: EmbedFn | None
+) -> Relation:
+    return relate(
+        new,
+        analyse(old.content),
+        similarity=old.similarity,
+        categories=(incoming.category, old.category),
+        dup_threshold=dup,
+        embed=embed,
+    )
+
+
+def _contradiction(
+    incoming: Candidate,
+    existing: Sequence[Existing],
+    relations: Sequence[Relation],
+    found: Sequence[int],
+    strategy: Strategy,
+) -> Resolution:
+    pinned = [existing[i].id for i in found if existing[i].pinned]
+    if pinned:
+        return Resolution("reject", tuple(pinned), None, "pinned rule; chat cannot override", True)
+    chosen = decisive(relations)
+    if not chosen:
+        ids = tuple(existing[i].id for i in found)
+        return Resolution("mark_conflict", ids, None, "ambiguous: several slots fit", True)
+    targets = [existing[i] for i in chosen]
+    ids = tuple(t.id for t in targets)
+    why = relations[chosen[0]].why
+    if strategy == "mark_conflict":
+        return Resolution("mark_conflict", ids, None, f"{why}; kept both", True)
+    if strategy == "merge":
+        merged = f"{targets[0].content.rstrip(' .。')}; {incoming.content}"
+        return Resolution("merge", ids, merged, f"{why}; merged", True)
+    newer = all(incoming.created_at >= t.created_at for t in targets)
+    if strategy == "last_write_wins":
+        action: Action = "supersede" if newer else "reject"
+        return Resolution(action, ids, None, f"{why}; last write wins", True)
+    return _policy(incoming, targets, ids, why, newer)
+
+
+def _policy(
+    incoming: Candidate, targets: Sequence[Existing], ids: tuple[str, ...], why: str, newer: bool
+) -> Resolution:
+    """Explicit > learned > inferred; among equals, the newer statement wins."""
+    rank = _ORIGIN_RANK[incoming.origin]
+    top = max(_ORIGIN_RANK[t.origin] for t in targets)
+    if rank < top:
+        return Resolution("reject", ids, None, f"{why}; an inference never overrides", True)
+    if rank > top:
+        return Resolution("supersede", ids, None, f"{why}; explicit beats inferred", True)
+    if not newer:
+        return Resolution("mark_conflict", ids, None, f"{why}; older than the memory", True)
+    return Resolution("supersede", ids, None, f"{why}; newer statement wins", True)
+
+
+def _merge_into(target: Existing, new: Frame) -> Resolution:
+    if target.pinned:
+        return Resolution("reject", (target.id,), None, "pinned list; chat cannot change it")
+    merged = merge_text(target.content, new, analyse(target.content).values)
+    return Resolution("merge", (target.id,), merged, "adds to a list-like memory")

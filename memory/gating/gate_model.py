@@ -1,0 +1,162 @@
+"""The model-based gate: structured output, validated, retried once, rules as the fallback.
+
+DESIGN §7: local models break JSON and memories get lost silently. Here the answer is parsed
+from the message text (any chat model works, with or without native structured output),
+validated with pydantic, retried once with the validation error, and on a second failure or
+any exception the rule gate decides and a warning is logged. Redaction runs before the text
+reaches the model, and the poisoning rules apply to the model's answer as to the rules'.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from dataclasses import replace
+from typing import Any, Literal
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from pydantic import BaseModel, Field, ValidationError
+
+from memory.gating.gate_rules import DEFAULT_PRIVACY, drop, gate, instruction_decision, kind_for
+from memory.gating.gate_text import is_instruction_like, needs_approval, trim_small_talk
+from memory.gating.gate_types import GateDecision, GatePolicy, Role
+from memory.gating.privacy import PrivacyFilter
+from memory.types import Category, MemoryKind, Origin
+from prompts.gate import GATE_RETRY, GATE_SYSTEM, build_gate_request
+
+logger = logging.getLogger(__name__)
+
+MALFORMED = "model answer malformed; rules used"
+_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
+_RULE_CATEGORIES = frozenset({Category.PREFERENCE, Category.CONSTRAINT})
+
+
+class GateAnswer(BaseModel):
+    """The JSON object the gate prompt asks for."""
+
+    keep: bool
+    category: Category
+    importance: float = Field(ge=0.0, le=1.0)
+    confidence: float = Field(default=0.7, ge=0.0, le=1.0)
+    origin: Literal["explicit", "inferred"] = "explicit"
+    needs_approval: bool = False
+    instruction_like: bool = False
+    reason: str = ""
+
+
+def parse_answer(raw: object) -> tuple[GateAnswer | None, str]:
+    """Parse a model reply into a `GateAnswer`, or return the error to send back."""
+    text = _message_text(raw)
+    fenced = _FENCE.search(text)
+    if fenced:
+        text = fenced.group(1)
+    start, end = text.find("{"), text.rfind("}")
+    if start < 0 or end <= start:
+        return None, "no JSON object found"
+    try:
+        data: Any = json.loads(text[start : end + 1])
+        return GateAnswer.model_validate(data), ""
+    except json.JSONDecodeError as exc:
+        return None, f"invalid JSON ({exc.msg})"
+    except ValidationError as exc:
+        fields = ", ".join(".".join(str(p) for p in e["loc"]) or "root" for e in exc.errors())
+        return None, f"invalid fields: {fields}"
+
+
+def _message_text(raw: object) -> str:
+    if isinstance(raw, str):
+        return raw
+    if isinstance(raw, list):  # content blocks
+        parts = [p.get("text", "") if isinstance(p, dict) else str(p) for p in raw]
+        return "".join(str(p) for p in parts)
+    return str(raw)
+
+
+async def gate_with_model(
+    model: BaseChatModel,
+    text: str,
+    *,
+    role: Role = "user",
+    policy: GatePolicy | None = None,
+    privacy: PrivacyFilter | None = None,
+    context: str | None = None,
+) -> GateDecision:
+    """Gate `text` with `model`; falls back to the rule gate, never losing a memory silently."""
+    policy = policy or GatePolicy()
+    privacy = privacy or DEFAULT_PRIVACY
+    redaction = privacy.redact(text)
+    content, findings = redaction.text.strip(), redaction.kinds
+    if redaction.high_risk:
+        reason = f"high-risk secret ({', '.join(findings)}): not stored, even redacted"
+        return drop(content, findings, reason, role)
+    if role != "system" and is_instruction_like(content):
+        return instruction_decision(content, findings, role, policy)
+    safe_context = privacy.clean(context) if context else None
+    messages: list[BaseMessage] = [
+        SystemMessage(GATE_SYSTEM),
+        HumanMessage(build_gate_request(content, role, safe_context)),
+    ]
+    for attempt in range(2):
+        try:
+            reply = await model.ainvoke(messages)
+        except Exception as exc:  # any provider failure falls back to the rules
+            logger.warning("memory gate model call failed (%s); using the rule gate", type(exc))
+            return _fallback(text, role, policy, privacy, context, "model call failed; rules used")
+        answer, error = parse_answer(reply.content)
+        if answer is not None:
+            return from_answer(answer, content, findings, role, policy)
+        logger.warning("memory gate model answer malformed (attempt %d): %s", attempt + 1, error)
+        retry = HumanMessage(GATE_RETRY.format(error=error))
+        messages += [AIMessage(_message_text(reply.content)), retry]
+    return _fallback(text, role, policy, privacy, context, MALFORMED)
+
+
+def _fallback(
+    text: str,
+    role: Role,
+    policy: GatePolicy,
+    privacy: PrivacyFilter,
+    context: str | None,
+    why: str,
+) -> GateDecision:
+    decision = gate(text, role=role, policy=policy, privacy=privacy, context=context)
+    return replace(decision, reason=f"{why}: {decision.reason}")
+
+
+def from_answer(
+    answer: GateAnswer, content: str, findings: tuple[str, ...], role: Role, policy: GatePolicy
+) -> GateDecision:
+    """Apply the trust rules to a valid model answer: the model cannot promote tool text."""
+    if answer.instruction_like and role != "system":
+        return instruction_decision(content, findings, role, policy)
+    category = answer.category
+    low_trust = role == "tool"
+    if role in ("tool", "assistant") and category in _RULE_CATEGORIES:
+        category = Category.FACT  # what the tool or agent said, not what the user wants
+    keep = answer.keep and category is not Category.NOISE
+    keep = keep and answer.importance >= policy.model_keep_threshold
+    importance = answer.importance
+    if low_trust:
+        importance = min(importance, policy.low_trust_max_importance)
+    inferred = answer.origin == "inferred" or role in ("tool", "assistant")
+    kind = kind_for(category, role)
+    if inferred and kind is MemoryKind.PREFERENCE:
+        kind = MemoryKind.EPISODIC  # an inference stays episodic until consolidation confirms it
+    return GateDecision(
+        keep=keep,
+        category=category,
+        kind=kind,
+        importance=round(importance, 3),
+        confidence=round(answer.confidence, 3),
+        origin=Origin.INFERRED if inferred else Origin.EXPLICIT,
+        reason=f"model: {answer.reason or category.value}" + ("" if keep else "; dropped"),
+        content=trim_small_talk(content) if keep else content,
+        trust="low" if low_trust else "normal",
+        needs_approval=keep
+        and not low_trust
+        and (answer.needs_approval or needs_approval(content)),
+        ttl_days=policy.ttl_for(category, low_trust=low_trust) if keep else None,
+        findings=findings,
+    )

@@ -1,0 +1,123 @@
+"""The rule-based memory gate: redact, refuse high-risk content, classify, score, decide.
+
+Works without any model (DESIGN §5). A turn is split into sentences and clauses; the most
+important clause decides the category, so "Thanks! Also, I'm flying to Chicago on Tuesday"
+is kept as a fact and "That's awesome! What made you start?" is dropped as noise.
+"""
+
+from __future__ import annotations
+
+from memory.gating.gate_signals import Cue
+from memory.gating.gate_text import best_cue, is_instruction_like, needs_approval, trim_small_talk
+from memory.gating.gate_types import GateDecision, GatePolicy, Role
+from memory.gating.privacy import PrivacyFilter
+from memory.types import Category, MemoryKind, Origin
+
+DEFAULT_PRIVACY = PrivacyFilter()
+
+
+def kind_for(category: Category, role: Role) -> MemoryKind:
+    """Explicit user preferences and constraints are PREFERENCE; lessons are PROCEDURAL.
+
+    Failure lessons are "how (not) to do it next time": procedural knowledge (seed 003's
+    subtype), so consolidation can distil them into rules. Tool text never leaves EPISODIC.
+    """
+    if role == "tool":
+        return MemoryKind.EPISODIC
+    if category in (Category.PREFERENCE, Category.CONSTRAINT) and role in ("user", "system"):
+        return MemoryKind.PREFERENCE
+    if category is Category.FAILURE_LESSON:
+        return MemoryKind.PROCEDURAL
+    return MemoryKind.EPISODIC
+
+
+def gate(
+    text: str,
+    *,
+    role: Role = "user",
+    policy: GatePolicy | None = None,
+    privacy: PrivacyFilter | None = None,
+    context: str | None = None,
+) -> GateDecision:
+    """Decide whether `text` becomes a memory; the decision's content is the redacted text.
+
+    `context` is the turn `text` answers (usually the agent's previous message), if any: an
+    answer to a question about the user is kept even when it has no first-person cue.
+    """
+    policy = policy or GatePolicy()
+    redaction = (privacy or DEFAULT_PRIVACY).redact(text)
+    content, findings = redaction.text.strip(), redaction.kinds
+    if redaction.high_risk:
+        reason = f"high-risk secret ({', '.join(findings)}): not stored, even redacted"
+        return drop(content, findings, reason, role)
+    if role != "system" and is_instruction_like(content):
+        return instruction_decision(content, findings, role, policy)
+    if context:
+        context = (privacy or DEFAULT_PRIVACY).clean(context)
+    cue = best_cue(content, role, context)
+    return decide(cue, content, findings, role, policy)
+
+
+def decide(
+    cue: Cue, content: str, findings: tuple[str, ...], role: Role, policy: GatePolicy
+) -> GateDecision:
+    """Turn a classified cue into a decision under `policy` and the role's trust rules."""
+    low_trust = role == "tool"
+    keep = cue.category is not Category.NOISE and cue.importance >= policy.keep_threshold
+    if low_trust:
+        # Tool output has its own switch; its importance is capped below any keep bar anyway.
+        keep = cue.category is not Category.NOISE and policy.keep_tool_facts
+    importance = (
+        min(cue.importance, policy.low_trust_max_importance) if low_trust else cue.importance
+    )
+    return GateDecision(
+        keep=keep,
+        category=cue.category,
+        kind=kind_for(cue.category, role),
+        importance=round(importance, 3),
+        confidence=round(cue.confidence, 3),
+        origin=Origin.EXPLICIT if role in ("user", "system") else Origin.INFERRED,
+        reason=f"{cue.reason} ({cue.category.value})" + ("" if keep else "; dropped"),
+        content=trim_small_talk(content) if keep else content,
+        trust="low" if low_trust else "normal",
+        needs_approval=keep and not low_trust and needs_approval(content),
+        ttl_days=policy.ttl_for(cue.category, low_trust=low_trust) if keep else None,
+        findings=findings,
+    )
+
+
+def instruction_decision(
+    content: str, findings: tuple[str, ...], role: Role, policy: GatePolicy
+) -> GateDecision:
+    """Instruction-like text is never a rule: dropped, or kept as a low-trust episode."""
+    if not policy.keep_injections:
+        return drop(content, findings, "instruction-like text; never stored as a rule", role)
+    return GateDecision(
+        keep=True,
+        category=Category.FACT,
+        kind=MemoryKind.EPISODIC,
+        importance=min(0.1, policy.low_trust_max_importance),
+        confidence=0.3,
+        origin=Origin.INFERRED,
+        reason="instruction-like text; kept only as a low-trust episode",
+        content=content,
+        trust="low",
+        ttl_days=policy.low_trust_ttl_days,
+        findings=findings,
+    )
+
+
+def drop(content: str, findings: tuple[str, ...], reason: str, role: Role) -> GateDecision:
+    """A decision not to store `content`, with the reason recorded for the audit log."""
+    return GateDecision(
+        keep=False,
+        category=Category.NOISE,
+        kind=MemoryKind.EPISODIC,
+        importance=0.0,
+        confidence=0.9,
+        origin=Origin.EXPLICIT if role in ("user", "system") else Origin.INFERRED,
+        reason=reason,
+        content=content,
+        trust="low" if role == "tool" else "normal",
+        findings=findings,
+    )

@@ -1,0 +1,188 @@
+"""Classify one clause of a turn: which memory category it carries, if any, and how strongly.
+
+Both lexicons run on every clause (English cues do not fire on Chinese text and vice versa),
+so mixed-language turns ("代码示例请用 TypeScript") need no language detection.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from memory.gating import gate_cues_en as en
+from memory.gating import gate_cues_zh as zh
+from memory.gating import gate_lexicon_en as lex
+from memory.types import Category
+
+# Base importance per category (seed 002: preferences, constraints and failure lessons rank
+# above facts; DESIGN §5). Specific facts (a date, a number, a name) get +0.1.
+IMPORTANCE = {
+    Category.CONSTRAINT: 0.85,
+    Category.FAILURE_LESSON: 0.8,
+    Category.PREFERENCE: 0.75,
+    Category.DECISION: 0.7,
+    Category.FACT: 0.55,
+    Category.NOISE: 0.05,
+}
+_GENERIC_FACT = 0.4
+# "Always"/"every week" without a subject reads as a standing instruction, but conversation
+# uses it descriptively too ("always a treat"); a guess, so it ranks below explicit rules.
+_STANDING_RULE = 0.6
+SECRET_ONLY = re.compile(
+    r"^[^\[\]]{0,60}?(?:\bis\b|\bare\b|\bwas\b|[:=：]|是|为)\s*\[REDACTED:[a-z_]+\]"
+    r"(?:\s+(?:if|in case|for|so|when|just in case)\b[^\[\]]*)?[\s.。!！]*$",
+    re.I,
+)
+_TOOL_RECORD = re.compile(
+    r"\b(?:shipped|delivered|created|scheduled|appointment|booked|due|expires?|assigned|renew"
+    r"|account|plan|order|invoice|subscription|meeting|ticket|opened|closed|signed)\b"
+    r"|发出|发货|创建|预约|到期|续费|订单|账户|会议|工单|签收",
+    re.I,
+)
+_TRANSIENT = re.compile(
+    r"\b(?:weather|temperature|forecast|returned \d+ results?|\d+ results|status|http \d{3}"
+    r"|ok|success|loading)\b|天气|气温|查询成功|返回 ?\d+ ?条|度，",
+    re.I,
+)
+_PLACEHOLDER = re.compile(r"\[redacted:[a-z_]+\]")
+_WORD = re.compile(r"[a-z][a-z']+|[\u4e00-\u9fff]")
+_STOP = frozenset(
+    "the a an and or but so to of in on at for with is are was were be been it this that i me my "
+    "we our you your he she they them his her its just really very too also then there here "
+    "what how do does did have has had not no yes oh well like get got go so much more some".split()
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Cue:
+    """What a clause carries: a category, its importance, the rule's confidence, and why."""
+
+    category: Category
+    importance: float
+    confidence: float
+    reason: str
+
+
+NOISE = Cue(Category.NOISE, IMPORTANCE[Category.NOISE], 0.8, "small talk or no self-information")
+SECRET_CUE = Cue(Category.NOISE, 0.05, 0.9, "only a redacted secret")
+QUESTION_CUE = Cue(Category.NOISE, 0.05, 0.7, "a question with no self-information")
+
+
+def normalise(text: str) -> str:
+    """Lower-case with straight quotes, for the case-insensitive English cues."""
+    return text.replace("’", "'").replace("‘", "'").replace("`", "'").strip().lower()
+
+
+def is_interrogative(clause: str) -> bool:
+    """True when the clause itself asks something (a question word or a question particle)."""
+    low = normalise(clause)
+    return bool(lex.QUESTION_START.search(low) or zh.QUESTION.search(low)) and not (
+        lex.POLITE_REQUEST.search(low) and (_standing(low) or lex.PERSIST.search(low))
+    )
+
+
+def content_words(clause: str) -> int:
+    """How many non-stopword words (or CJK characters / 2) the clause has."""
+    words = _WORD.findall(_PLACEHOLDER.sub(" ", normalise(clause)))
+    latin = sum(1 for w in words if len(w) > 1 and w not in _STOP)
+    cjk = sum(1 for w in words if len(w) == 1)
+    return latin + cjk // 2
+
+
+def _strong(low: str, specific: bool) -> Cue | None:
+    """The first strong category cue the clause matches, in priority order."""
+    if en.FAILURE.search(low) or zh.FAILURE.search(low):
+        return Cue(Category.FAILURE_LESSON, IMPORTANCE[Category.FAILURE_LESSON], 0.75, "failure")
+    if en.CONSTRAINT.search(low) or zh.CONSTRAINT.search(low):
+        return Cue(Category.CONSTRAINT, IMPORTANCE[Category.CONSTRAINT], 0.8, "constraint")
+    if en.PREFERENCE.search(low) or zh.PREFERENCE.search(low):
+        return Cue(Category.PREFERENCE, IMPORTANCE[Category.PREFERENCE], 0.8, "preference")
+    if zh.DECISION.search(low) or en.DECIDED.search(low) or (en.DECISION.search(low) and specific):
+        return Cue(Category.DECISION, IMPORTANCE[Category.DECISION], 0.75, "decision")
+    if _standing(low):
+        return Cue(Category.CONSTRAINT, _STANDING_RULE, 0.6, "standing rule")
+    return None
+
+
+def _standing(low: str) -> bool:
+    """A standing instruction: "from now on", or "always"/"every Monday" in an imperative."""
+    if lex.STANDING.search(low) or zh.STANDING.search(low):
+        return True
+    return bool(
+        (lex.PERSIST.search(low) and not lex.SUBJECT_START.search(low))
+        or (zh.PERSIST.search(low) and not zh.SUBJECT_START.search(low))
+    )
+
+
+def is_specific(raw: str) -> bool:
+    """True when the text names a time, a number, a name or a standing schedule."""
+    low = normalise(raw)
+    return bool(
+        en.SPECIFIC.search(low)
+        or zh.SPECIFIC.search(low)
+        or en.PROPER_NOUN.search(raw)
+        or en.NAMED.search(raw)
+        or lex.PERSIST.search(low)
+    )
+
+
+def _fact(low: str, raw: str, specific: bool) -> Cue | None:
+    """A first-person statement about the speaker's life, work or plans."""
+    strong = en.FACT.search(low) or zh.FACT.search(low)
+    personal = lex.FIRST_PERSON.search(low) or zh.FIRST_PERSON.search(low)
+    if strong:
+        bonus = 0.1 if specific else 0.0
+        return Cue(Category.FACT, IMPORTANCE[Category.FACT] + bonus, 0.7, "personal fact")
+    if personal and (lex.I_PAST.search(low) or specific) and content_words(raw) >= 2:
+        return Cue(Category.FACT, _GENERIC_FACT, 0.5, "first-person statement")
+    # Chinese drops inflection, so a first-person clause of some length is the signal.
+    if zh.FIRST_PERSON.search(low) and content_words(raw) >= 3:
+        return Cue(Category.FACT, _GENERIC_FACT, 0.5, "first-person statement")
+    return None
+
+
+def _vetoed(low: str) -> bool:
+    return bool(lex.REACTION.search(low) or zh.REACTION.search(low))
+
+
+def classify_clause(clause: str, *, asking: bool, personal: bool = True, sentence: str = "") -> Cue:
+    """Classify one clause of `sentence`.
+
+    `asking`: the clause is a question; `personal`: first person means the user (not the
+    agent). Specificity (a date, a name) is judged on the whole sentence: in "Starting
+    tomorrow, I will go to the gym" the date sits in another clause than the plan.
+    """
+    low = normalise(clause)
+    if not low or lex.NOISE_WORDS.match(low) or zh.NOISE_WORDS.match(low):
+        return NOISE
+    if SECRET_ONLY.match(clause):
+        return SECRET_CUE
+    if asking:
+        return QUESTION_CUE
+    if lex.POLITE_REQUEST.search(low):
+        low = lex.POLITE_REQUEST.sub("", low)
+    specific = is_specific(sentence or clause)
+    cue = _strong(low, specific)
+    if lex.ADVICE.search(low) or zh.ADVICE.search(low):
+        return Cue(Category.NOISE, 0.05, 0.7, "advice or support for the other speaker")
+    vetoed = _vetoed(low)
+    if cue and not (vetoed and cue.reason not in _UNVETOED):
+        return cue
+    if vetoed or lex.ONE_OFF_IMPERATIVE.search(low) or zh.ONE_OFF.search(low):
+        return NOISE
+    return (_fact(low, clause, specific) if personal else None) or NOISE
+
+
+# An explicit rule or a failure survives a reaction around it ("Wow, that's bad: the deploy
+# failed"); a standing-rule guess or a preference does not ("Thanks for always being there").
+_UNVETOED = frozenset({"failure", "constraint"})
+
+
+def classify_tool_clause(clause: str) -> Cue:
+    """Tool output: a failure or a dated record is worth an episode; readings are not."""
+    low = normalise(clause)
+    if en.FAILURE.search(low) or zh.FAILURE.search(low):
+        return Cue(Category.FAILURE_LESSON, IMPORTANCE[Category.FAILURE_LESSON], 0.6, "tool error")
+    if _TOOL_RECORD.search(low) and is_specific(clause) and not _TRANSIENT.search(low):
+        return Cue(Category.FACT, IMPORTANCE[Category.FACT], 0.6, "tool record")
+    return Cue(Category.NOISE, 0.05, 0.6, "transient tool output")

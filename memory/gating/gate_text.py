@@ -1,0 +1,155 @@
+"""Judge a whole turn: split it, classify each clause, and pick the clause that matters most.
+
+"Thanks! Also, I'm flying to Chicago on Tuesday" is a fact (its second sentence), "That's
+awesome! What made you start?" is noise (a reaction and a question). A turn that answers a
+question about the user ("How often do you run?" → "Three times a week") is self-disclosure
+even without a first-person cue, so the previous turn can be passed as `context`.
+"""
+
+from __future__ import annotations
+
+import re
+
+from memory.gating import gate_cues_zh as zh
+from memory.gating import gate_lexicon_en as lex
+from memory.gating.gate_score import score, turn_signals
+from memory.gating.gate_signals import (
+    NOISE,
+    SECRET_CUE,
+    SECRET_ONLY,
+    Cue,
+    classify_clause,
+    classify_tool_clause,
+    content_words,
+    is_interrogative,
+    normalise,
+)
+from memory.gating.gate_specifics import without_vocatives
+from memory.gating.gate_split import split_candidates, split_clauses, split_media
+from memory.gating.gate_types import Role
+from memory.types import Category
+
+_AGENT_CATEGORIES = frozenset({Category.DECISION, Category.FAILURE_LESSON})
+_QUESTION_MARKS = ("?", "？")
+_ZH_PARTICLES = ("吗", "呢", "么", "嘛")
+REQUEST = Cue(Category.PREFERENCE, 0.7, 0.6, "named request")
+_POLITE_NP = re.compile(
+    r"^(?P<np>[^,，?？!！.。:：]{2,40})[,，]\s*(?:please|pls|thanks|thank you|请|谢谢)"
+    r"[.!。！~～]*$",
+    re.IGNORECASE,
+)
+ACTION = Cue(Category.DECISION, 0.75, 0.6, "change to external actions")
+
+
+def is_instruction_like(text: str) -> bool:
+    """True for text that tries to instruct the system ("ignore previous rules", "I am admin")."""
+    low = normalise(text)
+    return bool(lex.INJECTION.search(low) or zh.INJECTION.search(low))
+
+
+def needs_approval(text: str) -> bool:
+    """True when a memory would change external actions: payments, recipients, permissions."""
+    low = normalise(text)
+    return bool(lex.APPROVAL.search(low) or zh.APPROVAL.search(low))
+
+
+def is_question(sentence: str) -> bool:
+    """True for a sentence that ends as a question (?, ？, or a Chinese question particle)."""
+    stripped = sentence.rstrip(" \"'”’)~～")
+    return stripped.endswith(_QUESTION_MARKS) or stripped.rstrip("。.！!").endswith(_ZH_PARTICLES)
+
+
+def sentence_cues(sentence: str, *, personal: bool) -> list[Cue]:
+    """Classify each clause of one sentence; in a question, only the asking clause is noise."""
+    return [cue for _, cue in clause_cues(sentence, personal=personal)]
+
+
+def clause_cues(sentence: str, *, personal: bool) -> list[tuple[str, Cue]]:
+    """Each clause of one sentence with its cue ("Since I'm vegetarian, what should I cook?")."""
+    if SECRET_ONLY.match(sentence):
+        return [(sentence, SECRET_CUE)]
+    if personal and _named_request(sentence):
+        return [(sentence, REQUEST)]
+    clauses = split_clauses(sentence) or [sentence]
+    asking = [False] * len(clauses)
+    if is_question(sentence):
+        # "Since I'm vegetarian, what should I cook?": the first clause still informs.
+        asking = [is_interrogative(c) for c in clauses]
+        if not any(asking) and not lex.POLITE_REQUEST.search(normalise(clauses[-1])):
+            asking[-1] = True
+    return [
+        (c, classify_clause(c, asking=a, personal=personal, sentence=sentence))
+        for c, a in zip(clauses, asking, strict=True)
+    ]
+
+
+def _named_request(sentence: str) -> bool:
+    """True for "Dark mode, please." or "深色主题，谢谢": a thing named and asked for."""
+    match = _POLITE_NP.match(without_vocatives(sentence).strip())
+    if not match:
+        return False
+    head = normalise(match.group("np"))
+    return not (_small_talk(head) or lex.REACTION.search(head) or zh.REACTION.search(head)) and (
+        content_words(match.group("np")) >= 1
+    )
+
+
+def best_cue(text: str, role: Role = "user", context: str | None = None) -> Cue:
+    """The most important cue among the text's clauses (tool output is judged per sentence).
+
+    The turn is then weighed as a whole (gate_score): its specifics, events, chit-chat, a
+    shared photo, and (for the user) whether it answers a question asked in `context`.
+    """
+    body, caption = split_media(text)
+    sentences = split_candidates(body)
+    if role == "tool":
+        return max((classify_tool_clause(s) for s in sentences), key=_rank, default=NOISE)
+    clauses = [p for s in sentences for p in clause_cues(s, personal=role != "assistant")]
+    cues = [cue for _, cue in clauses]
+    if role == "assistant":
+        # The agent's own words are not the user's preferences; only its actions and lessons.
+        cues = [c for c in cues if c.category in _AGENT_CATEGORIES]
+    best = max(cues, key=_rank, default=NOISE)
+    if role == "user" or best.category is not Category.NOISE:
+        # Only the user's cue-less content can become a fact: what the agent says is not
+        # something to learn about the user, and a system message is a rule or nothing.
+        asked = role == "user" and asks(context)
+        best = score(best, turn_signals(clauses, photo=bool(caption), asked=asked))
+    if best.category is Category.NOISE and _actionable(sentences):
+        # "Add Jordan as an admin on billing": a change to payments, recipients or
+        # permissions matters even without a preference or fact cue; it will need approval.
+        return ACTION
+    return best
+
+
+def _rank(cue: Cue) -> float:
+    return cue.importance
+
+
+def asks(context: str | None) -> bool:
+    """True when the previous turn asks the speaker something (a question sentence)."""
+    if not context:
+        return False
+    return any(is_question(s) for s in split_candidates(split_media(context)[0]))
+
+
+def _actionable(sentences: list[str]) -> bool:
+    return any(
+        needs_approval(s) and not is_question(s) and not SECRET_ONLY.match(s) for s in sentences
+    )
+
+
+def _small_talk(low: str) -> bool:
+    return bool(lex.NOISE_WORDS.match(low) or zh.NOISE_WORDS.match(low))
+
+
+def trim_small_talk(text: str) -> str:
+    """Drop greeting/thanks sentences at either end of a kept text ("Thanks! Also, I ...")."""
+    sentences = split_candidates(text)
+    keep = [i for i, s in enumerate(sentences) if not _small_talk(normalise(without_vocatives(s)))]
+    if not keep:
+        return text.strip()
+    first, last = sentences[keep[0]], sentences[keep[-1]]
+    start = text.find(first)
+    end = text.rfind(last) + len(last)
+    return text[start:end].strip() if 0 <= start < end else text.strip()

@@ -1,0 +1,152 @@
+"""The write-back path shared by the agent's gate_and_store node and `memory-agent remember`.
+
+candidate statements → gate (classify, score, redact, poisoning rules) → consent → near-duplicate
+and conflict resolution against this user's existing memories → write (or pending approval).
+Every decision, including a drop, lands in the audit log with its reason (never the dropped
+text itself: it may be the very thing the user did not want kept).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+
+from memory.gating.gate import (
+    GateDecision,
+    GatePolicy,
+    Role,
+    gate,
+    gate_with_model,
+    split_candidates,
+)
+from memory.gating.ingest_apply import ConflictStrategy, apply_resolution
+from memory.gating.privacy import PrivacyFilter
+from memory.storage.store import MemoryStore
+from memory.types import NewMemory, Scope, Source, Status
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class IngestResult:
+    """What happened to one candidate statement."""
+
+    action: str  # stored / dropped / reinforced / superseded / merged / rejected / conflict /
+    #              pending_approval / no_consent
+    decision: GateDecision
+    memory_id: str | None
+    reason: str
+    related_ids: tuple[str, ...] = ()
+
+
+def to_new_memory(
+    decision: GateDecision,
+    *,
+    source: Source,
+    provenance: Mapping[str, Any],
+    occurred_at: datetime | None,
+    require_approval: bool,
+) -> NewMemory:
+    """The row to write for a kept gate decision."""
+    pending = require_approval and decision.needs_approval
+    return NewMemory(
+        content=decision.content,
+        kind=decision.kind,
+        source=source,
+        origin=decision.origin,
+        category=decision.category,
+        importance=decision.importance,
+        confidence=decision.confidence,
+        ttl_days=decision.ttl_days,
+        occurred_at=occurred_at,
+        status=Status.PENDING_APPROVAL if pending else Status.ACTIVE,
+        provenance={**provenance, "trust": decision.trust},
+        tags=["pii-redacted"] if decision.findings else [],
+    )
+
+
+async def _decide(
+    text: str,
+    role: Role,
+    model: BaseChatModel | None,
+    policy: GatePolicy,
+    privacy: PrivacyFilter,
+    context: str | None,
+) -> GateDecision:
+    if model is not None:
+        return await gate_with_model(
+            model, text, role=role, policy=policy, privacy=privacy, context=context
+        )
+    return gate(text, role=role, policy=policy, privacy=privacy, context=context)
+
+
+async def ingest_text(
+    store: MemoryStore,
+    scope: Scope,
+    text: str,
+    *,
+    role: Role = "user",
+    context: str | None = None,
+    source: Source = Source.CHAT,
+    provenance: Mapping[str, Any] | None = None,
+    occurred_at: datetime | None = None,
+    gate_model: BaseChatModel | None = None,
+    policy: GatePolicy | None = None,
+    privacy: PrivacyFilter | None = None,
+    conflict_strategy: ConflictStrategy = "policy",
+    require_approval: bool = True,
+) -> list[IngestResult]:
+    """Gate every candidate statement in `text` and write what deserves to be remembered.
+
+    `context` is the turn being answered (usually the agent's last message): it lets the gate
+    keep a terse answer such as "Max and Daisy." to "What are your dogs called?".
+    """
+    policy = policy or GatePolicy()
+    privacy = privacy or PrivacyFilter()
+    consent = await store.consent(scope)
+    results: list[IngestResult] = []
+    for candidate in split_candidates(text):
+        decision = await _decide(candidate, role, gate_model, policy, privacy, context)
+        if not decision.keep or not consent:
+            reason = decision.reason if decision.keep is False else "no consent to store memories"
+            action = "dropped" if not decision.keep else "no_consent"
+            await _log_drop(store, scope, decision, reason, candidate)
+            results.append(IngestResult(action, decision, None, reason))
+            continue
+        item = to_new_memory(
+            decision,
+            source=source,
+            provenance=provenance or {},
+            occurred_at=occurred_at,
+            require_approval=require_approval,
+        )
+        results.append(await _write(store, scope, decision, item, conflict_strategy))
+    return results
+
+
+async def _write(
+    store: MemoryStore,
+    scope: Scope,
+    decision: GateDecision,
+    item: NewMemory,
+    strategy: ConflictStrategy,
+) -> IngestResult:
+    outcome = await apply_resolution(store, scope, decision, item, strategy)
+    return IngestResult(
+        outcome.action, decision, outcome.memory_id, outcome.reason, outcome.related_ids
+    )
+
+
+async def _log_drop(
+    store: MemoryStore, scope: Scope, decision: GateDecision, reason: str, raw: str
+) -> None:
+    # The hash lets an auditor match a complaint ("you kept X") without keeping X.
+    digest = hashlib.sha256(raw.encode("utf-8", "replace")).hexdigest()[:16]
+    detail = {"category": decision.category.value, "sha256_16": digest}
+    await store.record_event(scope, None, "gate_drop", reason, detail)

@@ -1,0 +1,141 @@
+"""Apply the conflict policy to one gated memory and write the outcome (seeds 000 §5.3, 002 §四.3).
+
+Nothing is ever lost: a loser stays in Postgres as `superseded`, linked to the memory that won,
+out of recall; list-like memories are merged into a new version; `mark_conflict` keeps both
+active and tagged; every conflict is an audit event on each memory involved.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, replace
+from typing import Literal
+
+from memory.gating.concurrency_lock import user_write_lock
+from memory.gating.conflicts import Candidate, Existing, Resolution, resolve
+from memory.gating.gate import GateDecision
+from memory.storage.store import MemoryStore
+from memory.types import MemoryRecord, NewMemory, Scope, Status
+
+ConflictStrategy = Literal["policy", "last_write_wins", "merge", "mark_conflict"]
+
+DUPLICATE_COSINE = 0.92
+NEIGHBOURS = 6
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What the write path did."""
+
+    action: str
+    memory_id: str | None
+    reason: str
+    related_ids: tuple[str, ...] = ()
+
+
+def _existing(record: MemoryRecord, cosine: float) -> Existing:
+    return Existing(
+        id=record.id,
+        content=record.content,
+        similarity=cosine,
+        origin=record.origin,
+        category=record.category,
+        created_at=record.created_at,
+        pinned=record.pinned,
+    )
+
+
+async def decide(
+    store: MemoryStore, scope: Scope, item: NewMemory, strategy: ConflictStrategy
+) -> Resolution:
+    """The conflict policy's verdict for `item` against this user's nearest active memories."""
+    similar = await store.similar(scope, item.content, k=NEIGHBOURS)
+    existing = [_existing(r, cos) for r, cos in similar]
+    candidate = Candidate(content=item.content, category=item.category, origin=item.origin)
+    # resolve() may embed value words; keep the CPU work off the event loop.
+    return await asyncio.to_thread(
+        resolve,
+        candidate,
+        existing,
+        dup_threshold=DUPLICATE_COSINE,
+        strategy=strategy,
+        embed=store.embedder.embed,
+    )
+
+
+async def apply_resolution(
+    store: MemoryStore,
+    scope: Scope,
+    decision: GateDecision,
+    item: NewMemory,
+    strategy: ConflictStrategy,
+) -> Outcome:
+    """Insert, reinforce a near-duplicate, supersede, merge, reject or flag, then audit.
+
+    Runs under the user's write lock (across processes): a concurrent writer of the same user
+    waits, then sees this write, so the conflict policy decides instead of a race.
+    """
+    async with user_write_lock(store, scope):
+        return await _apply(store, scope, decision, item, strategy)
+
+
+async def _apply(
+    store: MemoryStore,
+    scope: Scope,
+    decision: GateDecision,
+    item: NewMemory,
+    strategy: ConflictStrategy,
+) -> Outcome:
+    if item.status is Status.PENDING_APPROVAL:
+        written = await store.write(scope, item, reason=decision.reason)
+        return Outcome("pending_approval", written.id, decision.reason)
+    verdict = await decide(store, scope, item, strategy)
+    targets = verdict.target_ids
+    if verdict.action == "update_existing":
+        await store.reinforce(scope, targets[0], reason=verdict.reason)
+        return Outcome("reinforced", targets[0], verdict.reason, targets)
+    if verdict.action == "insert":
+        written = await store.write(scope, item, reason=decision.reason)
+        return Outcome("stored", written.id, decision.reason)
+    return await _conflict(store, scope, item, verdict)
+
+
+async def _conflict(
+    store: MemoryStore, scope: Scope, item: NewMemory, verdict: Resolution
+) -> Outcome:
+    targets, why = verdict.target_ids, verdict.reason
+    if verdict.action == "reject":
+        # The incoming statement loses but is kept, superseded by the memory that won.
+        lost = await store.write(scope, replace(item, status=Status.SUPERSEDED), reason=why)
+        await store.set_status(
+            scope,
+            lost.id,
+            Status.SUPERSEDED,
+            reason=why,
+            superseded_by=targets[0],
+            event="conflict",
+        )
+        return Outcome("rejected", lost.id, why, targets)
+    if verdict.action == "mark_conflict":
+        tagged = replace(item, tags=[*item.tags, "conflict"])
+        written = await store.write(scope, tagged, reason=why)
+        for target in targets:
+            await store.record_event(scope, target, "conflict", why, {"with": written.id})
+        await store.record_event(scope, written.id, "conflict", why, {"with": list(targets)})
+        return Outcome("conflict", written.id, why, targets)
+    content = verdict.merged_content if verdict.action == "merge" else None
+    winner = replace(item, content=content) if content else item
+    written = await store.write(scope, winner, reason=why)
+    for target in targets:
+        await store.set_status(
+            scope,
+            target,
+            Status.SUPERSEDED,
+            reason=why,
+            superseded_by=written.id,
+            event="supersede" if verdict.action == "supersede" else "merge",
+        )
+    if verdict.conflict:
+        await store.record_event(scope, written.id, "conflict", why, {"replaced": list(targets)})
+    action = "merged" if verdict.action == "merge" else "superseded"
+    return Outcome(action, written.id, why, targets)

@@ -1,0 +1,115 @@
+"""Model-based distillation: structured output, validated, retried once, rules as the fallback.
+
+The model words the rule and judges whether the episodes really agree; the rules still decide
+eligibility and confidence (support, days, agreement), so a model can veto a promotion but
+never promote a theme the evidence does not carry. A malformed answer is retried once with the
+validation error; a second failure, or any provider error, falls back to the rules' verdict and
+is logged (DESIGN §7: local models break JSON and memories get lost silently).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any, Literal
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from pydantic import BaseModel, Field, ValidationError
+
+from memory.gating.gate_text import is_instruction_like
+from memory.longterm.consolidation_distil import Distillation
+from memory.types import Category, MemoryKind, MemoryRecord
+from prompts.consolidation import DISTIL_RETRY, DISTIL_SYSTEM, build_distil_request
+
+log = logging.getLogger(__name__)
+
+_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
+
+
+class DistilAnswer(BaseModel):
+    """The JSON object the distillation prompt asks for."""
+
+    promote: bool
+    kind: Literal["preference", "procedural", "semantic"] = "preference"
+    category: Category = Category.PREFERENCE
+    statement: str = Field(default="", max_length=400)
+    reason: str = ""
+
+
+def parse_distil_answer(raw: object) -> tuple[DistilAnswer | None, str]:
+    """Parse a reply into a `DistilAnswer`, or return the error to send back to the model."""
+    text = raw if isinstance(raw, str) else _text(raw)
+    fenced = _FENCE.search(text)
+    if fenced:
+        text = fenced.group(1)
+    start, end = text.find("{"), text.rfind("}")
+    if start < 0 or end <= start:
+        return None, "no JSON object found"
+    try:
+        data: Any = json.loads(text[start : end + 1])
+        answer = DistilAnswer.model_validate(data)
+    except json.JSONDecodeError as exc:
+        return None, f"invalid JSON ({exc.msg})"
+    except ValidationError as exc:
+        fields = ", ".join(".".join(str(p) for p in e["loc"]) or "root" for e in exc.errors())
+        return None, f"invalid fields: {fields}"
+    if answer.promote and not answer.statement.strip():
+        return None, "promote is true but statement is empty"
+    return answer, ""
+
+
+def _text(raw: object) -> str:
+    if isinstance(raw, list):  # content blocks
+        return "".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in raw)
+    return str(raw)
+
+
+def _apply(answer: DistilAnswer, rules: Distillation) -> Distillation:
+    statement = " ".join(answer.statement.split())
+    if answer.promote and is_instruction_like(statement):
+        return replace(rules, promote=False, reason="model statement is instruction-like; kept "
+                       "episodic", method="model")  # fmt: skip
+    promote = answer.promote and rules.promote
+    if answer.promote and not rules.promote:
+        reason = f"model would promote, but the evidence is too weak: {rules.reason}"
+    else:
+        reason = f"model: {answer.reason or ('stable theme' if promote else 'not stable')}"
+    return replace(
+        rules,
+        promote=promote,
+        reason=reason,
+        content=statement or rules.content,
+        kind=MemoryKind(answer.kind),
+        category=answer.category,
+        method="model",
+    )
+
+
+async def distil_with_model(
+    model: BaseChatModel, records: Sequence[MemoryRecord], rules: Distillation
+) -> Distillation:
+    """Ask `model` to word and vet the cluster; fall back to `rules` on failure (logged)."""
+    episodes = [(r.occurred_at.date().isoformat(), r.content) for r in records]
+    messages: list[BaseMessage] = [
+        SystemMessage(DISTIL_SYSTEM),
+        HumanMessage(build_distil_request(episodes)),
+    ]
+    for attempt in range(2):
+        try:
+            reply = await model.ainvoke(messages)
+        except Exception as exc:  # any provider failure falls back to the rules
+            log.warning("distillation model call failed (%s); rules used", type(exc).__name__)
+            return replace(rules, method="rules (model call failed)")
+        answer, error = parse_distil_answer(reply.content)
+        if answer is not None:
+            return _apply(answer, rules)
+        log.warning("distillation model answer malformed (attempt %d): %s", attempt + 1, error)
+        messages += [
+            AIMessage(_text(reply.content)),
+            HumanMessage(DISTIL_RETRY.format(error=error)),
+        ]
+    return replace(rules, method="rules (model answer malformed)")

@@ -1,0 +1,1 @@
+"""Recall: the per-user index, BM25 + dense + temporal signals, and the explainable ranking."""

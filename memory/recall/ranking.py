@@ -1,0 +1,126 @@
+"""Recall ranking: the weights and the arithmetic that turns signals into scores.
+
+score = α·similarity + lexical + β·recency + γ·importance + access boost + temporal (seed 002,
+plus the lexical and temporal signals DESIGN §4 asks for). Every term is computed as an array
+over all candidate memories by `memory.recall.retrieval`; this module holds the weights and the
+per-term formulas, so a score breakdown always shows the same numbers the ranking used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+import numpy as np
+import numpy.typing as npt
+
+from memory.types import MemoryKind, ScoreBreakdown
+
+Array = npt.NDArray[np.float32]
+
+_SECONDS_PER_DAY = 86_400.0
+
+
+def _default_half_lives() -> Mapping[MemoryKind, float]:
+    return MappingProxyType(
+        {
+            MemoryKind.EPISODIC: 30.0,
+            MemoryKind.SEMANTIC: 180.0,
+            MemoryKind.PROCEDURAL: 365.0,
+            MemoryKind.PREFERENCE: 365.0,
+        }
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class RankingWeights:
+    """How recall weighs its signals. Defaults are tuned on LoCoMo (see bench/locomo.py).
+
+    Relevance (similarity, lexical, speaker, group, temporal) dominates; recency, importance and
+    access are small so they order near-ties rather than override what the query asked for.
+    """
+
+    alpha: float = 0.8
+    """α: weight of dense cosine similarity, min-max normalised over the user's memories."""
+    lexical: float = 1.0
+    """Weight of BM25 over the memory text plus its context, normalised by the best match."""
+    speaker: float = 0.4
+    """Added when the query names the memory's speaker ("what did Anna say ..."); part of the
+    lexical term in the breakdown."""
+    group: float = 0.4
+    """Weight of BM25 over the memory's whole session/thread (its group): a turn whose
+    conversation is about the query ranks above an isolated word match; part of lexical."""
+    beta: float = 0.05
+    """β: weight of recency, an exponential decay with the kind's half-life."""
+    gamma: float = 0.05
+    """γ: weight of importance (in [0, 1])."""
+    access: float = 0.02
+    """Access-frequency boost per log1p(access_count) (seeds 000/003)."""
+    access_cap: float = 0.06
+    """Upper bound of the access boost, so popular memories cannot crowd out relevant ones."""
+    temporal: float = 0.8
+    """Weight of the match between a time the query names and when the memory happened."""
+    when: float = 0.4
+    """Added for memories that state a time when the query asks for one ("when did ...");
+    part of the temporal term in the breakdown."""
+    half_life_days: Mapping[MemoryKind, float] = field(default_factory=_default_half_lives)
+    """Recency half-life per memory kind: events fade in weeks, long-term knowledge in a year."""
+    overfetch: int = 4
+    """Candidates taken by relevance before the final ranking, as a multiple of k."""
+    feedback_docs: int = 10
+    """Pseudo-relevance feedback: expand the query with terms of this many top candidates
+    (0 switches it off)."""
+    feedback_terms: int = 10
+    """How many expansion terms pseudo-relevance feedback adds."""
+    feedback_weight: float = 0.3
+    """Weight of the expansion terms relative to the query's own terms."""
+
+    def half_life(self, kind: MemoryKind) -> float:
+        """The half-life in days for `kind` (30 days when the mapping lacks it)."""
+        return float(self.half_life_days.get(kind, 30.0))
+
+
+def recency(ages_seconds: Array, half_lives_days: Array) -> Array:
+    """0.5 ** (age / half-life), in (0, 1]; memories dated in the future count as new."""
+    ages_days = np.maximum(ages_seconds, 0.0) / _SECONDS_PER_DAY
+    return np.exp2(-ages_days / np.maximum(half_lives_days, 1e-3)).astype(np.float32)
+
+
+def access_boost(counts: Array, weights: RankingWeights) -> Array:
+    """min(log1p(count)·c, cap): frequently used memories rise, by a bounded amount."""
+    return np.minimum(np.log1p(np.maximum(counts, 0.0)) * weights.access, weights.access_cap)
+
+
+def normalise(values: Array, *, floor: float) -> Array:
+    """Min-max scale to [0, 1] with the spread floored at `floor`.
+
+    Per-query normalisation makes BM25 (unbounded) and cosine (bunched around 0.2-0.5 for
+    MiniLM) commensurable; the floor keeps a set of uniformly weak matches weak instead of
+    stretching noise to the full range.
+    """
+    if values.size == 0:
+        return values
+    low = float(values.min())
+    spread = max(float(values.max()) - low, floor)
+    return ((values - low) / spread).astype(np.float32)
+
+
+_TERMS = ("similarity", "lexical", "recency", "importance", "access", "temporal")
+
+
+def top_k(
+    ids: Sequence[str], terms: Mapping[str, Array], k: int
+) -> list[tuple[str, ScoreBreakdown]]:
+    """The k best (id, breakdown) pairs from weighted term arrays aligned with `ids`.
+
+    Totals are summed in float64 in `ScoreBreakdown.total`'s order, exactly as Python sums the
+    breakdown's floats, so the sort key is the very total each returned breakdown reports.
+    Ties go to the smaller id, so equal memories always come back in the same order.
+    """
+    columns = [np.asarray(terms[name], dtype=np.float64) for name in _TERMS]
+    total = columns[0] + columns[1]
+    for column in columns[2:]:
+        total = total + column
+    order = sorted(range(len(ids)), key=lambda i: (-total[i], ids[i]))[:k]
+    return [(ids[i], ScoreBreakdown(*(float(c[i]) for c in columns))) for i in order]

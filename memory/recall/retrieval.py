@@ -1,0 +1,213 @@
+"""The in-process recall index of one user (seed 003 "async preload").
+
+The store preloads a user's active memories into a `UserIndex`; a turn's recall is then an
+in-memory hybrid search: dense cosine + BM25 (memory, context, session) + speaker and time
+matches, relevance first, then recency / importance / access as tie-breakers. Measured on a
+shared 2-core machine: 100 memories search in ~0.6 ms, 10,000 in ~2 ms (p50).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+import numpy as np
+
+from memory.recall import retrieval_signals as signals
+from memory.recall.lexical import LexicalIndex, tokenize
+from memory.recall.ranking import RankingWeights, access_boost, recency, top_k
+from memory.recall.retrieval_columns import Columns
+from memory.recall.temporal import event_ranges, has_time_word
+from memory.recall.temporal_units import as_utc
+from memory.types import MemoryKind, ScoreBreakdown
+
+_KINDS = list(MemoryKind)
+
+
+@dataclass(slots=True)
+class IndexedMemory:
+    """One memory as the index sees it (built by `memory.recall.representation`)."""
+
+    id: str
+    text: str  # index text for lexical matching ("speaker: content")
+    vector: np.ndarray  # float32 [dim], L2-normalised, embedding of the embed text
+    kind: MemoryKind
+    occurred_at: datetime  # when it happened; tz-aware (naive is taken as UTC)
+    importance: float  # [0, 1]
+    access_count: int
+    expires_at: datetime | None  # expired memories are never returned, even before purge
+    span: int = 1  # source turns covered: recall slots the memory uses
+    context: str = ""  # what it happened around (neighbouring turns); weaker lexical evidence
+    speaker: str | None = None  # who said it; a query naming them favours their memories
+    group: str | None = None  # the session/thread it came from; scored as a whole too
+
+
+def _own_text(item: IndexedMemory) -> str:
+    """The memory's words without the "speaker:" label (a speaker called May is no date)."""
+    prefix = f"{item.speaker}: " if item.speaker else ""
+    return item.text[len(prefix) :] if prefix and item.text.startswith(prefix) else item.text
+
+
+class UserIndex:
+    """Hybrid search over one user's memories. Not thread-safe: one writer, or a lock."""
+
+    def __init__(self, *, k1: float = 1.2, b: float = 0.5) -> None:
+        self._cols = Columns()
+        self._own = LexicalIndex(k1=k1, b=b)
+        self._window = LexicalIndex(k1=k1, b=b)
+        self._groups = LexicalIndex(k1=k1, b=b)
+        self._slots: dict[str, int] = {}
+        self._ids: dict[int, str] = {}
+        self._tokens: dict[int, list[str]] = {}
+        self._spans: dict[int, int] = {}
+        self._speakers: dict[str, int] = {}
+        self._group_ids: dict[str, int] = {}
+
+    def __len__(self) -> int:
+        return len(self._slots)
+
+    def __contains__(self, memory_id: object) -> bool:
+        return memory_id in self._slots
+
+    def span(self, memory_id: str) -> int:
+        """Recall slots the memory uses (source turns it covers)."""
+        return self._spans[self._slots[memory_id]]
+
+    def upsert(self, items: Sequence[IndexedMemory]) -> None:
+        """Add memories, replacing any with the same id."""
+        for item in items:
+            self.remove([item.id])
+            self._insert(item)
+
+    def remove(self, ids: Iterable[str]) -> None:
+        """Drop memories by id (unknown ids are ignored)."""
+        for memory_id in ids:
+            slot = self._slots.pop(memory_id, None)
+            if slot is None:
+                continue
+            tokens = self._tokens.pop(slot)
+            self._own.discard(slot)
+            self._window.discard(slot)
+            gslot = int(self._cols.group[slot])
+            if gslot >= 0:
+                self._groups.subtract(gslot, tokens)
+            del self._ids[slot], self._spans[slot]
+            self._cols.release(slot)
+
+    def _insert(self, item: IndexedMemory) -> None:
+        cols = self._cols
+        vector = np.asarray(item.vector, dtype=np.float32).reshape(-1)
+        cols.set_dim(len(vector))
+        slot = cols.allocate()
+        self._slots[item.id], self._ids[slot] = slot, item.id
+        self._spans[slot] = max(1, int(item.span))
+        tokens = tokenize(item.text)
+        self._tokens[slot] = tokens
+        self._own.add(slot, tokens)
+        self._window.add(slot, tokens + tokenize(item.context))
+        cols.vectors[slot] = vector
+        cols.alive[slot] = True
+        occurred = as_utc(item.occurred_at)
+        cols.occurred[slot] = occurred.timestamp()
+        cols.expires[slot] = as_utc(item.expires_at).timestamp() if item.expires_at else np.inf
+        cols.importance[slot] = min(max(float(item.importance), 0.0), 1.0)
+        cols.access[slot] = max(int(item.access_count), 0)
+        cols.kind[slot] = _KINDS.index(item.kind)
+        if item.speaker:
+            cols.speaker[slot] = self._speakers.setdefault(item.speaker, len(self._speakers))
+        if item.group:
+            gslot = self._group_ids.setdefault(item.group, len(self._group_ids))
+            cols.group[slot] = gslot
+            self._groups.add(gslot, tokens)
+        own = _own_text(item)
+        events = event_ranges(own, occurred)  # [the day itself, *times the text names]
+        cols.dated[slot] = len(events) > 1 or has_time_word(own)
+        cols.set_events(slot, events)
+
+    def search(
+        self,
+        query: str,
+        query_vector: np.ndarray,
+        *,
+        k: int,
+        now: datetime,
+        weights: RankingWeights,
+        kinds: Collection[MemoryKind] | None = None,
+    ) -> list[tuple[str, ScoreBreakdown]]:
+        """The k best memories for the query, best first, each with its score breakdown."""
+        cols, n = self._cols, self._cols.size
+        now_s = as_utc(now).timestamp()
+        live = cols.alive[:n] & (cols.expires[:n] > now_s)
+        if kinds is not None:
+            live &= np.isin(cols.kind[:n], [_KINDS.index(MemoryKind(x)) for x in kinds])
+        if k <= 0 or not live.any():
+            return []
+        terms = self._relevance(query, query_vector, now, weights, live)
+        relevance = terms["similarity"] + terms["lexical"] + terms["temporal"]
+        relevance[~live] = -np.inf
+        count = min(int(live.sum()), max(k * max(weights.overfetch, 1), k))
+        candidates = np.argpartition(-relevance, count - 1)[:count]
+        return self._rank(candidates, terms, now_s, weights, k)
+
+    def _relevance(
+        self,
+        query: str,
+        query_vector: np.ndarray,
+        now: datetime,
+        weights: RankingWeights,
+        live: np.ndarray,
+    ) -> dict[str, np.ndarray]:
+        """Weighted relevance terms (similarity, lexical, temporal) for every slot."""
+        cols, n = self._cols, self._cols.size
+        tokens = tokenize(query)
+        similarity = weights.alpha * signals.dense(cols, query_vector, live)
+        lexical_indexes = (self._own, self._window)
+        lexical = signals.lexical(lexical_indexes, tokens, [], live)
+        # Feedback needs a pool: at most a tenth of the memories (none below 10), or in a
+        # small index the "top documents" are simply all of them and expansion adds noise.
+        feedback = min(weights.feedback_docs, int(live.sum()) // 10)
+        if feedback and lexical.any():  # no word matched: nothing to expand from
+            first = similarity + weights.lexical * lexical
+            first[~live] = -np.inf
+            top = np.argsort(-first)[:feedback].tolist()
+            expanded, qweights = signals.expansion(self._window, top, tokens, weights)
+            lexical = signals.lexical(lexical_indexes, expanded, qweights, live)
+        lexical = weights.lexical * lexical
+        if weights.group and self._group_ids:
+            lexical += weights.group * signals.group(
+                self._groups, cols.group[:n], tokens, len(self._group_ids)
+            )
+        hits = signals.speaker_names(self._speakers, query) if weights.speaker else []
+        if hits:
+            lexical += weights.speaker * np.isin(cols.speaker[:n], hits).astype(np.float32)
+        temporal = signals.temporal(cols, query, now, weights, n)
+        return {"similarity": similarity, "lexical": lexical, "temporal": temporal}
+
+    def _rank(
+        self,
+        candidates: np.ndarray,
+        terms: dict[str, np.ndarray],
+        now_s: float,
+        weights: RankingWeights,
+        k: int,
+    ) -> list[tuple[str, ScoreBreakdown]]:
+        """Add recency, importance and access to the candidates and sort by the exact total."""
+        cols = self._cols
+        half = np.array(
+            [weights.half_life(_KINDS[int(c)]) for c in cols.kind[candidates]], dtype=np.float32
+        )
+        ages = (now_s - cols.occurred[candidates]).astype(np.float32)
+        rec = weights.beta * recency(ages, half)
+        imp = weights.gamma * cols.importance[candidates]
+        acc = access_boost(cols.access[candidates], weights)
+        parts = {
+            "similarity": terms["similarity"][candidates],
+            "lexical": terms["lexical"][candidates],
+            "recency": rec,
+            "importance": imp,
+            "access": acc,
+            "temporal": terms["temporal"][candidates],
+        }
+        ids = [self._ids[int(slot)] for slot in candidates]
+        return top_k(ids, parts, k)

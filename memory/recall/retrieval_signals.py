@@ -1,0 +1,134 @@
+"""The per-query signals `UserIndex.search` fuses, each an array over all slots.
+
+Relevance signals are normalised per query (see `memory.recall.ranking.normalise`) before weighting.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from datetime import datetime
+
+import numpy as np
+
+from memory.recall.lexical import LexicalIndex, raw_words
+from memory.recall.lexical_stopwords import ENGLISH_STOPWORDS
+from memory.recall.ranking import RankingWeights, normalise
+from memory.recall.retrieval_columns import F32, Bools, Columns
+from memory.recall.temporal import TimeRange, asks_when, parse_time
+from memory.recall.temporal_units import ADJACENT_DAYS
+
+# Cosine spread below which dense scores are not stretched: a user's memories that are all
+# about equally (un)related to the query should not be ranked as if one were a perfect match.
+DENSE_FLOOR = 0.1
+# BM25 below which the best match is not stretched to 1: one rare word scores ~3-6 per index
+# (idf ~ log N), so a best score under 2 means only common words matched.
+LEXICAL_FLOOR = 2.0
+MIN_SHARED = 2
+
+
+def dense(cols: Columns, query_vector: np.ndarray, live: Bools) -> F32:
+    """Cosine similarity of every live memory, min-max normalised over the live ones."""
+    n = cols.size
+    sims = cols.vectors[:n] @ query_vector.astype(np.float32)
+    out = np.zeros(n, dtype=np.float32)
+    out[live] = normalise(sims[live], floor=DENSE_FLOOR)
+    return out
+
+
+def lexical(
+    indexes: Sequence[LexicalIndex],
+    tokens: Sequence[str],
+    weights: Sequence[float],
+    live: Bools,
+) -> F32:
+    """Summed BM25 of the indexes (memory; memory + context), scaled by the best live match."""
+    total = np.zeros(len(live), dtype=np.float32)
+    for index in indexes:
+        total += index.scores(tokens, len(live), weights)
+    total[~live] = 0.0
+    return (total / max(float(total.max(initial=0.0)), LEXICAL_FLOOR)).astype(np.float32)
+
+
+def group(
+    index: LexicalIndex, slots_group: np.ndarray, tokens: Sequence[str], n_groups: int
+) -> F32:
+    """BM25 of each memory's group document (its whole session), scaled by the best group."""
+    if not n_groups or not tokens:
+        return np.zeros(len(slots_group), dtype=np.float32)
+    scores = index.scores(tokens, n_groups + 1)
+    scores = scores / max(float(scores.max(initial=0.0)), LEXICAL_FLOOR)
+    padded = np.append(scores, np.float32(0.0)).astype(np.float32)  # slot -1 -> 0
+    return padded[np.where(slots_group >= 0, slots_group, len(padded) - 1)]
+
+
+def speaker_names(names: dict[str, int], query: str) -> list[int]:
+    """Codes of the speakers the query names (any name word of 2+ letters, not a stopword)."""
+    words = {w.removesuffix("'s") for w in raw_words(query)}
+    hits = []
+    for name, code in names.items():
+        parts = [p for p in raw_words(name) if len(p) > 1 and p not in ENGLISH_STOPWORDS]
+        if parts and any(p in words for p in parts):
+            hits.append(code)
+    return hits
+
+
+def temporal(cols: Columns, query: str, now: datetime, weights: RankingWeights, n: int) -> F32:
+    """Weighted time match (query names a time) plus the "when" bonus (query asks for one)."""
+    out = np.zeros(n, dtype=np.float32)
+    if weights.temporal:
+        ranges = parse_time(query, now)
+        if ranges:
+            out += weights.temporal * _range_match(cols, ranges, n)
+    if weights.when and asks_when(query):
+        out += weights.when * cols.dated[:n].astype(np.float32)
+    return out
+
+
+def _range_match(cols: Columns, ranges: Sequence[TimeRange], n: int) -> F32:
+    starts, ends, owners = cols.event_arrays()
+    best = np.zeros(n, dtype=np.float32)
+    if not len(owners):
+        return best
+    for r in ranges:
+        q_start, q_end = r.start.timestamp(), r.end.timestamp()
+        apart = (starts >= q_end) | (ends <= q_start)
+        gap = np.maximum(np.maximum(q_start - ends, starts - q_end), 0.0) / 86_400.0
+        gap = gap + ADJACENT_DAYS * apart  # as TimeRange.gap_days
+        close = closeness_array(gap, r.days)
+        np.maximum.at(best, owners, close)
+    return best
+
+
+def closeness_array(gap_days: np.ndarray, query_days: float) -> F32:
+    """`memory.recall.temporal.closeness`, vectorised."""
+    return np.exp(-gap_days / (1.0 + query_days / 4.0)).astype(np.float32)
+
+
+def expansion(
+    index: LexicalIndex, top: Sequence[int], tokens: Sequence[str], weights: RankingWeights
+) -> tuple[list[str], list[float]]:
+    """Pseudo-relevance feedback (RM-style): the query plus the top candidates' best terms.
+
+    Terms are scored by their share of each feedback document times idf, so a word common to
+    the best candidates but rare in the user's memories is added.
+    """
+    shares: dict[str, float] = {}
+    seen: Counter[str] = Counter()
+    for slot in top:
+        terms = index.terms(slot)
+        length = sum(terms.values()) or 1
+        seen.update(terms.keys())
+        for term, count in terms.items():
+            shares[term] = shares.get(term, 0.0) + count / length
+    # A term found in one feedback document only would just lift that document again; terms
+    # shared by several of the top documents describe what the query is about.
+    own = set(tokens)
+    shared = [t for t, c in seen.items() if c >= MIN_SHARED and t not in own]
+    pool = {t: shares[t] * idf for t, idf in index.idfs(shared).items()}
+    picked = sorted(pool.items(), key=lambda pair: (-pair[1], pair[0]))[: weights.feedback_terms]
+    total = sum(s for _, s in picked) or 1.0
+    scale = weights.feedback_weight * max(len(own), 1)
+    out_tokens = list(own) + [t for t, _ in picked]
+    out_weights = [1.0] * len(own) + [scale * s / total for _, s in picked]
+    return out_tokens, out_weights

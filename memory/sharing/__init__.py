@@ -1,0 +1,1 @@
+"""Shared memory between agents: a durable event log with LISTEN/NOTIFY delivery."""

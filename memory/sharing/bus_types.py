@@ -1,0 +1,99 @@
+"""The agent bus's event record, channel naming and payload checks."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from memory.gating.privacy import PrivacyFilter
+from memory.types import Scope
+
+# Seed 000 §5.2: these outcomes are worth keeping beyond the live broadcast.
+DURABLE_TYPES: frozenset[str] = frozenset({"task_completed", "knowledge_learned"})
+# Memories an agent publishes without naming a user belong to the tenant's agents, stored under
+# this reserved user id (identity providers must not hand it to a person).
+SHARED_USER = "agents:shared"
+MAX_DATA_BYTES = 64_000
+_EVENT_TYPE = re.compile(r"^[a-z][a-z0-9_.:-]{0,63}$")
+
+EVENT_COLUMNS = "id, tenant_id, agent_id, event_type, user_id, data, memory_id, created_at"
+
+
+class BusInputError(ValueError):
+    """An event that cannot be published as given."""
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One published event, as subscribers receive it."""
+
+    id: int
+    tenant_id: str
+    agent_id: str
+    event_type: str
+    data: dict[str, Any]
+    user_id: str | None
+    memory_id: str | None
+    created_at: datetime
+
+
+def channel_for(tenant_id: str) -> str:
+    """The NOTIFY channel of a tenant's events.
+
+    A hash keeps it under PostgreSQL's 63-byte identifier limit (tenant ids may be 128 chars);
+    a collision only wakes another tenant's subscribers, whose reads still filter on tenant.
+    """
+    return "lma_bus_" + hashlib.sha256(tenant_id.encode("utf-8")).hexdigest()[:24]
+
+
+def check_names(tenant_id: str, agent_id: str, event_type: str, user_id: str | None) -> None:
+    """Refuse malformed ids (the Scope rules) and event types."""
+    Scope(tenant_id, agent_id)  # raises ScopeError: same characters as tenant and user ids
+    if user_id is not None:
+        Scope(tenant_id, user_id)
+    if not _EVENT_TYPE.match(event_type):
+        raise BusInputError(f"event type must be lower-case [a-z0-9_.:-], got {event_type!r}")
+
+
+def _redact(value: Any, privacy: PrivacyFilter) -> Any:
+    if isinstance(value, str):
+        return privacy.redact(value).text
+    if isinstance(value, Mapping):
+        return {str(k): _redact(v, privacy) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_redact(v, privacy) for v in value]
+    return value
+
+
+def clean_data(data: Mapping[str, Any], privacy: PrivacyFilter) -> tuple[dict[str, Any], str]:
+    """The event data redacted (secrets never reach the log) and its JSON text."""
+    cleaned = _redact(dict(data), privacy)
+    try:
+        text = json.dumps(cleaned, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise BusInputError(f"event data must be JSON: {exc}") from exc
+    if len(text.encode("utf-8")) > MAX_DATA_BYTES:
+        raise BusInputError(f"event data is over {MAX_DATA_BYTES:,} bytes; publish a summary")
+    if "\x00" in text or "\\u0000" in text:
+        raise BusInputError("event data contains NUL characters")
+    return cleaned, text
+
+
+def event_from_row(row: Any) -> Event:
+    """Build an Event from a row selected with EVENT_COLUMNS."""
+    data = row["data"]
+    return Event(
+        id=int(row["id"]),
+        tenant_id=row["tenant_id"],
+        agent_id=row["agent_id"],
+        event_type=row["event_type"],
+        data=json.loads(data) if isinstance(data, str) else dict(data),
+        user_id=row["user_id"],
+        memory_id=row["memory_id"],
+        created_at=row["created_at"],
+    )

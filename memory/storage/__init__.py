@@ -1,0 +1,1 @@
+"""Storage: Postgres as system of record, the Chroma index, embeddings, caches, deletion, export."""

@@ -1,0 +1,149 @@
+"""Forget me: delete everything of one user from Postgres, Chroma and their checkpoints.
+
+What goes, in one Postgres transaction: every row of every table keyed by `tenant_id` +
+`user_id` (memories, their versions, the audit log, profile and consent, thread ownership, cache
+versions, and any table a later migration adds with those two columns), and the checkpoints of
+the user's threads (`checkpoints`, `checkpoint_blobs`, `checkpoint_writes`: the working memory,
+rolling summaries and task state live there). Then the user's Chroma entries. The receipt counts
+what each store held. Running it again is safe and finds nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from memory.storage.store import MemoryStore
+from memory.storage.vector import VectorIndexError
+from memory.types import Scope
+
+log = logging.getLogger(__name__)
+
+# Known tables first, children before parents; discovered ones follow in name order.
+_SCOPED_ORDER = ("memory_events", "memory_versions", "memories", "user_settings",
+                 "user_threads", "scope_versions")  # fmt: skip
+CHECKPOINT_TABLES = ("checkpoint_writes", "checkpoint_blobs", "checkpoints")
+
+
+class ForgetIncompleteError(RuntimeError):
+    """Postgres was cleared but Chroma could not be: run the forget again (it is idempotent)."""
+
+    def __init__(self, receipt: Receipt, cause: Exception) -> None:
+        """Keep the partial receipt for the caller."""
+        super().__init__(f"Chroma entries not removed yet ({cause}); run forget again")
+        self.receipt = receipt
+
+
+@dataclass(slots=True)
+class Receipt:
+    """What a deletion removed, per store (`postgres.<table>`, `checkpoints.<table>`, `chroma`)."""
+
+    tenant_id: str
+    user_id: str
+    counts: dict[str, int] = field(default_factory=dict)
+    threads: list[str] = field(default_factory=list)
+    completed_at: datetime | None = None
+
+    @property
+    def total(self) -> int:
+        """Rows and entries removed in all stores."""
+        return sum(self.counts.values())
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready form (what the CLI prints and the HTTP route returns)."""
+        return {
+            "tenant_id": self.tenant_id,
+            "user_id": self.user_id,
+            "counts": dict(sorted(self.counts.items())),
+            "total": self.total,
+            "threads": len(self.threads),
+            "completed_at": self.completed_at.isoformat() if self.completed_at else None,
+        }
+
+
+async def scoped_tables(conn: Any) -> list[str]:
+    """Tables of the current schema that carry both `tenant_id` and `user_id`, in delete order."""
+    rows = await conn.fetch(
+        "SELECT c.table_name FROM information_schema.columns c"
+        " JOIN information_schema.tables t"
+        "   ON t.table_schema = c.table_schema AND t.table_name = c.table_name"
+        " WHERE c.table_schema = current_schema() AND t.table_type = 'BASE TABLE'"
+        "   AND c.column_name IN ('tenant_id', 'user_id')"
+        " GROUP BY c.table_name HAVING count(*) = 2"
+    )
+    found = {r["table_name"] for r in rows}
+    known = [t for t in _SCOPED_ORDER if t in found]
+    return known + sorted(found - set(known))
+
+
+async def _existing(conn: Any, tables: Iterable[str]) -> list[str]:
+    return [t for t in tables if await conn.fetchval("SELECT to_regclass($1)", t) is not None]
+
+
+def _count(status: str) -> int:
+    # asyncpg returns the command tag, e.g. "DELETE 3".
+    return int(status.split()[-1])
+
+
+async def _delete_rows(conn: Any, scope: Scope, threads: list[str], receipt: Receipt) -> None:
+    if threads:
+        for table in await _existing(conn, CHECKPOINT_TABLES):
+            status = await conn.execute(
+                f'DELETE FROM "{table}" WHERE thread_id = ANY($1::text[])', threads
+            )
+            receipt.counts[f"checkpoints.{table}"] = _count(status)
+    for table in await scoped_tables(conn):
+        status = await conn.execute(
+            f'DELETE FROM "{table}" WHERE tenant_id = $1 AND user_id = $2',
+            scope.tenant_id,
+            scope.user_id,
+        )
+        receipt.counts[f"postgres.{table}"] = _count(status)
+
+
+async def user_thread_ids(store: MemoryStore, scope: Scope) -> list[str]:
+    """The threads recorded as this user's (`user_threads`)."""
+    async with store.pool.acquire() as conn:
+        rows = await conn.fetch(
+            "SELECT thread_id FROM user_threads WHERE tenant_id = $1 AND user_id = $2"
+            " ORDER BY first_seen",
+            scope.tenant_id,
+            scope.user_id,
+        )
+    return [r["thread_id"] for r in rows]
+
+
+async def forget_user(
+    store: MemoryStore, scope: Scope, *, extra_threads: Iterable[str] = ()
+) -> Receipt:
+    """Delete everything of `scope` and return the receipt.
+
+    `extra_threads` adds thread ids the caller knows belong to the user (e.g. the LangGraph
+    server's own thread registry) to those recorded in `user_threads`. Checkpoints are deleted
+    from the store's database, where `agent.checkpointer` keeps them.
+    """
+    receipt = Receipt(scope.tenant_id, scope.user_id)
+    await store.drain()  # access statistics still in flight would re-create audit rows
+    async with store.pool.acquire() as conn, conn.transaction():
+        recorded = await conn.fetch(
+            "SELECT thread_id FROM user_threads WHERE tenant_id = $1 AND user_id = $2",
+            scope.tenant_id,
+            scope.user_id,
+        )
+        threads = sorted({r["thread_id"] for r in recorded} | {str(t) for t in extra_threads})
+        receipt.threads = threads
+        await _delete_rows(conn, scope, threads, receipt)
+    store.cache.invalidate(scope)
+    try:
+        receipt.counts["chroma"] = await store.index.delete_scope(scope)
+    except VectorIndexError as exc:
+        raise ForgetIncompleteError(receipt, exc) from exc
+    receipt.completed_at = datetime.now(UTC)
+    log.info("forgot a user: %d rows/entries removed", receipt.total)
+    return receipt
+
+
+__all__ = ["ForgetIncompleteError", "Receipt", "forget_user", "scoped_tables", "user_thread_ids"]

@@ -1,0 +1,64 @@
+"""Delete one memory everywhere it went: Postgres, Chroma, the audit text, and thread state.
+
+`MemoryStore.delete` removes the row, its versions and its Chroma entry, and blanks the audit
+events that mention it. A memory that was recalled also sits in the checkpoints of the threads
+where it was injected: the `evidence` and `preferences` channels and the composed `prompt`.
+Those copies are replaced with empty lists (what the channels hold when nothing was recalled),
+so the thread still loads and the next turn recomposes them without the memory. The conversation
+itself (the `messages` channel) is the user's own text and stays; "forget me" deletes it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memory.storage.store import MemoryStore
+from memory.types import Scope
+
+DERIVED_CHANNELS = ("evidence", "preferences", "prompt")
+_EMPTY_LIST = b"\x90"  # msgpack for [] (type "msgpack"), valid for all three list channels
+_PREFIX_CHARS = 60  # snippets may be cut to fit the prompt budget; their start survives
+
+
+async def _scrub(conn: Any, threads: list[str], needles: list[str]) -> int:
+    scrubbed = 0
+    for table in ("checkpoint_blobs", "checkpoint_writes"):
+        if await conn.fetchval("SELECT to_regclass($1)", table) is None:
+            continue
+        status = await conn.execute(
+            f"UPDATE \"{table}\" SET type = 'msgpack', blob = $3"
+            " WHERE thread_id = ANY($1::text[]) AND channel = ANY($2::text[])"
+            " AND EXISTS (SELECT 1 FROM unnest($4::text[]) AS n"
+            "             WHERE position(convert_to(n, 'UTF8') in blob) > 0)",
+            threads,
+            list(DERIVED_CHANNELS),
+            _EMPTY_LIST,
+            needles,
+        )
+        scrubbed += int(status.split()[-1])
+    return scrubbed
+
+
+async def delete_memory(
+    store: MemoryStore, scope: Scope, memory_id: str, *, reason: str
+) -> dict[str, int]:
+    """Delete one memory of `scope`; the receipt adds `checkpoint_copies` to the store's."""
+    record = await store.get(scope, memory_id)
+    receipt = await store.delete(scope, memory_id, reason=reason)
+    receipt["checkpoint_copies"] = 0
+    if record is None or not receipt["memories"]:
+        return receipt
+    needles = [memory_id, record.content[:_PREFIX_CHARS]]
+    async with store.pool.acquire() as conn:
+        rows = await conn.fetch(
+            "SELECT thread_id FROM user_threads WHERE tenant_id = $1 AND user_id = $2",
+            scope.tenant_id,
+            scope.user_id,
+        )
+        threads = [r["thread_id"] for r in rows]
+        if threads:
+            receipt["checkpoint_copies"] = await _scrub(conn, threads, needles)
+    return receipt
+
+
+__all__ = ["DERIVED_CHANNELS", "delete_memory"]

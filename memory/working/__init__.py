@@ -1,0 +1,1 @@
+"""Working and sensory memory: context strategies, summary, task state, scratchpad, brakes."""
