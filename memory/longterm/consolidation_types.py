@@ -8,11 +8,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from memory.recall.ranking import default_half_lives
 from memory.types import MemoryKind, MemoryRecord, Scope
 
 if TYPE_CHECKING:  # types only: the store imports nothing of consolidation
@@ -24,17 +24,8 @@ STEPS = ("expire", "decay_cleanup", "cluster", "distil", "merge_duplicates", "re
 
 
 def _half_lives() -> Mapping[MemoryKind, float]:
-    # The same half-lives recall ranks with (memory.recall.ranking): events fade in weeks,
-    # knowledge in
-    # a year, so "relevance" means one thing across the system.
-    return MappingProxyType(
-        {
-            MemoryKind.EPISODIC: 30.0,
-            MemoryKind.SEMANTIC: 180.0,
-            MemoryKind.PROCEDURAL: 365.0,
-            MemoryKind.PREFERENCE: 365.0,
-        }
-    )
+    # The same half-lives recall ranks with, so "relevance" means one thing across the system.
+    return default_half_lives()
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,7 +22,8 @@ Array = npt.NDArray[np.float32]
 _SECONDS_PER_DAY = 86_400.0
 
 
-def _default_half_lives() -> Mapping[MemoryKind, float]:
+def default_half_lives() -> Mapping[MemoryKind, float]:
+    """Recency half-lives in days: events fade in weeks, knowledge in a year."""
     return MappingProxyType(
         {
             MemoryKind.EPISODIC: 30.0,
@@ -64,7 +65,7 @@ class RankingWeights:
     when: float = 0.4
     """Added for memories that state a time when the query asks for one ("when did ...");
     part of the temporal term in the breakdown."""
-    half_life_days: Mapping[MemoryKind, float] = field(default_factory=_default_half_lives)
+    half_life_days: Mapping[MemoryKind, float] = field(default_factory=default_half_lives)
     """Recency half-life per memory kind: events fade in weeks, long-term knowledge in a year."""
     overfetch: int = 4
     """Candidates taken by relevance before the final ranking, as a multiple of k."""

@@ -18,6 +18,8 @@ from agent.model import load_chat_model
 from memory.settings import Settings
 from memory.storage.store import MemoryStore, open_store
 from memory.types import Scope, Status
+from memory.working.scratchpad_tools import WRITE_TOOL
+from tests.support.memory_stores import truncate
 from tests.support.stub_llm import StubLLM
 
 
@@ -31,11 +33,7 @@ def settings(pg_db_url: str, tmp_data_dir: Path, embedding_model_dir: Path) -> S
 @pytest.fixture
 async def store(settings: Settings) -> AsyncIterator[MemoryStore]:
     async with open_store(settings) as s:
-        async with s.pool.acquire() as conn:
-            await conn.execute(
-                "TRUNCATE memories, memory_events, scope_versions, user_settings, memory_versions"
-            )
-        s.cache.clear()
+        await truncate(s)
         yield s
 
 
@@ -88,6 +86,11 @@ async def test_chitchat_is_not_stored_and_working_memory_survives_restart(
         graph = build_graph().compile(checkpointer=saver)
         out = await _turn(graph, store, thread, ctx, "Hi there, thanks!")
         assert [g["action"] for g in out["gate"]] == ["dropped"]
+        model.script(
+            {"tool_calls": [{"name": WRITE_TOOL, "arguments": {
+                "content": "outline agreed: 3 bullets", "category": "progress"}}]},
+            "Here is the draft.",
+        )  # fmt: skip
         await _turn(
             graph, store, thread, ctx, "Write a release note for v2. It must be under 100 words."
         )
@@ -99,6 +102,10 @@ async def test_chitchat_is_not_stored_and_working_memory_survives_restart(
     task = state.values["task"]
     assert task["goal"] and "release note" in task["goal"].lower()
     assert any("100 words" in c for c in task["constraints"])
+    pad = state.values["scratchpad"]
+    assert [(e["category"], e["content"]) for e in pad] == [
+        ("progress", "outline agreed: 3 bullets")
+    ]
 
 
 @pytest.mark.parametrize("bad", ["", "   \x00\x01  ", "\n\t \r\n\x7f"])

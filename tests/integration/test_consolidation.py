@@ -21,6 +21,7 @@ from memory.longterm.profile import load_profile
 from memory.settings import Settings
 from memory.storage.store import MemoryStore, open_store
 from memory.types import Category, MemoryKind, NewMemory, Origin, Scope, Source, Status
+from tests.support.memory_stores import truncate
 
 ALICE = Scope("acme", "alice")
 BOB = Scope("acme", "bob")
@@ -51,13 +52,7 @@ async def store(
 
 
 async def _truncate(store: MemoryStore) -> None:
-    # The database is shared by this module's tests; each test starts from empty tables.
-    async with store.pool.acquire() as conn:
-        await conn.execute(
-            "TRUNCATE memories, memory_events, scope_versions, user_settings, memory_versions,"
-            " consolidation_runs"
-        )
-    store.cache.clear()
+    await truncate(store)
 
 
 def _episode(text: str, days_ago: float, **kw: Any) -> NewMemory:

@@ -14,6 +14,7 @@ from memory.storage.pg import DatabaseError
 from memory.storage.store import MemoryInputError, MemoryStore, open_store
 from memory.types import MemoryKind, NewMemory, Scope, ScopeError, Status
 from tests.support.chroma_server import ChromaServer
+from tests.support.memory_stores import truncate
 
 ALICE = Scope("acme", "alice")
 BOB = Scope("acme", "bob")
@@ -35,17 +36,8 @@ async def store(
     pg_db_url: str, tmp_data_dir: Path, embedding_model_dir: Path
 ) -> AsyncIterator[MemoryStore]:
     async with open_store(_settings(pg_db_url, tmp_data_dir, embedding_model_dir)) as s:
-        await _truncate(s)
+        await truncate(s)
         yield s
-
-
-async def _truncate(store: MemoryStore) -> None:
-    # The database is shared by this module's tests; each test starts from empty tables.
-    async with store.pool.acquire() as conn:
-        await conn.execute(
-            "TRUNCATE memories, memory_events, scope_versions, user_settings, memory_versions"
-        )
-    store.cache.clear()
 
 
 async def _count(store: MemoryStore, sql: str, *args: object) -> int:
@@ -149,7 +141,7 @@ async def test_chroma_server_down_during_write_loses_nothing(
 ) -> None:
     settings = _settings(pg_db_url, tmp_data_dir, embedding_model_dir, chroma_server.url)
     async with open_store(settings) as store:
-        await _truncate(store)
+        await truncate(store)
         first = await store.write(ALICE, NewMemory("indexed while Chroma is up"))
         chroma_server.stop()
         kept = await store.write(ALICE, NewMemory("written while Chroma is down"))

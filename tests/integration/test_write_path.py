@@ -14,6 +14,7 @@ from memory.gating.ingest_apply import apply_resolution
 from memory.settings import Settings
 from memory.storage.store import MemoryStore, open_store
 from memory.types import Origin, Scope, Source, Status
+from tests.support.memory_stores import truncate
 from tests.unit.test_conflicts import PARAPHRASES  # the same 20 wordings, here end to end
 
 ALICE = Scope("acme", "alice")
@@ -27,11 +28,7 @@ async def store(
         database_url=pg_db_url, data_dir=tmp_data_dir, embedding_model_dir=embedding_model_dir
     )
     async with open_store(settings) as s:
-        async with s.pool.acquire() as conn:
-            await conn.execute(
-                "TRUNCATE memories, memory_events, scope_versions, user_settings, memory_versions"
-            )
-        s.cache.clear()
+        await truncate(s)
         yield s
 
 
