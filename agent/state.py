@@ -48,6 +48,7 @@ class State(InputState, total=False):
     brake: BrakeTrip | None  # the brake that tripped this turn, if any
     preferences: list[PrefItem]  # long-term memories injected as rules
     evidence: list[EvidenceItem]  # recalled memories injected as cited snippets
+    rules_recalled: list[EvidenceItem]  # the long-term memories behind `preferences`
     prompt: list[AnyMessage]  # what compose built for respond (replaced every turn)
     prompt_tokens: dict[str, int]  # compose's per-section token accounting
     injected_ids: list[str]  # the memories that made it into the prompt (for hit-rate metrics)

@@ -5,9 +5,10 @@
 
 Memories are written through `MemoryStore.write_many` (embed → Postgres → Chroma → indexed_at)
 into one store; at each checkpoint it times `MemoryStore.recall` for random users (query
-embedding + freshness check + search + ranking), warm (the user's memories preloaded) and cold
-(cache cleared first), and, as the baseline measured in the same run, a plain Chroma query
-filtered on tenant+user over the same collection.
+embedding + freshness check + search + ranking), warm (every user preloaded, as a session start
+does) and cold (that user's cache entry dropped first: a load from Postgres), and, as the
+baseline measured in the same run, a plain Chroma query filtered on tenant+user over the same
+collection.
 """
 
 from __future__ import annotations
@@ -136,6 +137,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             n_users = max(1, total // args.per_user)
             rate = await _ingest(store, range(done, n_users), args.per_user, seed=total)
             done = n_users
+            for user in range(n_users):  # a session start preloads its user (seed 003)
+                await store.preload(Scope("bench", f"u{user}"))
             warm = await _time_recall(store, n_users, args.queries, cold=False)
             cold = await _time_recall(store, n_users, min(args.queries, 100), cold=True)
             chroma = await _time_chroma(store, n_users, min(args.queries, 100))

@@ -81,8 +81,9 @@ async def _store_turn(state: State, ctx: Context, config: RunnableConfig) -> lis
 
 async def _record_usage(store: MemoryStore, scope: Scope, state: State) -> None:
     """Log which injected memories the answer used: the input of the hit-rate metric."""
-    injected = set(state.get("injected_ids") or [])
-    evidence = [e for e in state.get("evidence") or [] if e["id"] in injected]
+    cited = set(state.get("injected_ids") or [])
+    evidence = [e for e in state.get("evidence") or [] if e["id"] in cited]
+    evidence += state.get("rules_recalled") or []  # rules: the composer drops them last
     last = state["messages"][-1] if state["messages"] else None
     if evidence and isinstance(last, AIMessage):
         used = used_memory_ids(str(last.content), evidence)

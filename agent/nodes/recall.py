@@ -28,15 +28,18 @@ def _query(state: State) -> str:
     return f"{text}\n{goal}" if goal and goal not in text else text
 
 
-def _evidence(hit: ScoredMemory) -> EvidenceItem:
-    rec = hit.record
+def _as_item(rec: MemoryRecord, score: float | None = None) -> EvidenceItem:
     return EvidenceItem(
         id=rec.id,
         date=rec.occurred_at.date().isoformat(),
         kind=rec.kind.value,
         content=rec.content,
-        score=round(hit.score, 4),
+        score=round(rec.confidence if score is None else score, 4),
     )
+
+
+def _evidence(hit: ScoredMemory) -> EvidenceItem:
+    return _as_item(hit.record, hit.score)
 
 
 def _preference(rec: MemoryRecord) -> PrefItem:
@@ -62,5 +65,6 @@ async def recall(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     rule_ids = {r.id for r in long_term}
     return {
         "preferences": rules + [_preference(r) for r in long_term if r.id not in sources],
+        "rules_recalled": [_as_item(r) for r in long_term],
         "evidence": [_evidence(h) for h in hits if h.record.id not in rule_ids],
     }

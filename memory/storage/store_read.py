@@ -175,6 +175,14 @@ class StoreReads:
             )
         return True if value is None else bool(value)
 
+    async def preload(self, scope: Scope) -> int:
+        """Load the user's active memories into the recall cache (seed 003 "async preload").
+
+        Call it when a session starts so the first turn's recall is already warm; returns how
+        many memories were loaded.
+        """
+        return len((await self._entry(scope)).records)
+
     async def long_term(self, scope: Scope, *, limit: int = 12) -> list[MemoryRecord]:
         """Return the user's strongest long-term memories (pinned first, then by confidence)."""
         entry = await self._entry(scope)

@@ -75,6 +75,11 @@ async def test_preference_crosses_threads_but_not_users(
     alice_prompt, bob_prompt = _chat_prompts(model)
     assert "typescript" in alice_prompt.lower()
     assert "typescript" not in bob_prompt.lower()
+    # What was injected is logged per turn: the input of the hit-rate metric.
+    injections = [
+        e for e in await store.events(Scope("acme", "alice")) if e["event"] == "injection"
+    ]
+    assert injections and all(e["detail"]["injected"] for e in injections)
 
 
 async def test_chitchat_is_not_stored_and_working_memory_survives_restart(
