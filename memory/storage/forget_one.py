@@ -2,7 +2,8 @@
 
 `MemoryStore.delete` removes the row, its versions and its Chroma entry, and blanks the audit
 events that mention it. A memory that was recalled also sits in the checkpoints of the threads
-where it was injected: the `evidence` and `preferences` channels and the composed `prompt`.
+where it was injected: the `evidence`, `preferences` and `rules_recalled` channels and the
+composed `prompt`.
 Those copies are replaced with empty lists (what the channels hold when nothing was recalled),
 so the thread still loads and the next turn recomposes them without the memory. The conversation
 itself (the `messages` channel) is the user's own text and stays; "forget me" deletes it.
@@ -15,7 +16,7 @@ from typing import Any
 from memory.storage.store import MemoryStore
 from memory.types import Scope
 
-DERIVED_CHANNELS = ("evidence", "preferences", "prompt")
+DERIVED_CHANNELS = ("evidence", "preferences", "rules_recalled", "prompt")
 _EMPTY_LIST = b"\x90"  # msgpack for [] (type "msgpack"), valid for all three list channels
 _PREFIX_CHARS = 60  # snippets may be cut to fit the prompt budget; their start survives
 
