@@ -9,27 +9,25 @@ reaches the model, and the poisoning rules apply to the model's answer as to the
 
 from __future__ import annotations
 
-import json
 import logging
-import re
 from dataclasses import replace
-from typing import Any, Literal
+from typing import Literal
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field
 
 from memory.gating.gate_rules import DEFAULT_PRIVACY, drop, gate, instruction_decision, kind_for
 from memory.gating.gate_text import is_instruction_like, needs_approval, trim_small_talk
 from memory.gating.gate_types import GateDecision, GatePolicy, Role
 from memory.gating.privacy import PrivacyFilter
+from memory.model_json import message_text, parse_json_reply
 from memory.types import Category, MemoryKind, Origin
 from prompts.gate import GATE_RETRY, GATE_SYSTEM, build_gate_request
 
 logger = logging.getLogger(__name__)
 
 MALFORMED = "model answer malformed; rules used"
-_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
 _RULE_CATEGORIES = frozenset({Category.PREFERENCE, Category.CONSTRAINT})
 
 
@@ -48,30 +46,7 @@ class GateAnswer(BaseModel):
 
 def parse_answer(raw: object) -> tuple[GateAnswer | None, str]:
     """Parse a model reply into a `GateAnswer`, or return the error to send back."""
-    text = _message_text(raw)
-    fenced = _FENCE.search(text)
-    if fenced:
-        text = fenced.group(1)
-    start, end = text.find("{"), text.rfind("}")
-    if start < 0 or end <= start:
-        return None, "no JSON object found"
-    try:
-        data: Any = json.loads(text[start : end + 1])
-        return GateAnswer.model_validate(data), ""
-    except json.JSONDecodeError as exc:
-        return None, f"invalid JSON ({exc.msg})"
-    except ValidationError as exc:
-        fields = ", ".join(".".join(str(p) for p in e["loc"]) or "root" for e in exc.errors())
-        return None, f"invalid fields: {fields}"
-
-
-def _message_text(raw: object) -> str:
-    if isinstance(raw, str):
-        return raw
-    if isinstance(raw, list):  # content blocks
-        parts = [p.get("text", "") if isinstance(p, dict) else str(p) for p in raw]
-        return "".join(str(p) for p in parts)
-    return str(raw)
+    return parse_json_reply(raw, GateAnswer)
 
 
 async def gate_with_model(
@@ -109,7 +84,7 @@ async def gate_with_model(
             return from_answer(answer, content, findings, role, policy)
         logger.warning("memory gate model answer malformed (attempt %d): %s", attempt + 1, error)
         retry = HumanMessage(GATE_RETRY.format(error=error))
-        messages += [AIMessage(_message_text(reply.content)), retry]
+        messages += [AIMessage(message_text(reply.content)), retry]
     return _fallback(text, role, policy, privacy, context, MALFORMED)
 
 

@@ -9,25 +9,22 @@ is logged (DESIGN §7: local models break JSON and memories get lost silently).
 
 from __future__ import annotations
 
-import json
 import logging
-import re
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any, Literal
+from typing import Literal
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field
 
 from memory.gating.gate_text import is_instruction_like
 from memory.longterm.consolidation_distil import Distillation
+from memory.model_json import message_text, parse_json_reply
 from memory.types import Category, MemoryKind, MemoryRecord
 from prompts.consolidation import DISTIL_RETRY, DISTIL_SYSTEM, build_distil_request
 
 log = logging.getLogger(__name__)
-
-_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
 
 
 class DistilAnswer(BaseModel):
@@ -42,30 +39,10 @@ class DistilAnswer(BaseModel):
 
 def parse_distil_answer(raw: object) -> tuple[DistilAnswer | None, str]:
     """Parse a reply into a `DistilAnswer`, or return the error to send back to the model."""
-    text = raw if isinstance(raw, str) else _text(raw)
-    fenced = _FENCE.search(text)
-    if fenced:
-        text = fenced.group(1)
-    start, end = text.find("{"), text.rfind("}")
-    if start < 0 or end <= start:
-        return None, "no JSON object found"
-    try:
-        data: Any = json.loads(text[start : end + 1])
-        answer = DistilAnswer.model_validate(data)
-    except json.JSONDecodeError as exc:
-        return None, f"invalid JSON ({exc.msg})"
-    except ValidationError as exc:
-        fields = ", ".join(".".join(str(p) for p in e["loc"]) or "root" for e in exc.errors())
-        return None, f"invalid fields: {fields}"
-    if answer.promote and not answer.statement.strip():
+    answer, error = parse_json_reply(raw, DistilAnswer)
+    if answer is not None and answer.promote and not answer.statement.strip():
         return None, "promote is true but statement is empty"
-    return answer, ""
-
-
-def _text(raw: object) -> str:
-    if isinstance(raw, list):  # content blocks
-        return "".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in raw)
-    return str(raw)
+    return answer, error
 
 
 def _apply(answer: DistilAnswer, rules: Distillation) -> Distillation:
@@ -109,7 +86,7 @@ async def distil_with_model(
             return _apply(answer, rules)
         log.warning("distillation model answer malformed (attempt %d): %s", attempt + 1, error)
         messages += [
-            AIMessage(_text(reply.content)),
+            AIMessage(message_text(reply.content)),
             HumanMessage(DISTIL_RETRY.format(error=error)),
         ]
     return replace(rules, method="rules (model answer malformed)")
