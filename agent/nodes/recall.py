@@ -53,9 +53,9 @@ async def recall(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     scope = resolve_scope(ctx, config)
     store = await get_store(config)
     query = _query(state)
-    hits = await store.recall(scope, query, k=ctx.recall_k, weights=ctx.ranking())
-    long_term = await store.long_term(scope, limit=12)
-    profile = await load_profile(store, scope)
+    found = await store.recall_turn(scope, query, k=ctx.recall_k, weights=ctx.ranking())
+    hits, long_term = found.hits, found.rules
+    profile = await load_profile(store, scope, version=found.version)
     # The structured profile states its source memories as rules; the rest follow as they are.
     sources = {f.memory_id for f in profile.fields.values()}
     rules = [

@@ -97,12 +97,17 @@ def invalidate_profile(scope: Scope) -> None:
     _CACHE.pop(scope.key, None)
 
 
-async def load_profile(store: Any, scope: Scope) -> UserProfile:
-    """The user's profile: from the cache while their memories are unchanged, else re-derived."""
-    async with store.pool.acquire() as conn:
-        version = int(await conn.fetchval(
-            "SELECT version FROM scope_versions WHERE tenant_id = $1 AND user_id = $2",
-            scope.tenant_id, scope.user_id) or 0)  # fmt: skip
+async def load_profile(store: Any, scope: Scope, *, version: int | None = None) -> UserProfile:
+    """The user's profile: from the cache while their memories are unchanged, else re-derived.
+
+    Pass `version` when the caller has just read the user's version (the agent's recall does),
+    to save the lookup.
+    """
+    if version is None:
+        async with store.pool.acquire() as conn:
+            version = int(await conn.fetchval(
+                "SELECT version FROM scope_versions WHERE tenant_id = $1 AND user_id = $2",
+                scope.tenant_id, scope.user_id) or 0)  # fmt: skip
     cached = _CACHE.get(scope.key)
     if cached is not None and cached.version == version:
         _CACHE.move_to_end(scope.key)

@@ -10,6 +10,7 @@ import json
 import logging
 import time
 from collections.abc import Collection
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import numpy as np
@@ -24,6 +25,26 @@ from memory.storage.store_read import StoreReads
 from memory.types import MemoryKind, MemoryRecord, Scope, ScoredMemory
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class TurnRecall:
+    """One turn's recall: evidence hits, long-term rules, and the user's data version."""
+
+    hits: list[ScoredMemory]
+    rules: list[MemoryRecord]
+    version: int
+
+
+def _strongest_long_term(entry: ScopeEntry, limit: int) -> list[MemoryRecord]:
+    now = datetime.now(UTC)
+    rows = [
+        r
+        for r in entry.records.values()
+        if r.kind is not MemoryKind.EPISODIC and (r.expires_at is None or r.expires_at > now)
+    ]
+    rows.sort(key=lambda r: (r.pinned, r.confidence, r.importance, r.occurred_at), reverse=True)
+    return rows[:limit]
 
 
 class StoreRecall(StoreReads):
@@ -41,12 +62,40 @@ class StoreRecall(StoreReads):
         record_access: bool = True,
     ) -> list[ScoredMemory]:
         """Ranked memories of this user for `query`, each with its score breakdown."""
-        started = time.perf_counter()
-        weights = weights or RankingWeights()
-        vector = (await self.embedder.aembed([query]))[0]
         entry = await self._entry(scope)
+        return await self._rank(entry, scope, query, k, weights, kinds, now, record_access)
+
+    async def recall_turn(
+        self, scope: Scope, query: str, *, k: int, weights: RankingWeights, rules: int = 12
+    ) -> TurnRecall:
+        """What one agent turn needs: ranked evidence, long-term rules and the user's version.
+
+        One freshness check serves all three (the version also keys the profile cache).
+        """
+        entry = await self._entry(scope)
+        hits = await self._rank(entry, scope, query, k, weights, None, None, True)
+        return TurnRecall(hits, _strongest_long_term(entry, rules), entry.version)
+
+    async def _rank(
+        self,
+        entry: ScopeEntry,
+        scope: Scope,
+        query: str,
+        k: int,
+        weights: RankingWeights | None,
+        kinds: Collection[MemoryKind] | None,
+        now: datetime | None,
+        record_access: bool,
+    ) -> list[ScoredMemory]:
+        started = time.perf_counter()
+        vector = (await self.embedder.aembed([query]))[0]
         hits = entry.index.search(
-            query, vector, k=k, now=now or datetime.now(UTC), weights=weights, kinds=kinds
+            query,
+            vector,
+            k=k,
+            now=now or datetime.now(UTC),
+            weights=weights or RankingWeights(),
+            kinds=kinds,
         )
         results = [
             ScoredMemory(record=entry.records[mid], score=b.total, breakdown=b)
@@ -90,15 +139,7 @@ class StoreRecall(StoreReads):
 
     async def long_term(self, scope: Scope, *, limit: int = 12) -> list[MemoryRecord]:
         """Return the user's strongest long-term memories (pinned first, then by confidence)."""
-        entry = await self._entry(scope)
-        now = datetime.now(UTC)
-        rows = [
-            r
-            for r in entry.records.values()
-            if r.kind is not MemoryKind.EPISODIC and (r.expires_at is None or r.expires_at > now)
-        ]
-        rows.sort(key=lambda r: (r.pinned, r.confidence, r.importance, r.occurred_at), reverse=True)
-        return rows[:limit]
+        return _strongest_long_term(await self._entry(scope), limit)
 
     async def _entry(self, scope: Scope) -> ScopeEntry:
         async with self.pool.acquire() as conn:
