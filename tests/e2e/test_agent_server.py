@@ -15,7 +15,7 @@ import pytest
 from langgraph_sdk import get_client
 
 from tests.conftest import LangGraphFactory
-from tests.support.langgraph_server import LangGraphServer
+from tests.support.langgraph_server import LangGraphServer, agent_env
 from tests.support.stub_llm import StubLLM
 
 pytestmark = pytest.mark.e2e
@@ -28,13 +28,8 @@ def server(
     tmp_path_factory: pytest.TempPathFactory,
     _stub_session: StubLLM,
 ) -> Iterator[LangGraphServer]:
-    env = {
-        "DATABASE_URL": pg_db_url,
-        "MEMORY_DATA_DIR": str(tmp_path_factory.mktemp("server-data")),
-        "OPENAI_BASE_URL": _stub_session.base_url,
-        "OPENAI_API_KEY": "stub",
-        "MEMORY_AGENT_MODEL": "openai:stub-model",
-    }
+    data_dir = tmp_path_factory.mktemp("server-data")
+    env = agent_env(pg_db_url, data_dir, _stub_session.base_url)
     yield langgraph_factory(env=env)
 
 

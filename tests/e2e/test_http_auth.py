@@ -22,7 +22,7 @@ from agent.auth_tokens import PERMISSION_METRICS, mint_token
 from memory.types import Scope
 from tests.conftest import LangGraphFactory
 from tests.integration.test_forget import db_hits_conn
-from tests.support.langgraph_server import LangGraphServer
+from tests.support.langgraph_server import LangGraphServer, agent_env
 from tests.support.stub_llm import StubLLM
 
 pytestmark = pytest.mark.e2e
@@ -40,14 +40,8 @@ def server(
     tmp_path_factory: pytest.TempPathFactory,
     _stub_session: StubLLM,
 ) -> Iterator[LangGraphServer]:
-    env = {
-        "DATABASE_URL": pg_db_url,
-        "MEMORY_DATA_DIR": str(tmp_path_factory.mktemp("server-data")),
-        "OPENAI_BASE_URL": _stub_session.base_url,
-        "OPENAI_API_KEY": "stub",
-        "MEMORY_AGENT_MODEL": "openai:stub-model",
-        "MEMORY_AUTH_SECRET": SECRET,
-    }
+    data_dir = tmp_path_factory.mktemp("server-data")
+    env = agent_env(pg_db_url, data_dir, _stub_session.base_url, MEMORY_AUTH_SECRET=SECRET)
     yield langgraph_factory(env=env)
 
 
@@ -209,13 +203,8 @@ async def test_open_local_mode_runs_without_tokens_but_has_no_memory_api(
     tmp_path_factory: pytest.TempPathFactory,
     _stub_session: StubLLM,
 ) -> None:
-    env = {
-        "DATABASE_URL": pg_db_url,
-        "MEMORY_DATA_DIR": str(tmp_path_factory.mktemp("open-data")),
-        "OPENAI_BASE_URL": _stub_session.base_url,
-        "OPENAI_API_KEY": "stub",
-        "MEMORY_AGENT_MODEL": "openai:stub-model",
-    }
+    data_dir = tmp_path_factory.mktemp("open-data")
+    env = agent_env(pg_db_url, data_dir, _stub_session.base_url)
     server = langgraph_factory(env=env)
     async with httpx.AsyncClient(base_url=server.url, timeout=60) as http:
         refused = await http.get("/memory/memories")

@@ -23,6 +23,20 @@ from tests.support.ports import (
 )
 
 
+def agent_env(
+    database_url: str, data_dir: Path, model_base_url: str, **extra: str
+) -> dict[str, str]:
+    """The env of a `langgraph dev` serving the agent on `database_url` with the stub model."""
+    return {
+        "DATABASE_URL": database_url,
+        "MEMORY_DATA_DIR": str(data_dir),
+        "OPENAI_BASE_URL": model_base_url,
+        "OPENAI_API_KEY": "stub",
+        "MEMORY_AGENT_MODEL": "openai:stub-model",
+        **extra,
+    }
+
+
 def _absolute(value: Any, base: Path) -> Any:
     """Make every "./x" or "../x" string in a langgraph.json absolute against `base`."""
     if isinstance(value, dict):
