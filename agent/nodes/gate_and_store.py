@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Iterable
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage
@@ -44,12 +45,22 @@ def _record(result: IngestResult) -> GateRecord:
     )
 
 
-def _previous_answer(state: State) -> str | None:
-    """The agent's message the user was replying to, if any (the gate's context)."""
+def _answers_around(state: State) -> tuple[str | None, str | None]:
+    """The agent's messages just before and just after the user's latest one, if any.
+
+    The one before is what the user answered (the gate's context); the one after is the reply
+    this turn got, whose interest in it ("Congratulations! When do you start?") marks news.
+    """
     messages = list(state["messages"])
     human = latest_human(messages)
-    before = messages[: messages.index(human)] if human in messages else []
-    for message in reversed(before):
+    if human is None or human not in messages:
+        return None, None
+    at = messages.index(human)
+    return _first_answer(reversed(messages[:at])), _first_answer(messages[at + 1 :])
+
+
+def _first_answer(messages: Iterable[BaseMessage]) -> str | None:
+    for message in messages:
         if isinstance(message, AIMessage) and str(message.content).strip():
             return str(message.content)[:2000]
     return None
@@ -65,12 +76,14 @@ async def _store_turn(state: State, ctx: Context, config: RunnableConfig) -> lis
     if thread_id:
         await store.touch_thread(scope, str(thread_id))
     await _record_usage(store, scope, state)
+    context, reply = _answers_around(state)
     return await ingest_text(
         store,
         scope,
         str(human.content),
         role="user",
-        context=_previous_answer(state),
+        context=context,
+        reply=reply,
         source=Source.CHAT,
         provenance={"thread_id": thread_id, "message_id": human.id},
         gate_model=load_chat_model(ctx.gate_model) if ctx.gate_model else None,

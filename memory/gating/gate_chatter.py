@@ -15,7 +15,7 @@ from typing import Literal
 from memory.gating import gate_cues_zh as zh
 from memory.gating import gate_lexicon_en as lex
 from memory.gating.gate_signals import content_words, normalise
-from memory.gating.gate_specifics import specifics, without_vocatives
+from memory.gating.gate_specifics import specifics, times, without_vocatives
 
 EVALUATIVE = re.compile(
     r"\b(?:great|awesome|amazing|cool|nice|fun|lovely|beautiful|wonderful|fantastic|incredible"
@@ -47,6 +47,27 @@ _DISCOURSE = re.compile(
     r"^(?:by the way|btw|anyway|also|plus|and|so|well|oh|actually|honestly|对了|另外|顺便说一下)"
     r"[\s.!,。！]*$"
 )
+# Forms that commit to something together or ahead: "let's …", "can't wait to/for …", "how
+# about Wednesday", "our hike next month". A wish ("have a great weekend") is not a plan.
+_PLANNED = re.compile(
+    r"\b(?:let's|let us|can't wait|cannot wait|looking forward|how about|shall we|we'll|we will"
+    r"|i'll|see you|meet (?:up|you)|our|we're|we are)\b"
+    r"|我们|咱们|一起|约"
+)
+_WISH = re.compile(
+    r"^(?:have|enjoy|happy|good luck|best of luck|hope|wish|take care)\b|祝|希望你|玩得开心"
+)
+_ROLE = re.compile(r"\b(?:i'm|i am|we're|we are) (?:now |finally )?(?:an?|the) \w+")
+# A verbless exclamation headed by praise ("Cute little guys!", "Nice set-up, James!").
+_EXCLAIMED = re.compile(
+    r"^(?:oh |aw+ |wow |ooh )?(?:so |such |what |how )?(?:a |an )?(?:cute|nice|great|lovely"
+    r"|beautiful|gorgeous|awesome|amazing|cool|sweet|adorable|stunning|fantastic|wonderful|good"
+    r"|neat|fun|impressive|incredible|pretty|perfect)\b[^.?]*!\s*$"
+)
+_VERB = re.compile(
+    r"\b(?:is|are|was|were|am|be|been|have|has|had|do|does|did|will|would|can|could|went|got"
+    r"|made|\w+ed)\b|'(?:s|re|ve|ll|m|d)\b"
+)
 _ABOUT_IT = re.compile(r"^(?:it|this|that|these|those)(?:'s| is| was| are| were)\b")
 
 
@@ -64,13 +85,26 @@ def clause_kind(clause: str) -> Literal["social", "thin", "content"]:
         return "social"
     if NON_ANSWER.search(low) or ZH_CHATTER.search(low) or lex.ADVICE.search(low):
         return "social"
+    if _EXCLAIMED.match(low) and not _VERB.search(low) and not specifics(clause):
+        # "Cute little guys!", "Nice set-up!": a verbless exclamation is a reaction.
+        return "social"
     substance = content_words(EVALUATIVE.sub(" ", low))
+    if _PLANNED.search(low) and times(clause) and not _WISH.search(low):
+        # "Can't wait to paint with you next Saturday": eagerness around a dated plan is a
+        # plan, the kind of thing a later "when are we…?" asks about.
+        return "content"
     if lex.REACTION.search(low) or zh.REACTION.search(low):
         about_it = _ABOUT_IT.match(low) and (substance >= 3 or specifics(clause))
-        return "content" if about_it else "social"
+        told = substance >= 2 and _disclosed(low)
+        return "content" if about_it or told else "social"
     if specifics(clause) or substance >= 2:
         return "content"
     return "social" if content_words(low) > substance else "thin"
+
+
+def _disclosed(low: str) -> bool:
+    """A reaction that carries news of the speaker: "…now that I'm an assistant manager"."""
+    return bool(lex.I_PAST.search(low) or lex.PLAN.search(low) or _ROLE.search(low))
 
 
 def is_chatter(clause: str) -> bool:

@@ -149,3 +149,20 @@ SPECIFIC = _rx(
 )
 PROPER_NOUN = re.compile(r"(?<=[a-z,;] )[A-Z][a-z]+|(?<=[a-z,;] )[A-Z]{2,}\b")
 NAMED = re.compile(r"\b(?:called|named|titled)\s+[\"'“]?[A-Z]")
+# Facts about who the speaker is that stay true and matter everywhere: name, home, work, health,
+# family, birthday, age. Seed 002's "high-value fact": kept even when stated in four words.
+CORE_FACT = _rx(
+    r"\bmy name is\b|\bi'm called\b|\bi go by\b|\b(?:i|we) live (?:in|at|on|near)\b",
+    r"\b(?:i|we) (?:work|worked) (?:at|for|as)\b|\bmy (?:job|boss|manager|employer|company)\b",
+    r"\b(?:allergic|diabet\w*|asthma\w*|epilep\w*|celiac|coeliac|pregnant|diagnosed|disorder"
+    r"|left-handed|right-handed|wheelchair|deaf|blind)\b",
+    r"\bmy (?:wife|husband|partner|son|daughter|mom|mum|mother|dad|father|brother|sister|dog|cat)"
+    r"(?:'s name)? (?:is called|is named|is)\b",
+    r"\b(?:my birthday|i was born|i'm \d+ years old|i am \d+ years old)\b",
+)
+# A convention, one thing over another, judged on the whole sentence since the comma would
+# split it: "We use pnpm, not npm", "I use tabs instead of spaces".
+CONVENTION = _rx(
+    r"\b(?:i|we) (?:always )?(?:use|go with|stick (?:to|with)|write|deploy (?:to|with))"
+    r"\s+[\w.+#/-]+(?:\s+[\w.+#/-]+)?,?\s+(?:not|instead of|rather than|over)\s+[\w.+#/-]+",
+)

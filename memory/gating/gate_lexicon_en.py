@@ -31,6 +31,12 @@ STANDING = _rx(
     r"|each time|whenever (?:i|we|you (?:book|write|send|reply|answer|schedule|make|create"
     r"|generate|draft|plan|order|buy|pay)))\b"
 )
+# "Always" after a subject describes ("Dogs always cheer us up", "Board games are always a
+# blast"); an instruction puts it first ("Always cc Dana") or after its verb phrase, last.
+GENERIC_ALWAYS = _rx(
+    r"^(?!(?:please|can|could|would|will|just|and|so|also|then)\b)(?:[\w'-]+\s+){1,6}"
+    r"always\b(?=\s+\w)"
+)
 SUBJECT_START = _rx(
     r"^(?:i|i'm|i've|i'd|i'll|we|we're|they|they're|he|he's|she|she's|it|it's|you|you're|that"
     r"|that's|this|there|there's|these|those|my|our|your|his|her|their|its|the|a|an|what|so"
@@ -43,6 +49,11 @@ I_PAST = _rx(
     r"|taught|met|left|kept|sold|told|wrote|read|built|began|drove|flew|grew|heard|held|spent"
     r"|sent|swam|wore|became|broke|chose|fell|rode|sang|spoke|woke|paid|did|fed|dug|hung|led"
     r"|lit|quit|set up|shot|slept|struck|threw|won|whipped)\b",
+    # The present perfect: "I've started eating healthier", "we've just moved".
+    r"\b(?:i|we)(?:'ve| have)\s+(?:just\s+|recently\s+|finally\s+|also\s+|already\s+)?"
+    r"(?!(?:felt|thought|wondered|guessed|hoped|meant|wished|noticed|heard|always|never|been"
+    r"|got to|to)\b)(?:\w{3,}ed|got|made|taken|took|seen|found|given|won|lost|bought|met|left"
+    r"|sold|written|read|built|begun|grown|spent|sent|become|broken|chosen|paid|done|quit)\b",
     r"\b(?:i'm|i am|we're|we are)\s+(?:\w+\s+)?(?:planning|going to|heading|flying|moving"
     r"|starting|getting|about to|hoping to|working on|learning|taking|thinking of|signed)\b",
 )
@@ -132,6 +143,7 @@ REACTION = _rx(
     r" sounds| looks| seems| must be| must have been| feels)\b"
     r"(?! (?:my|our|me|us|what i|what we)\b)",
     r"^(?:sounds|looks|seems|must be|what a|such a|how (?:cool|nice|fun|awesome|sweet|lovely))\b",
+    r"^(?:aw+,? )?(?:they|he|she) (?:look|looks|sound|sounds|seem|seems)(?: like| so| really)?\b",
     r"^(?:you|you're|you've|you'll|you are|your)\b",
     r"^(?:good luck|best of luck|happy|have (?:a|an|fun)|hope (?:you|it|that|your)|take care"
     r"|keep (?:it up|going|up|at it|on)|well done|way to go|go for it|congrat\w*|thanks for"
@@ -162,3 +174,12 @@ ONE_OFF_IMPERATIVE = _rx(
     r"|calculate|look up|search|open|read|describe|compare|pretend|imagine|go|let's see)\b",
 )
 DEICTIC = _rx(r"\b(?:it|this|that|these|those|the above|above|again|one more|another)\b")
+# A reply that takes interest in what was just said: surprise, praise or sympathy up front, or a
+# follow-up question ("Wow! Where did you take them?"). A helper's stock question ("What else
+# can I help with?") is not interest.
+REPLY_INTEREST = _rx(
+    r"^\W*(?:wow|whoa|woah|omg|oh wow|no way|congrat\w*|how exciting|awesome|amazing"
+    r"|that's (?:so )?(?:awesome|amazing|great|cool|exciting|impressive))\b",
+    r"\bsorry (?:to hear|about)\b",
+    r"\b(?:what|where|when|how|which|who|why)\b(?![^.!?]*\b(?:help|assist)\b)[^.!?]*\?",
+)

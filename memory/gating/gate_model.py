@@ -57,8 +57,13 @@ async def gate_with_model(
     policy: GatePolicy | None = None,
     privacy: PrivacyFilter | None = None,
     context: str | None = None,
+    reply: str | None = None,
 ) -> GateDecision:
-    """Gate `text` with `model`; falls back to the rule gate, never losing a memory silently."""
+    """Gate `text` with `model`; falls back to the rule gate, never losing a memory silently.
+
+    `reply` (the response `text` got) informs only the rule fallback; the model judges the
+    statement and the turn it answers.
+    """
     policy = policy or GatePolicy()
     privacy = privacy or DEFAULT_PRIVACY
     redaction = privacy.redact(text)
@@ -75,17 +80,18 @@ async def gate_with_model(
     ]
     for attempt in range(2):
         try:
-            reply = await model.ainvoke(messages)
+            response = await model.ainvoke(messages)
         except Exception as exc:  # any provider failure falls back to the rules
             logger.warning("memory gate model call failed (%s); using the rule gate", type(exc))
-            return _fallback(text, role, policy, privacy, context, "model call failed; rules used")
-        answer, error = parse_answer(reply.content)
+            why = "model call failed; rules used"
+            return _fallback(text, role, policy, privacy, (context, reply), why)
+        answer, error = parse_answer(response.content)
         if answer is not None:
             return from_answer(answer, content, findings, role, policy)
         logger.warning("memory gate model answer malformed (attempt %d): %s", attempt + 1, error)
         retry = HumanMessage(GATE_RETRY.format(error=error))
-        messages += [AIMessage(message_text(reply.content)), retry]
-    return _fallback(text, role, policy, privacy, context, MALFORMED)
+        messages += [AIMessage(message_text(response.content)), retry]
+    return _fallback(text, role, policy, privacy, (context, reply), MALFORMED)
 
 
 def _fallback(
@@ -93,10 +99,11 @@ def _fallback(
     role: Role,
     policy: GatePolicy,
     privacy: PrivacyFilter,
-    context: str | None,
+    exchange: tuple[str | None, str | None],
     why: str,
 ) -> GateDecision:
-    decision = gate(text, role=role, policy=policy, privacy=privacy, context=context)
+    context, reply = exchange
+    decision = gate(text, role=role, policy=policy, privacy=privacy, context=context, reply=reply)
     return replace(decision, reason=f"{why}: {decision.reason}")
 
 

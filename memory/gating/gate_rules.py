@@ -38,11 +38,14 @@ def gate(
     policy: GatePolicy | None = None,
     privacy: PrivacyFilter | None = None,
     context: str | None = None,
+    reply: str | None = None,
 ) -> GateDecision:
     """Decide whether `text` becomes a memory; the decision's content is the redacted text.
 
     `context` is the turn `text` answers (usually the agent's previous message), if any: an
     answer to a question about the user is kept even when it has no first-person cue.
+    `reply` is the response `text` got, if any: interest in it ("Congratulations! When do you
+    start?") raises its importance. Neither is stored; both only inform the decision.
     """
     policy = policy or GatePolicy()
     redaction = (privacy or DEFAULT_PRIVACY).redact(text)
@@ -54,7 +57,7 @@ def gate(
         return instruction_decision(content, findings, role, policy)
     if context:
         context = (privacy or DEFAULT_PRIVACY).clean(context)
-    cue = best_cue(content, role, context)
+    cue = best_cue(content, role, context, reply)
     return decide(cue, content, findings, role, policy)
 
 

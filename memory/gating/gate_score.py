@@ -35,6 +35,7 @@ class TurnSignals:
     photo: bool  # it shares an image (its caption came with it)
     answer: bool  # the previous turn asked something and this turn says something
     statement: bool  # an informative clause has a subject or a verb (not a bare fragment)
+    reacted: bool = False  # the reply took interest: "Wow!", "Sorry to hear", a follow-up question
 
 
 def informative(clause: str, cue: Cue, kind: str | None = None) -> bool:
@@ -46,8 +47,13 @@ def informative(clause: str, cue: Cue, kind: str | None = None) -> bool:
     return (kind or clause_kind(clause)) == "content"
 
 
-def turn_signals(clauses: list[tuple[str, Cue]], *, photo: bool, asked: bool) -> TurnSignals:
-    """Signals of a turn from its classified clauses; `asked`: the context asks a question."""
+def turn_signals(
+    clauses: list[tuple[str, Cue]], *, photo: bool, asked: bool, reacted: bool = False
+) -> TurnSignals:
+    """Signals of a turn from its classified clauses.
+
+    `asked`: the turn before asks a question; `reacted`: the reply it got takes interest.
+    """
     # Signals read the first 2,000 characters of a clause: no utterance runs longer, and a
     # pasted megabyte would otherwise cost seconds of regex work (measured: 1.2 MB, +2 s).
     clauses = [(c[:MAX_CLAUSE_CHARS], cue) for c, cue in clauses]
@@ -70,6 +76,7 @@ def turn_signals(clauses: list[tuple[str, Cue]], *, photo: bool, asked: bool) ->
         photo=photo,
         answer=asked and words > 0,
         statement=any(_PREDICATE.search(normalise(c)) for c in told),
+        reacted=reacted,
     )
 
 
@@ -85,7 +92,8 @@ _YOU = re.compile(r"\b(?:you|your|yours|you're|you've|you'll|yourself)\b|你|您
 # "Two of them are Jack Russell mixes." does not.
 _PREDICATE = re.compile(
     r"\b(?:i|we|he|she|they|it|this|that|there|my|our|his|her|their|is|are|was|were|am|be|been"
-    r"|have|has|had|do|does|did|will|would|can|could|got|get|gets|went|go|goes|\w+ed)\b|'s\b|'re\b"
+    r"|have|has|had|do|does|did|will|would|can|could|got|get|gets|went|go|goes|gotta|gonna|wanna"
+    r"|\w+ed)\b|'s\b|'re\b"
     r"|^(?:\w+ly )?\w{3,}ing\b|[我你他她它]|是|有|了|过|在|[去来搬买卖做学跑吃喝看住上开拿考养生]"
 )
 
@@ -109,6 +117,11 @@ W_PHOTO = 0.12
 W_WORDS = 0.1  # per e-fold of informative content words: 1 word +0.07, 7 words +0.21
 W_ADDRESSED, MAX_ADDRESSED = 0.04, 3
 W_CHATTER = 0.2
+# The listener's reaction is the other half of "was this news?": a turn whose reply opens with
+# surprise, praise or sympathy, or asks a follow-up, is evidence 46% of the time against 18%
+# for one whose reply does not (LoCoMo). It lifts the whole curve of stored share against
+# evidence kept, at 48%, 50% and 52% stored and in either half of the conversations.
+W_REACTED = 0.08
 # Category priors count half in a conversational turn: cue words misfire in chat ("must be
 # fun", "always a treat"), and a cited fact is as often cue-less as cued. Pivot: a plain fact.
 PRIOR_WEIGHT, PRIOR_PIVOT = 0.5, 0.55
@@ -142,4 +155,5 @@ def _bonus(signals: TurnSignals) -> float:
         + W_WORDS * math.log1p(signals.words)
         - W_ADDRESSED * min(signals.addressed, MAX_ADDRESSED)
         - W_CHATTER * signals.chatter
+        + W_REACTED * signals.reacted
     )

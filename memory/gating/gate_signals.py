@@ -25,6 +25,8 @@ IMPORTANCE = {
     Category.NOISE: 0.05,
 }
 _GENERIC_FACT = 0.4
+# Who the speaker is (name, home, work, health, family): as important as a decision.
+_CORE_FACT = 0.75
 # "Always"/"every week" without a subject reads as a standing instruction, but conversation
 # uses it descriptively too ("always a treat"); a guess, so it ranks below explicit rules.
 _STANDING_RULE = 0.6
@@ -108,8 +110,9 @@ def _standing(low: str) -> bool:
     """A standing instruction: "from now on", or "always"/"every Monday" in an imperative."""
     if lex.STANDING.search(low) or zh.STANDING.search(low):
         return True
+    generic = lex.SUBJECT_START.search(low) or lex.GENERIC_ALWAYS.search(low)
     return bool(
-        (lex.PERSIST.search(low) and not lex.SUBJECT_START.search(low))
+        (lex.PERSIST.search(low) and not generic)
         or (zh.PERSIST.search(low) and not zh.SUBJECT_START.search(low))
     )
 
@@ -130,6 +133,8 @@ def _fact(low: str, raw: str, specific: bool) -> Cue | None:
     """A first-person statement about the speaker's life, work or plans."""
     strong = en.FACT.search(low) or zh.FACT.search(low)
     personal = lex.FIRST_PERSON.search(low) or zh.FIRST_PERSON.search(low)
+    if strong and (en.CORE_FACT.search(low) or zh.CORE_FACT.search(low)):
+        return Cue(Category.FACT, _CORE_FACT, 0.8, "core personal fact")
     if strong:
         bonus = 0.1 if specific else 0.0
         return Cue(Category.FACT, IMPORTANCE[Category.FACT] + bonus, 0.7, "personal fact")

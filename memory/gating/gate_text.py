@@ -3,13 +3,15 @@
 "Thanks! Also, I'm flying to Chicago on Tuesday" is a fact (its second sentence), "That's
 awesome! What made you start?" is noise (a reaction and a question). A turn that answers a
 question about the user ("How often do you run?" → "Three times a week") is self-disclosure
-even without a first-person cue, so the previous turn can be passed as `context`.
+even without a first-person cue, so the previous turn can be passed as `context`; the reply
+the turn got can be passed as `reply` ("Wow! Where did you take them?" marks news).
 """
 
 from __future__ import annotations
 
 import re
 
+from memory.gating import gate_cues_en as en
 from memory.gating import gate_cues_zh as zh
 from memory.gating import gate_lexicon_en as lex
 from memory.gating.gate_score import score, turn_signals
@@ -38,6 +40,7 @@ _POLITE_NP = re.compile(
     r"[.!。！~～]*$",
     re.IGNORECASE,
 )
+CONVENTION = Cue(Category.PREFERENCE, 0.75, 0.7, "convention (one thing over another)")
 ACTION = Cue(Category.DECISION, 0.75, 0.6, "change to external actions")
 
 
@@ -70,6 +73,8 @@ def clause_cues(sentence: str, *, personal: bool) -> list[tuple[str, Cue]]:
         return [(sentence, SECRET_CUE)]
     if personal and _named_request(sentence):
         return [(sentence, REQUEST)]
+    if personal and _convention(sentence):
+        return [(sentence, CONVENTION)]
     clauses = split_clauses(sentence) or [sentence]
     asking = [False] * len(clauses)
     if is_question(sentence):
@@ -83,6 +88,11 @@ def clause_cues(sentence: str, *, personal: bool) -> list[tuple[str, Cue]]:
     ]
 
 
+def _convention(sentence: str) -> bool:
+    low = normalise(sentence)
+    return bool(en.CONVENTION.search(low) or zh.CONVENTION.search(low))
+
+
 def _named_request(sentence: str) -> bool:
     """True for "Dark mode, please." or "深色主题，谢谢": a thing named and asked for."""
     match = _POLITE_NP.match(without_vocatives(sentence).strip())
@@ -94,11 +104,14 @@ def _named_request(sentence: str) -> bool:
     )
 
 
-def best_cue(text: str, role: Role = "user", context: str | None = None) -> Cue:
+def best_cue(
+    text: str, role: Role = "user", context: str | None = None, reply: str | None = None
+) -> Cue:
     """The most important cue among the text's clauses (tool output is judged per sentence).
 
     The turn is then weighed as a whole (gate_score): its specifics, events, chit-chat, a
-    shared photo, and (for the user) whether it answers a question asked in `context`.
+    shared photo, and (for the user) whether it answers a question asked in `context` and
+    whether the `reply` it got took interest in it.
     """
     body, caption = split_media(text)
     sentences = split_candidates(body)
@@ -114,7 +127,9 @@ def best_cue(text: str, role: Role = "user", context: str | None = None) -> Cue:
         # Only the user's cue-less content can become a fact: what the agent says is not
         # something to learn about the user, and a system message is a rule or nothing.
         asked = role == "user" and asks(context)
-        best = score(best, turn_signals(clauses, photo=bool(caption), asked=asked))
+        reacted = role == "user" and took_interest(reply)
+        signals = turn_signals(clauses, photo=bool(caption), asked=asked, reacted=reacted)
+        best = score(best, signals)
     if best.category is Category.NOISE and _actionable(sentences):
         # "Add Jordan as an admin on billing": a change to payments, recipients or
         # permissions matters even without a preference or fact cue; it will need approval.
@@ -131,6 +146,15 @@ def asks(context: str | None) -> bool:
     if not context:
         return False
     return any(is_question(s) for s in split_candidates(split_media(context)[0]))
+
+
+def took_interest(reply: str | None) -> bool:
+    """True when a reply reacts with surprise, praise or sympathy, or asks a follow-up."""
+    if not reply:
+        return False
+    # The opening and a follow-up are what count; a long answer is read up to 2,000 characters.
+    low = normalise(split_media(reply[:2000])[0])
+    return bool(lex.REPLY_INTEREST.search(low) or zh.REPLY_INTEREST.search(low))
 
 
 def _actionable(sentences: list[str]) -> bool:

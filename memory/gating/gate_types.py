@@ -34,10 +34,11 @@ class GatePolicy:
     """Thresholds and lifetimes the gate applies; every field has a production default."""
 
     # The rule gate keeps a candidate when its category is not noise and its importance (the
-    # category prior weighed with the whole turn, gate_score) reaches this. On LoCoMo with the
-    # previous turn as context, 0.68 stores 49.8% of turns and keeps 89.5% of the turns its
-    # questions cite as evidence (0.67: 50.5% / 89.9%; 0.70: 48.9% / 88.6%).
-    keep_threshold: float = 0.68
+    # category prior weighed with the whole turn, gate_score) reaches this. On LoCoMo, with the
+    # turn before as context and the reply it got, 0.695 stores 49.9% of turns and keeps 90.2%
+    # of the turns its questions cite as evidence (0.68: 50.6% / 90.5%; 0.70: 49.6% / 89.9%;
+    # 0.72: 48.4% / 89.3%). `python -m bench.locomo --mode gated` prints this curve.
+    keep_threshold: float = 0.695
     # The same bar for a model's answer, on the scale the gate prompt asks for (facts 0.4-0.65).
     model_keep_threshold: float = 0.35
     # Low-trust content (tool output, instruction-like text) never ranks above this.

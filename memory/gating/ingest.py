@@ -77,13 +77,14 @@ async def _decide(
     model: BaseChatModel | None,
     policy: GatePolicy,
     privacy: PrivacyFilter,
-    context: str | None,
+    exchange: tuple[str | None, str | None],
 ) -> GateDecision:
+    context, reply = exchange
     if model is not None:
         return await gate_with_model(
-            model, text, role=role, policy=policy, privacy=privacy, context=context
+            model, text, role=role, policy=policy, privacy=privacy, context=context, reply=reply
         )
-    return gate(text, role=role, policy=policy, privacy=privacy, context=context)
+    return gate(text, role=role, policy=policy, privacy=privacy, context=context, reply=reply)
 
 
 async def ingest_text(
@@ -93,6 +94,7 @@ async def ingest_text(
     *,
     role: Role = "user",
     context: str | None = None,
+    reply: str | None = None,
     source: Source = Source.CHAT,
     provenance: Mapping[str, Any] | None = None,
     occurred_at: datetime | None = None,
@@ -105,14 +107,16 @@ async def ingest_text(
     """Gate every candidate statement in `text` and write what deserves to be remembered.
 
     `context` is the turn being answered (usually the agent's last message): it lets the gate
-    keep a terse answer such as "Max and Daisy." to "What are your dogs called?".
+    keep a terse answer such as "Max and Daisy." to "What are your dogs called?". `reply` is
+    the response the text got (the agent's answer): interest in it marks news. Neither is stored.
     """
     policy = policy or GatePolicy()
     privacy = privacy or PrivacyFilter()
     consent = await store.consent(scope)
     results: list[IngestResult] = []
     for candidate in split_candidates(text):
-        decision = await _decide(candidate, role, gate_model, policy, privacy, context)
+        exchange = (context, reply)
+        decision = await _decide(candidate, role, gate_model, policy, privacy, exchange)
         if not decision.keep or not consent:
             reason = decision.reason if decision.keep is False else "no consent to store memories"
             action = "dropped" if not decision.keep else "no_consent"
