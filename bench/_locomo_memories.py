@@ -11,7 +11,8 @@ from memory.types import Category, MemoryKind, NewMemory, Scope
 # gives +10 recall@10 when fused with BM25; ±2 adds little and costs embedding time).
 CONTEXT_TURNS = 1
 
-Gate = Callable[[Turn, str | None], NewMemory | None]
+# A gate sees a turn with the turn before it and the reply it got (None at either end).
+Gate = Callable[[Turn, str | None, str | None], NewMemory | None]
 
 
 def scope_for(conv: Conversation) -> Scope:
@@ -61,8 +62,9 @@ def memories_for(conv: Conversation, gate: Gate | None = None) -> list[NewMemory
     for i, turn in enumerate(conv.turns):
         memory = memory_for(conv, i)
         if gate is not None:
-            previous = turn_content(conv.turns[i - 1]) if i else None
-            decided = gate(turn, previous)
+            same = i > 0 and conv.turns[i - 1].session == turn.session
+            previous = turn_content(conv.turns[i - 1]) if same else None
+            decided = gate(turn, previous, _reply_to(conv.turns, i))
             if decided is None:
                 continue
             decided.occurred_at, decided.context = memory.occurred_at, memory.context
@@ -72,16 +74,30 @@ def memories_for(conv: Conversation, gate: Gate | None = None) -> list[NewMemory
     return out
 
 
-def load_gate() -> Gate | None:
-    """The project's memory gate as a turn filter, or None when `memory.gating.gate` is missing."""
+def _reply_to(turns: list[Turn], i: int) -> str | None:
+    """The next turn of the same session: the reply turn i got, as an agent's gate sees it."""
+    if i + 1 < len(turns) and turns[i + 1].session == turns[i].session:
+        return turn_content(turns[i + 1])
+    return None
+
+
+def load_gate(keep_threshold: float | None = None) -> Gate | None:
+    """The project's memory gate as a turn filter, or None when `memory.gating.gate` is missing.
+
+    `keep_threshold` overrides the default policy's (for the stored/kept curve).
+    """
     try:
-        from memory.gating.gate import gate
+        from memory.gating.gate import GatePolicy, gate
     except ImportError:
         return None
+    policy = GatePolicy() if keep_threshold is None else GatePolicy(keep_threshold=keep_threshold)
 
-    def apply(turn: Turn, previous: str | None) -> NewMemory | None:
-        # The previous turn is the gate's context: "Max and Daisy." answers "Your dogs' names?"
-        decision = gate(turn_content(turn), role="user", context=previous)
+    def apply(turn: Turn, previous: str | None, reply: str | None) -> NewMemory | None:
+        # The previous turn is the gate's context: "Max and Daisy." answers "Your dogs' names?";
+        # the reply is what the agent's gate sees after its answer ("Wow! Where was that?").
+        decision = gate(
+            turn_content(turn), role="user", policy=policy, context=previous, reply=reply
+        )
         if not decision.keep:
             return None
         return NewMemory(

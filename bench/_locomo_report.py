@@ -43,4 +43,10 @@ def render(result: dict[str, Any]) -> str:
         f"evidence kept share {result['evidence_kept_share']:.3f} of distinct turns, "
         f"{result.get('evidence_refs_kept_share', 1.0):.3f} of question references"
     )
+    for point in result.get("gate_curve", []):
+        lines.append(
+            f"  keep threshold {point['keep_threshold']:.3f}: stored {point['stored_share']:.4f}, "
+            f"evidence kept {point['evidence_kept_share']:.4f} of distinct turns, "
+            f"{point['evidence_refs_kept_share']:.4f} of references"
+        )
     return "\n".join(lines)

@@ -22,6 +22,7 @@ from typing import Any
 
 from bench._locomo_backends import Backend, BM25Backend, DenseBackend, SystemBackend
 from bench._locomo_data import Conversation, load
+from bench._locomo_gated import evidence_kept, gate_curve
 from bench._locomo_memories import Gate, load_gate, memories_for, scope_for
 from bench._locomo_metrics import METRICS_KEYS, Tally, percentiles
 from bench._locomo_report import render
@@ -76,34 +77,6 @@ async def _run_backend(
     return out
 
 
-def _evidence_kept(convs: list[Conversation], gate: Gate | None) -> tuple[float, float]:
-    """Shares of gold evidence (categories 1-4) that were stored: (distinct turns, references).
-
-    The first counts each evidence turn once; the second once per question citing it.
-    """
-    if gate is None:
-        return 1.0, 1.0
-    # Turn ids repeat across conversations ("D1:3" is in every one): key them by sample.
-    kept = {
-        (c.sample_id, d)
-        for c in convs
-        for m in memories_for(c, gate)
-        for d in m.provenance["dia_ids"]
-    }
-    real = {(c.sample_id, t.dia_id) for c in convs for t in c.turns}
-    refs = [
-        (c.sample_id, e)
-        for c in convs
-        for q in c.questions
-        for e in q.evidence
-        if q.category != 5 and (c.sample_id, e) in real
-    ]
-    turns = set(refs)
-    by_turn = sum(e in kept for e in turns) / max(len(turns), 1)
-    by_ref = sum(e in kept for e in refs) / max(len(refs), 1)
-    return by_turn, by_ref
-
-
 def _ratios(system: dict[str, Any], base: dict[str, Any]) -> dict[str, float]:
     ours, theirs = system["cat_1_4"], base["cat_1_4"]
     return {m: round(ours[m] / theirs[m], 3) if theirs[m] else 0.0 for m in METRICS_KEYS}
@@ -133,9 +106,11 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     result["search_latency_ms"] = percentiles(system.search_ms)
     result["ingest_per_s"] = result["system"]["ingest_per_s"]
     result["stored_share"] = round(result["system"]["stored"] / max(result["turns"], 1), 4)
-    by_turn, by_ref = _evidence_kept(convs, gate)
+    _, by_turn, by_ref = evidence_kept(convs, gate)
     result["evidence_kept_share"] = round(by_turn, 4)
     result["evidence_refs_kept_share"] = round(by_ref, 4)
+    if gate is not None:
+        result["gate_curve"] = gate_curve(convs)
     result["ratios"] = {
         f"system_over_{b}": _ratios(result["system"], result[b]) for b in ("bm25", "dense")
     }
