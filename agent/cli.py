@@ -64,6 +64,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("gate", help="show the gate's decision for an utterance (stores nothing)")
     p.add_argument("text")
     p.add_argument("--role", default="user", choices=["user", "assistant", "tool", "system"])
+    p.add_argument("--context", default=None, help="the message the utterance answers")
+    p.add_argument("--reply", default=None, help="the reply the utterance got")
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=c.gate)
 

@@ -74,7 +74,7 @@ async def recall(args: argparse.Namespace) -> int:
 
 async def gate(args: argparse.Namespace) -> int:
     """Print the gate's decision for one utterance, storing nothing."""
-    decision = run_gate(args.text, role=args.role)
+    decision = run_gate(args.text, role=args.role, context=args.context, reply=args.reply)
     data = {k: (v.value if hasattr(v, "value") else v) for k, v in asdict(decision).items()}
     if args.json:
         print_json(data)

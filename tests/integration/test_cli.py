@@ -55,6 +55,15 @@ def test_remember_recall_why_and_gate(env: dict[str, str]) -> None:
     decision = json.loads(out.stdout)
     assert decision["keep"] is False and decision["category"] == "noise"
 
+    terse = "Max and Daisy."
+    out = _cli(env, "gate", terse, "--context", "What are your dogs called?", "--json")
+    assert json.loads(out.stdout)["keep"] is True
+    out = _cli(env, "gate", terse, "--json")
+    assert json.loads(out.stdout)["keep"] is False
+    borderline = "Yeah, same! It helps me stay balanced during my studies."
+    out = _cli(env, "gate", borderline, "--reply", "Nice! How long have you done it?", "--json")
+    assert json.loads(out.stdout)["keep"] is True
+
     out = _cli(env, "reindex")
     assert out.returncode == 0 and out.stdout.startswith("indexed 0")
 
