@@ -46,12 +46,22 @@ GATE_CONTEXT_TEMPLATE = """It answers this previous message:
 >>>
 """
 
+GATE_REPLY_TEMPLATE = """The reply it got (interest in it is a sign that it was news):
+<<<
+{reply}
+>>>
+"""
+
 GATE_RETRY = """That answer could not be used: {error}. Reply again with exactly one JSON \
 object with the keys keep, category, importance, confidence, origin, needs_approval, \
 instruction_like, reason, and nothing else."""
 
 
-def build_gate_request(text: str, role: str, context: str | None = None) -> str:
+def build_gate_request(
+    text: str, role: str, context: str | None = None, reply: str | None = None
+) -> str:
     """The user-turn text asking the model to gate one (already redacted) message."""
     block = GATE_CONTEXT_TEMPLATE.format(context=context) if context else ""
+    if reply:
+        block += GATE_REPLY_TEMPLATE.format(reply=reply)
     return GATE_USER_TEMPLATE.format(role=role, context=block, text=text)

@@ -61,8 +61,8 @@ async def gate_with_model(
 ) -> GateDecision:
     """Gate `text` with `model`; falls back to the rule gate, never losing a memory silently.
 
-    `reply` (the response `text` got) informs only the rule fallback; the model judges the
-    statement and the turn it answers.
+    `context` (the turn `text` answers) and `reply` (the response it got) go to the model
+    redacted, and to the rule fallback.
     """
     policy = policy or GatePolicy()
     privacy = privacy or DEFAULT_PRIVACY
@@ -73,10 +73,12 @@ async def gate_with_model(
         return drop(content, findings, reason, role)
     if role != "system" and is_instruction_like(content):
         return instruction_decision(content, findings, role, policy)
+    # Redacted like the message itself: the model provider sees no secret from either side.
     safe_context = privacy.clean(context) if context else None
+    safe_reply = privacy.clean(reply[:2000]) if reply else None
     messages: list[BaseMessage] = [
         SystemMessage(GATE_SYSTEM),
-        HumanMessage(build_gate_request(content, role, safe_context)),
+        HumanMessage(build_gate_request(content, role, safe_context, safe_reply)),
     ]
     for attempt in range(2):
         try:

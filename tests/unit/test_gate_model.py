@@ -106,10 +106,15 @@ async def test_redaction_runs_before_the_model_sees_the_text() -> None:
     model = RecordingModel(messages=iter([AIMessage(answer(category="fact"))]))
     secret = "sk-proj-abc123def456ghi789jkl012mno345pqr678"
     decision = await gate_with_model(
-        model, f"The staging key {secret} rotates monthly.", context="my SSN is 123-45-6789"
+        model,
+        f"The staging key {secret} rotates monthly.",
+        context="my SSN is 123-45-6789",
+        reply="Noted! Is the card 4111 1111 1111 1111 still on file?",
     )
     assert secret not in model.seen[0]
     assert "123-45-6789" not in model.seen[0]
+    assert "4111 1111 1111 1111" not in model.seen[0]
+    assert "Is the card" in model.seen[0]  # the reply reaches the model, redacted
     assert "[REDACTED:api_key]" in model.seen[0]
     assert secret not in decision.content
 
