@@ -58,15 +58,11 @@ _WISH = re.compile(
     r"^(?:have|enjoy|happy|good luck|best of luck|hope|wish|take care)\b|祝|希望你|玩得开心"
 )
 _ROLE = re.compile(r"\b(?:i'm|i am|we're|we are) (?:now |finally )?(?:an?|the) \w+")
-# A verbless exclamation headed by praise ("Cute little guys!", "Nice set-up, James!").
+# An exclamation headed by praise, with no subject or verb ("Cute little guys!").
 _EXCLAIMED = re.compile(
     r"^(?:oh |aw+ |wow |ooh )?(?:so |such |what |how )?(?:a |an )?(?:cute|nice|great|lovely"
     r"|beautiful|gorgeous|awesome|amazing|cool|sweet|adorable|stunning|fantastic|wonderful|good"
     r"|neat|fun|impressive|incredible|pretty|perfect)\b[^.?]*!\s*$"
-)
-_VERB = re.compile(
-    r"\b(?:is|are|was|were|am|be|been|have|has|had|do|does|did|will|would|can|could|went|got"
-    r"|made|\w+ed)\b|'(?:s|re|ve|ll|m|d)\b"
 )
 _ABOUT_IT = re.compile(r"^(?:it|this|that|these|those)(?:'s| is| was| are| were)\b")
 
@@ -85,7 +81,7 @@ def clause_kind(clause: str) -> Literal["social", "thin", "content"]:
         return "social"
     if NON_ANSWER.search(low) or ZH_CHATTER.search(low) or lex.ADVICE.search(low):
         return "social"
-    if _EXCLAIMED.match(low) and not _VERB.search(low) and not specifics(clause):
+    if _EXCLAIMED.match(low) and not lex.PREDICATE.search(low) and not specifics(clause):
         # "Cute little guys!", "Nice set-up!": a verbless exclamation is a reaction.
         return "social"
     substance = content_words(EVALUATIVE.sub(" ", low))

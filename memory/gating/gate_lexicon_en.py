@@ -183,3 +183,11 @@ REPLY_INTEREST = _rx(
     r"\bsorry (?:to hear|about)\b",
     r"\b(?:what|where|when|how|which|who|why)\b(?![^.!?]*\b(?:help|assist)\b)[^.!?]*\?",
 )
+# A subject or a finite verb: "Three times a week." needs its question to mean anything,
+# "Two of them are Jack Russell mixes." does not.
+PREDICATE = _rx(
+    r"\b(?:i|we|he|she|they|it|this|that|there|my|our|his|her|their|is|are|was|were|am|be|been"
+    r"|have|has|had|do|does|did|will|would|can|could|got|get|gets|went|go|goes|gotta|gonna|wanna"
+    r"|\w+ed)\b|'s\b|'re\b"
+    r"|^(?:\w+ly )?\w{3,}ing\b|[我你他她它]|是|有|了|过|在|[去来搬买卖做学跑吃喝看住上开拿考养生]"
+)

@@ -75,7 +75,7 @@ def turn_signals(
         chatter=idle / (words + idle) if words + idle else 1.0,
         photo=photo,
         answer=asked and words > 0,
-        statement=any(_PREDICATE.search(normalise(c)) for c in told),
+        statement=any(lex.PREDICATE.search(normalise(c)) for c in told),
         reacted=reacted,
     )
 
@@ -86,16 +86,6 @@ def _idle(cue: Cue, kind: str) -> bool:
 
 MAX_CLAUSE_CHARS = 2000
 _YOU = re.compile(r"\b(?:you|your|yours|you're|you've|you'll|yourself)\b|你|您", re.IGNORECASE)
-
-
-# A subject or a finite verb: "Three times a week." needs its question to mean anything,
-# "Two of them are Jack Russell mixes." does not.
-_PREDICATE = re.compile(
-    r"\b(?:i|we|he|she|they|it|this|that|there|my|our|his|her|their|is|are|was|were|am|be|been"
-    r"|have|has|had|do|does|did|will|would|can|could|got|get|gets|went|go|goes|gotta|gonna|wanna"
-    r"|\w+ed)\b|'s\b|'re\b"
-    r"|^(?:\w+ly )?\w{3,}ing\b|[我你他她它]|是|有|了|过|在|[去来搬买卖做学跑吃喝看住上开拿考养生]"
-)
 
 
 def _events(low: str) -> int:

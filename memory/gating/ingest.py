@@ -114,8 +114,8 @@ async def ingest_text(
     privacy = privacy or PrivacyFilter()
     consent = await store.consent(scope)
     results: list[IngestResult] = []
+    exchange = (context, reply)
     for candidate in split_candidates(text):
-        exchange = (context, reply)
         decision = await _decide(candidate, role, gate_model, policy, privacy, exchange)
         if not decision.keep or not consent:
             reason = decision.reason if decision.keep is False else "no consent to store memories"
