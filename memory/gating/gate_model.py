@@ -17,8 +17,8 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
-from memory.gating.gate_rules import DEFAULT_PRIVACY, drop, gate, instruction_decision, kind_for
-from memory.gating.gate_text import is_instruction_like, needs_approval, trim_small_talk
+from memory.gating.gate_rules import DEFAULT_PRIVACY, gate, instruction_decision, kind_for, screen
+from memory.gating.gate_text import needs_approval, trim_small_talk
 from memory.gating.gate_types import GateDecision, GatePolicy, Role
 from memory.gating.privacy import PrivacyFilter
 from memory.model_json import message_text, parse_json_reply
@@ -66,13 +66,9 @@ async def gate_with_model(
     """
     policy = policy or GatePolicy()
     privacy = privacy or DEFAULT_PRIVACY
-    redaction = privacy.redact(text)
-    content, findings = redaction.text.strip(), redaction.kinds
-    if redaction.high_risk:
-        reason = f"high-risk secret ({', '.join(findings)}): not stored, even redacted"
-        return drop(content, findings, reason, role)
-    if role != "system" and is_instruction_like(content):
-        return instruction_decision(content, findings, role, policy)
+    content, findings, verdict = screen(text, role, policy, privacy)
+    if verdict is not None:
+        return verdict
     # Redacted like the message itself: the model provider sees no secret from either side.
     safe_context = privacy.clean(context) if context else None
     safe_reply = privacy.clean(reply[:2000]) if reply else None

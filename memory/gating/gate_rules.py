@@ -48,17 +48,31 @@ def gate(
     start?") raises its importance. Neither is stored; both only inform the decision.
     """
     policy = policy or GatePolicy()
-    redaction = (privacy or DEFAULT_PRIVACY).redact(text)
-    content, findings = redaction.text.strip(), redaction.kinds
-    if redaction.high_risk:
-        reason = f"high-risk secret ({', '.join(findings)}): not stored, even redacted"
-        return drop(content, findings, reason, role)
-    if role != "system" and is_instruction_like(content):
-        return instruction_decision(content, findings, role, policy)
+    content, findings, verdict = screen(text, role, policy, privacy or DEFAULT_PRIVACY)
+    if verdict is not None:
+        return verdict
     if context:
         context = (privacy or DEFAULT_PRIVACY).clean(context)
     cue = best_cue(content, role, context, reply)
     return decide(cue, content, findings, role, policy)
+
+
+def screen(
+    text: str, role: Role, policy: GatePolicy, privacy: PrivacyFilter
+) -> tuple[str, tuple[str, ...], GateDecision | None]:
+    """Redact `text`; decide at once when it holds a high-risk secret or tries to instruct.
+
+    Returns the redacted content, the kinds of secret found, and the decision if one is
+    already made. Both gates (rules and model) screen first, so no model sees such text.
+    """
+    redaction = privacy.redact(text)
+    content, findings = redaction.text.strip(), redaction.kinds
+    if redaction.high_risk:
+        reason = f"high-risk secret ({', '.join(findings)}): not stored, even redacted"
+        return content, findings, drop(content, findings, reason, role)
+    if role != "system" and is_instruction_like(content):
+        return content, findings, instruction_decision(content, findings, role, policy)
+    return content, findings, None
 
 
 def decide(
