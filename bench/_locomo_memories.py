@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from bench._locomo_data import Conversation, Turn
-from memory.types import Category, MemoryKind, NewMemory, Scope
+from memory.types import Category, MemoryKind, NewMemory, Scope, Source
 
 # Turns on each side of a memory that form its context (measured: ±1 turn of the same session
 # gives +10 recall@10 when fused with BM25; ±2 adds little and costs embedding time).
@@ -88,6 +88,7 @@ def load_gate(keep_threshold: float | None = None) -> Gate | None:
     """
     try:
         from memory.gating.gate import GatePolicy, gate
+        from memory.gating.ingest import to_new_memory
     except ImportError:
         return None
     policy = GatePolicy() if keep_threshold is None else GatePolicy(keep_threshold=keep_threshold)
@@ -100,14 +101,11 @@ def load_gate(keep_threshold: float | None = None) -> Gate | None:
         )
         if not decision.keep:
             return None
-        return NewMemory(
-            content=decision.content,
-            kind=decision.kind,
-            category=decision.category,
-            importance=decision.importance,
-            confidence=decision.confidence,
-            origin=decision.origin,
-            ttl_days=None,  # a retrieval benchmark over a past conversation: nothing expires
+        # The agent's own conversion, minus expiry: a past conversation where nothing expires.
+        item = to_new_memory(
+            decision, source=Source.CHAT, provenance={}, occurred_at=None, require_approval=False
         )
+        item.ttl_days = None
+        return item
 
     return apply
