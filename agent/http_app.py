@@ -12,16 +12,27 @@ same custom auth as threads and runs (`http.enable_custom_route_auth`):
 | GET | /memory/export | everything kept about the caller, as JSON |
 | POST | /memory/forget | `{"confirm": true}`: delete everything of the caller; a receipt |
 | GET | /memory/metrics | Prometheus text (needs the `memory:metrics` permission) |
+| PATCH | /memory/memories/{id} | `{"content": ...}`: edit through the gate, as a new version |
+| POST | /memory/memories/{id}/pin, .../unpin | pin or unpin |
+| POST | /memory/memories/{id}/approve, .../reject | decide on a pending memory |
+| GET | /memory/profile | the profile injected as rules, with its source memories |
+| GET | /memory/admin/runs, /memory/admin/runs/{run_id} | consolidation runs and diffs (admin) |
+| POST | /memory/admin/runs/{run_id}/rollback | undo a run in the admin's tenant (admin) |
+| GET, POST | /memory/admin/backlog, /memory/admin/reindex | unindexed rows; index them (admin) |
+| GET | /memory/ui | the memory inspector (pages; see `agent/inspector`) |
 """
 
 from __future__ import annotations
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
+from agent import http_memory_actions as actions
+from agent import inspector
 from agent.auth_tokens import PERMISSION_METRICS
 from agent.http_auth import has_permission
 from agent.http_memories import (
@@ -54,6 +65,20 @@ routes = [
     Route("/memory/export", export_memories, methods=["GET"]),
     Route("/memory/forget", forget_me, methods=["POST"]),
     Route("/memory/metrics", metrics, methods=["GET"]),
+    Route("/memory/memories/{memory_id}", actions.edit, methods=["PATCH"]),
+    Route("/memory/memories/{memory_id}/pin", actions.pin, methods=["POST"]),
+    Route("/memory/memories/{memory_id}/unpin", actions.unpin, methods=["POST"]),
+    Route("/memory/memories/{memory_id}/approve", actions.approve, methods=["POST"]),
+    Route("/memory/memories/{memory_id}/reject", actions.reject, methods=["POST"]),
+    Route("/memory/profile", actions.profile, methods=["GET"]),
+    Route("/memory/admin/runs", actions.runs, methods=["GET"]),
+    Route("/memory/admin/runs/{run_id}", actions.run_detail, methods=["GET"]),
+    Route("/memory/admin/runs/{run_id}/rollback", actions.run_rollback, methods=["POST"]),
+    Route("/memory/admin/backlog", actions.backlog, methods=["GET"]),
+    Route("/memory/admin/reindex", actions.reindex, methods=["POST"]),
+    *inspector.routes,
 ]
 
-app = Starlette(routes=routes)
+# The inspector's session middleware runs before the server's auth: it turns the browser's
+# cookie into the bearer header that auth verifies (API clients' headers pass untouched).
+app = Starlette(routes=routes, middleware=[Middleware(inspector.InspectorSession)])

@@ -46,11 +46,19 @@ def _existing(record: MemoryRecord, cosine: float) -> Existing:
 
 
 async def decide(
-    store: MemoryStore, scope: Scope, item: NewMemory, strategy: ConflictStrategy
+    store: MemoryStore,
+    scope: Scope,
+    item: NewMemory,
+    strategy: ConflictStrategy,
+    *,
+    exclude: str | None = None,
 ) -> Resolution:
-    """The conflict policy's verdict for `item` against this user's nearest active memories."""
-    similar = await store.similar(scope, item.content, k=NEIGHBOURS)
-    existing = [_existing(r, cos) for r, cos in similar]
+    """The conflict policy's verdict for `item` against this user's nearest active memories.
+
+    `exclude` leaves one memory out of the comparison: an edited memory is not its own rival.
+    """
+    similar = await store.similar(scope, item.content, k=NEIGHBOURS + (exclude is not None))
+    existing = [_existing(r, cos) for r, cos in similar if r.id != exclude][:NEIGHBOURS]
     candidate = Candidate(content=item.content, category=item.category, origin=item.origin)
     # resolve() may embed value words; keep the CPU work off the event loop.
     return await asyncio.to_thread(

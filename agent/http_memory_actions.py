@@ -1,0 +1,212 @@
+"""Memory API actions behind the inspector: edit, pin, unpin, approve, reject, profile, admin.
+
+User routes act on the caller's own memories only (another user's id answers 404, like an id
+that does not exist). Admin routes need the `memory:admin` permission and see the admin's own
+tenant only: consolidation runs (with their diff and rollback) and the unindexed backlog.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+
+from agent.auth import PERMISSION_ADMIN
+from agent.http_auth import caller_scope, has_permission
+from agent.resources import get_store
+from memory.gating.edit import EditRefused, edit_memory
+from memory.longterm.consolidation_history import list_runs, run_diff, run_users
+from memory.longterm.consolidation_rollback import RollbackConflict, UnknownRun, rollback
+from memory.longterm.consolidation_store import RunBusy
+from memory.longterm.profile import load_profile, profile_rules
+from memory.storage.edits import set_pinned, unindexed_backlog
+from memory.storage.export import memory_to_dict
+from memory.storage.forget_one import delete_memory as delete_everywhere
+from memory.types import Scope, Status
+
+_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+MAX_BODY_BYTES = 65_536
+
+
+def path_id(request: Request, name: str = "memory_id") -> str:
+    """A path id, refused with 400 unless it has the shape of one (never echoed back)."""
+    value = str(request.path_params.get(name, ""))
+    if not _ID.match(value):
+        raise HTTPException(400, f"{name} is not a valid id")
+    return value
+
+
+async def json_body(request: Request) -> dict[str, Any]:
+    """The request's JSON object body (empty when none); 400/413 for anything else."""
+    raw = await request.body()
+    if len(raw) > MAX_BODY_BYTES:
+        raise HTTPException(413, f"body larger than {MAX_BODY_BYTES:,} bytes")
+    if not raw:
+        return {}
+    try:
+        body = json.loads(raw)
+    except ValueError:
+        raise HTTPException(400, "body must be JSON") from None
+    if not isinstance(body, dict):
+        raise HTTPException(400, "body must be a JSON object")
+    return body
+
+
+def _json(data: Any, status_code: int = 200) -> JSONResponse:
+    return JSONResponse(json.loads(json.dumps(data, default=str)), status_code=status_code)
+
+
+async def edit(request: Request) -> JSONResponse:
+    """`{"content": text}`: new text through the gate and conflict policy, as a new version."""
+    scope = caller_scope(request)
+    memory_id = path_id(request)
+    content = (await json_body(request)).get("content")
+    if not isinstance(content, str):
+        raise HTTPException(400, "content (the new text) is required")
+    store = await get_store()
+    try:
+        result = await edit_memory(store, scope, memory_id, content)
+    except EditRefused as exc:
+        return _json({"detail": str(exc), "related_ids": list(exc.related)}, exc.status)
+    if result is None:
+        raise HTTPException(404, "no such memory")
+    return _json(
+        {
+            **memory_to_dict(result.record),
+            "action": result.action,
+            "reason": result.reason,
+            "redacted": list(result.redacted),
+            "related_ids": list(result.related_ids),
+        }
+    )
+
+
+async def _pin(request: Request, pinned: bool) -> JSONResponse:
+    scope = caller_scope(request)
+    memory_id = path_id(request)
+    store = await get_store()
+    reason = "pinned by the user" if pinned else "unpinned by the user"
+    record = await set_pinned(store, scope, memory_id, pinned, reason=reason)
+    if record is None:
+        raise HTTPException(404, "no such memory")
+    return _json(memory_to_dict(record))
+
+
+async def pin(request: Request) -> JSONResponse:
+    """Pin a memory: it never decays and chat cannot override it."""
+    return await _pin(request, True)
+
+
+async def unpin(request: Request) -> JSONResponse:
+    """Unpin a memory."""
+    return await _pin(request, False)
+
+
+async def _pending(request: Request) -> tuple[Scope, str, Any]:
+    scope = caller_scope(request)
+    memory_id = path_id(request)
+    store = await get_store()
+    record = await store.get(scope, memory_id)
+    if record is None:
+        raise HTTPException(404, "no such memory")
+    if record.status is not Status.PENDING_APPROVAL:
+        raise HTTPException(409, f"this memory is {record.status.value}, not pending approval")
+    return scope, memory_id, store
+
+
+async def approve(request: Request) -> JSONResponse:
+    """Activate a memory that waited for approval."""
+    scope, memory_id, store = await _pending(request)
+    record = await store.set_status(
+        scope, memory_id, Status.ACTIVE, reason="approved by the user", event="approve"
+    )
+    if record is None:
+        raise HTTPException(404, "no such memory")
+    return _json(memory_to_dict(record))
+
+
+async def reject(request: Request) -> JSONResponse:
+    """Drop a memory that waited for approval, everywhere it went; a receipt."""
+    scope, memory_id, store = await _pending(request)
+    receipt = await delete_everywhere(store, scope, memory_id, reason="rejected by the user")
+    return _json({"rejected": memory_id, "receipt": receipt})
+
+
+async def profile(request: Request) -> JSONResponse:
+    """The profile the agent injects as rules, and the memory each field came from."""
+    scope = caller_scope(request)
+    store = await get_store()
+    prof = await load_profile(store, scope)
+    return _json({**prof.as_dict(), "rules": profile_rules(prof)})
+
+
+def admin_tenant(request: Request) -> str:
+    """The admin's tenant; 403 without the `memory:admin` permission."""
+    scope = caller_scope(request)
+    if not has_permission(request, PERMISSION_ADMIN):
+        raise HTTPException(403, f"needs the {PERMISSION_ADMIN!r} permission")
+    return scope.tenant_id
+
+
+async def runs(request: Request) -> JSONResponse:
+    """The tenant's latest consolidation runs."""
+    tenant = admin_tenant(request)
+    store = await get_store()
+    return _json({"runs": await list_runs(store.pool, tenant)})
+
+
+async def run_detail(request: Request) -> JSONResponse:
+    """One run within the tenant: each user's row and what it changed, as before/after."""
+    tenant = admin_tenant(request)
+    run_id = path_id(request, "run_id")
+    store = await get_store()
+    users = await run_users(store.pool, run_id, tenant)
+    if not users:
+        raise HTTPException(404, "no such run")
+    for row in users:
+        row["changes"] = await run_diff(store.pool, run_id, Scope(tenant, row["user_id"]))
+    return _json({"run_id": run_id, "users": users})
+
+
+async def run_rollback(request: Request) -> JSONResponse:
+    """Undo a run for every user of the admin's tenant it touched."""
+    tenant = admin_tenant(request)
+    run_id = path_id(request, "run_id")
+    store = await get_store()
+    users = await run_users(store.pool, run_id, tenant)
+    if not users:
+        raise HTTPException(404, "no such run")
+    done: dict[str, Any] = {"run_id": run_id, "users": 0, "restored": 0, "deleted": 0,
+                            "already": []}  # fmt: skip
+    try:
+        for row in users:
+            scope = Scope(tenant, row["user_id"])
+            report = await rollback(store, run_id, scope=scope, reason="rolled back by an admin")
+            done["users"] += report.users
+            done["restored"] += report.restored
+            done["deleted"] += report.deleted
+            done["already"].extend(report.already)
+    except UnknownRun:
+        raise HTTPException(404, "no such run") from None
+    except (RollbackConflict, RunBusy) as exc:
+        return _json({**done, "detail": str(exc)}, 409)
+    return _json(done)
+
+
+async def backlog(request: Request) -> JSONResponse:
+    """How many of the tenant's memories wait to be indexed in Chroma."""
+    tenant = admin_tenant(request)
+    store = await get_store()
+    return _json(await unindexed_backlog(store, tenant))
+
+
+async def reindex(request: Request) -> JSONResponse:
+    """Index every row not yet in Chroma now (the index is rebuilt from Postgres)."""
+    tenant = admin_tenant(request)
+    store = await get_store()
+    indexed = await store.reindex()
+    return _json({"indexed": indexed, **await unindexed_backlog(store, tenant)})

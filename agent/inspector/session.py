@@ -1,0 +1,264 @@
+"""Browser sessions for the memory inspector: a pasted token kept in an HttpOnly cookie.
+
+Why a cookie and not sessionStorage: pages are plain server-rendered links and forms that a
+browser loads by navigation, which cannot carry an `Authorization` header; and a token in an
+HttpOnly cookie is out of reach of any script, injected or not, while sessionStorage is readable
+by every script on the page. The cookie's price is cross-site request forgery, handled here:
+
+- the cookie is `SameSite=Strict` and limited to `Path=/memory`, so it is never sent to the
+  LangGraph API (`/threads`, `/runs` ...) and never on a request started by another site;
+- every state-changing request (anything but GET/HEAD) authenticated by the cookie must carry
+  `X-CSRF-Token`, an HMAC of the session token that only pages of this server embed, and an
+  `Origin` (when the browser sends one) equal to the server's own; `SameSite` alone does not
+  cover another port of the same host, which counts as the same site;
+- signing in checks the `Origin` too, so another page cannot sign a browser in as someone else.
+
+This middleware runs before the server's authentication (it is the custom app's middleware): it
+turns the cookie into the `Authorization: Bearer` header that `agent/auth.py` verifies, so the
+same check decides for a browser and for an API client. A request that already carries an
+`Authorization` header is passed on untouched: a cookie never overrides an explicit credential.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import time
+from collections.abc import Awaitable, Callable, MutableMapping
+from importlib import resources
+from typing import Any
+from urllib.parse import parse_qs, quote, urlsplit
+
+from starlette.datastructures import Headers
+from starlette.requests import cookie_parser
+from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
+
+from agent.auth_tokens import SECRET_ENV, TokenError, auth_secret, verify_token
+from agent.inspector.render import login_page
+
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+COOKIE = "lma_inspector"
+CSRF_HEADER = "x-csrf-token"
+UI = "/memory/ui"
+LOGIN = f"{UI}/login"
+LOGOUT = f"{UI}/logout"
+STATIC = f"{UI}/static/"
+SAFE_METHODS = frozenset({"GET", "HEAD"})
+MAX_FORM_BYTES = 16_384  # a token is ~200 bytes; refuse to buffer anything much larger
+STATIC_FILES = {"inspector.js": "text/javascript", "inspector.css": "text/css"}
+
+CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+)
+SECURITY_HEADERS = {
+    "content-security-policy": CSP,
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "no-referrer",
+    "x-frame-options": "DENY",
+    "cache-control": "no-store",
+}
+
+
+def csrf_token(token: str, secret: str) -> str:
+    """The anti-forgery value of one session: HMAC(secret, token), so it dies with the token."""
+    digest = hmac.new(secret.encode(), b"inspector-csrf:" + token.encode(), hashlib.sha256)
+    return base64.urlsafe_b64encode(digest.digest()).rstrip(b"=").decode("ascii")
+
+
+def _same_origin(headers: Headers, scope: Scope) -> bool:
+    """False when the browser says the request came from another origin (or from nowhere)."""
+    origin = headers.get("origin")
+    if origin is None:
+        # Browsers send Origin on every cross-origin state-changing request; its absence means
+        # a same-origin request from an older browser or a non-browser client.
+        return True
+    parts = urlsplit(origin)
+    host = headers.get("host", "")
+    return parts.scheme == scope.get("scheme", "http") and parts.netloc == host
+
+
+def _cookie_header(value: str, *, max_age: int | None, secure: bool) -> str:
+    attrs = [f"{COOKIE}={value}", "Path=/memory", "HttpOnly", "SameSite=Strict"]
+    if max_age is not None:
+        attrs.append(f"Max-Age={max_age}")
+    if secure:
+        attrs.append("Secure")
+    return "; ".join(attrs)
+
+
+def _safe_next(value: str | None) -> str:
+    # Only paths of the inspector itself: an open redirect would make the login page a
+    # phishing tool ("//evil.example" and "/\\evil" are host names to a browser).
+    if value and value.startswith(UI) and "//" not in value and "\\" not in value:
+        return value
+    return UI
+
+
+class InspectorSession:
+    """ASGI middleware: login/logout, static files, cookie → bearer, CSRF and security headers."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Handle the inspector's own paths; pass everything else on (cookie → bearer)."""
+        path = scope.get("path", "")
+        if scope["type"] != "http" or not path.startswith("/memory/"):
+            await self.app(scope, receive, send)
+            return
+        send = _with_security_headers(send) if path.startswith(UI) else send
+        method = scope.get("method", "GET")
+        if path == LOGIN:
+            await self._login(scope, receive, send, method)
+            return
+        if path.startswith(STATIC):
+            await _static(path[len(STATIC) :], method)(scope, receive, send)
+            return
+        headers = Headers(scope=scope)
+        token = cookie_parser(headers.get("cookie", "")).get(COOKIE)
+        if path == LOGOUT:
+            await self._logout(scope, receive, send, headers, token)
+            return
+        if "authorization" in headers or not token:
+            if not token and method in SAFE_METHODS and path.startswith(UI):
+                await _to_login(scope, path)(scope, receive, send)
+                return
+            await self.app(scope, receive, send)
+            return
+        secret = auth_secret()
+        if secret is None:
+            await self.app(scope, receive, send)  # open mode: the routes explain the refusal
+            return
+        try:
+            verify_token(token, secret)
+        except TokenError:
+            if method in SAFE_METHODS and path.startswith(UI):
+                await _to_login(scope, path, clear=True)(scope, receive, send)
+                return
+            await self.app(scope, receive, send)  # no credential: the server answers 401
+            return
+        if method not in SAFE_METHODS:
+            sent = headers.get(CSRF_HEADER, "")
+            if not hmac.compare_digest(sent, csrf_token(token, secret)) or not _same_origin(
+                headers, scope
+            ):
+                await PlainTextResponse("missing or wrong CSRF token", 403)(scope, receive, send)
+                return
+        scope = dict(scope)
+        scope["headers"] = [
+            *[(k, v) for k, v in scope["headers"] if k != b"authorization"],
+            (b"authorization", f"Bearer {token}".encode("latin-1")),
+        ]
+        scope["lma_csrf"] = csrf_token(token, secret)
+        await self.app(scope, receive, send)
+
+    async def _login(self, scope: Scope, receive: Receive, send: Send, method: str) -> None:
+        secret = auth_secret()
+        headers = Headers(scope=scope)
+        query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+        nxt = _safe_next((query.get("next") or [None])[0])
+        if secret is None:
+            msg = f"The inspector needs authentication: set {SECRET_ENV} and restart the server."
+            await HTMLResponse(login_page(nxt, msg), 503)(scope, receive, send)
+            return
+        if method in SAFE_METHODS:
+            await HTMLResponse(login_page(nxt))(scope, receive, send)
+            return
+        if method != "POST":
+            await PlainTextResponse("method not allowed", 405)(scope, receive, send)
+            return
+        if not _same_origin(headers, scope):
+            await PlainTextResponse("sign-in from another origin refused", 403)(
+                scope, receive, send
+            )
+            return
+        body = await _read_body(receive, MAX_FORM_BYTES)
+        if body is None:
+            await PlainTextResponse("form too large", 413)(scope, receive, send)
+            return
+        form = parse_qs(body.decode("utf-8", "replace"))
+        token = (form.get("token") or [""])[0].strip()
+        nxt = _safe_next((form.get("next") or [""])[0])
+        try:
+            claims = verify_token(token, secret)
+        except TokenError as exc:
+            page = login_page(nxt, f"That token was refused: {exc}.")
+            await HTMLResponse(page, 401)(scope, receive, send)
+            return
+        max_age = (
+            None if claims.expires_at is None else max(0, claims.expires_at - int(time.time()))
+        )
+        response = RedirectResponse(nxt, 303)
+        secure = scope.get("scheme") == "https"
+        response.headers["set-cookie"] = _cookie_header(token, max_age=max_age, secure=secure)
+        await response(scope, receive, send)
+
+    async def _logout(
+        self, scope: Scope, receive: Receive, send: Send, headers: Headers, token: str | None
+    ) -> None:
+        secret = auth_secret()
+        if scope.get("method") != "POST":
+            await PlainTextResponse("method not allowed", 405)(scope, receive, send)
+            return
+        body = await _read_body(receive, MAX_FORM_BYTES) or b""
+        sent = (parse_qs(body.decode("utf-8", "replace")).get("csrf") or [""])[0]
+        if token and secret and not hmac.compare_digest(sent, csrf_token(token, secret)):
+            await PlainTextResponse("missing or wrong CSRF token", 403)(scope, receive, send)
+            return
+        response = RedirectResponse(LOGIN, 303)
+        response.headers["set-cookie"] = _cookie_header("", max_age=0, secure=False)
+        await response(scope, receive, send)
+
+
+def _to_login(scope: Scope, path: str, *, clear: bool = False) -> Response:
+    query = scope.get("query_string", b"").decode("latin-1")
+    target = path + (f"?{query}" if query else "")
+    response = RedirectResponse(f"{LOGIN}?next={quote(_safe_next(target), safe='')}", 303)
+    if clear:
+        response.headers["set-cookie"] = _cookie_header("", max_age=0, secure=False)
+    return response
+
+
+def _static(name: str, method: str) -> Response:
+    if method not in SAFE_METHODS or name not in STATIC_FILES:
+        return PlainTextResponse("not found", 404)
+    data = resources.files("agent.inspector").joinpath("static", name).read_bytes()
+    response = Response(data, media_type=STATIC_FILES[name])
+    return response
+
+
+async def _read_body(receive: Receive, limit: int) -> bytes | None:
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            return b"".join(chunks)
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+def _with_security_headers(send: Send) -> Send:
+    async def wrapped(message: MutableMapping[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            raw = [(k, v) for k, v in message.get("headers", []) if k.decode().lower()
+                   not in SECURITY_HEADERS]  # fmt: skip
+            raw.extend((k.encode(), v.encode()) for k, v in SECURITY_HEADERS.items())
+            message = {**message, "headers": raw}
+        await send(message)
+
+    return wrapped
+
+
+__all__ = ["COOKIE", "CSP", "CSRF_HEADER", "InspectorSession", "csrf_token"]

@@ -1,0 +1,138 @@
+"""A person corrects the text of one of their memories, through the same governance as a write.
+
+The new text is screened like any user statement (secrets redacted, high-risk secrets and
+instruction-like text refused), then the conflict policy compares it with the user's other
+memories: a contradicted memory is superseded by the edited one, a list-like one is merged into
+it, a near-duplicate or a losing statement (a pinned business rule wins over chat) refuses the
+edit and says which memory is in the way. What passes becomes a new version of the same memory.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from memory.gating.concurrency_lock import user_write_lock
+from memory.gating.gate_rules import screen
+from memory.gating.gate_types import GatePolicy
+from memory.gating.ingest_apply import ConflictStrategy, decide
+from memory.gating.privacy import PrivacyFilter
+from memory.storage.edits import replace_content
+from memory.storage.store import MAX_CONTENT_CHARS, MemoryStore
+from memory.types import MemoryRecord, NewMemory, Origin, Scope, Status
+
+EDITABLE = (Status.ACTIVE, Status.PENDING_APPROVAL)
+
+
+class EditRefused(ValueError):
+    """The edit was not applied; `status` is the HTTP status that fits (400 bad text, 409 clash)."""
+
+    def __init__(self, message: str, status: int = 400, related: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.status = status
+        self.related = related
+
+
+@dataclass(frozen=True, slots=True)
+class EditResult:
+    """The memory after the edit, what the gate redacted, and what the conflict policy did."""
+
+    record: MemoryRecord
+    redacted: tuple[str, ...]
+    action: str  # edited / unchanged / superseded / merged / conflict
+    reason: str
+    related_ids: tuple[str, ...] = ()
+
+
+async def edit_memory(
+    store: MemoryStore,
+    scope: Scope,
+    memory_id: str,
+    text: str,
+    *,
+    policy: GatePolicy | None = None,
+    privacy: PrivacyFilter | None = None,
+    strategy: ConflictStrategy = "policy",
+) -> EditResult | None:
+    """Apply a person's new text to `memory_id`; None when it is not theirs or does not exist."""
+    if not isinstance(text, str) or not text.strip():
+        raise EditRefused("the new text must be non-empty")
+    if len(text) > MAX_CONTENT_CHARS:
+        raise EditRefused(f"the new text is longer than {MAX_CONTENT_CHARS:,} characters")
+    if "\x00" in text:
+        raise EditRefused("the new text contains NUL characters")
+    content, findings, verdict = screen(
+        text, "user", policy or GatePolicy(), privacy or PrivacyFilter()
+    )
+    if verdict is not None:
+        # Refused outright (a high-risk secret) or only fit for a low-trust episode (text that
+        # tries to instruct the system): neither may replace what the person's memory says.
+        raise EditRefused(f"not stored: {verdict.reason}")
+    if not content:
+        raise EditRefused("nothing is left of the new text after redaction")
+    async with user_write_lock(store, scope):
+        current = await store.get(scope, memory_id)
+        if current is None:
+            return None
+        if current.status not in EDITABLE:
+            raise EditRefused(
+                f"this memory is {current.status.value}; only active or pending memories can be"
+                " edited (edit the memory that replaced it)",
+                status=409,
+            )
+        if content == current.content:
+            return EditResult(current, findings, "unchanged", "the text is the same")
+        return await _apply(store, scope, current, content, findings, strategy)
+
+
+async def _apply(
+    store: MemoryStore,
+    scope: Scope,
+    current: MemoryRecord,
+    content: str,
+    findings: tuple[str, ...],
+    strategy: ConflictStrategy,
+) -> EditResult:
+    item = NewMemory(
+        content=content, kind=current.kind, category=current.category, origin=Origin.EXPLICIT
+    )
+    verdict = await decide(store, scope, item, strategy, exclude=current.id)
+    targets = verdict.target_ids
+    if verdict.action == "update_existing":
+        raise EditRefused(
+            f"the new text repeats memory {targets[0]}: {verdict.reason}", 409, targets
+        )
+    if verdict.action == "reject":
+        raise EditRefused(
+            f"the conflict policy kept another memory: {verdict.reason}", 409, targets
+        )
+    if verdict.action == "merge" and verdict.merged_content:
+        content = verdict.merged_content
+    tags = sorted({*current.tags, *(["pii-redacted"] if findings else [])})
+    if verdict.action == "mark_conflict":
+        tags = sorted({*tags, "conflict"})
+    why = "edited by the user" + (f"; {verdict.reason}" if verdict.action != "insert" else "")
+    detail = {"redacted": list(findings), "conflict_action": verdict.action}
+    record = await replace_content(
+        store, scope, current.id, content, reason=why, tags=tags, detail=detail
+    )
+    if record is None:  # deleted while we decided
+        raise EditRefused("the memory was deleted meanwhile", 409)
+    for target in targets:
+        if verdict.action in ("supersede", "merge"):
+            await store.set_status(
+                scope,
+                target,
+                Status.SUPERSEDED,
+                reason=why,
+                superseded_by=record.id,
+                event="supersede" if verdict.action == "supersede" else "merge",
+            )
+        else:
+            await store.record_event(scope, target, "conflict", why, {"with": record.id})
+    action = {"insert": "edited", "supersede": "superseded", "merge": "merged"}.get(
+        verdict.action, "conflict"
+    )
+    return EditResult(record, findings, action, why, targets)
+
+
+__all__ = ["EditRefused", "EditResult", "edit_memory"]

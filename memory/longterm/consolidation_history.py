@@ -1,0 +1,120 @@
+"""What consolidation runs did, for people: the runs of a tenant and each run's changes as a diff.
+
+A run's `memory_versions` rows hold the state of every memory it touched before each change;
+the earliest one is "before". "After" is the state the run left: the next version's snapshot
+when the memory changed again since (a later run, an edit), else the row as it is now. A memory
+the run created has no "before"; one deleted since has no "after".
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from memory.longterm.consolidation_snapshot import load_snapshot
+from memory.storage.rows import RECORD_COLUMNS, record_from_row, record_snapshot
+from memory.types import Scope
+
+DIFF_FIELDS = (
+    "content", "status", "kind", "category", "importance", "confidence", "pinned",
+    "superseded_by", "expires_at",
+)  # fmt: skip
+"""The fields a diff shows (the rest, such as vectors and hashes, follow from these)."""
+
+
+def _jsonb(value: Any) -> Any:
+    return json.loads(value) if isinstance(value, str) else value
+
+
+async def list_runs(pool: Any, tenant: str, *, limit: int = 50) -> list[dict[str, Any]]:
+    """The tenant's latest runs, one row per run, newest first, with summed counts."""
+    async with pool.acquire() as conn:
+        rows = await conn.fetch(
+            "SELECT run_id, min(started_at) AS started_at, max(finished_at) AS finished_at,"
+            " count(*) AS users, array_agg(DISTINCT status) AS statuses,"
+            " jsonb_agg(counts) AS counts"
+            " FROM consolidation_runs WHERE tenant_id = $1"
+            " GROUP BY run_id ORDER BY min(started_at) DESC LIMIT $2",
+            tenant,
+            limit,
+        )
+    out = []
+    for r in rows:
+        totals: dict[str, float] = {}
+        for counts in _jsonb(r["counts"]) or []:
+            for key, value in (_jsonb(counts) or {}).items():
+                if isinstance(value, int | float):
+                    totals[key] = totals.get(key, 0) + value
+        out.append(
+            {
+                "run_id": r["run_id"],
+                "started_at": r["started_at"],
+                "finished_at": r["finished_at"],
+                "users": int(r["users"]),
+                "statuses": sorted(r["statuses"]),
+                "counts": totals,
+            }
+        )
+    return out
+
+
+async def run_users(pool: Any, run_id: str, tenant: str) -> list[dict[str, Any]]:
+    """The run's per-user rows within one tenant (status, counts, rollback)."""
+    async with pool.acquire() as conn:
+        rows = await conn.fetch(
+            "SELECT run_id, tenant_id, user_id, status, started_at, finished_at, counts, error,"
+            " rolled_back_at, rollback_reason FROM consolidation_runs"
+            " WHERE run_id = $1 AND tenant_id = $2 ORDER BY user_id",
+            run_id,
+            tenant,
+        )
+    return [{**dict(r), "counts": _jsonb(r["counts"])} for r in rows]
+
+
+def _fields(snapshot: dict[str, Any] | None) -> dict[str, Any] | None:
+    if snapshot is None or snapshot.get("created"):
+        return None
+    return {name: snapshot.get(name) for name in DIFF_FIELDS}
+
+
+async def run_diff(pool: Any, run_id: str, scope: Scope) -> list[dict[str, Any]]:
+    """Per memory the run touched for one user: {memory_id, before, after, changed}."""
+    t, u = scope.tenant_id, scope.user_id
+    async with pool.acquire() as conn:
+        mine = await conn.fetch(
+            "SELECT memory_id, version, snapshot FROM memory_versions WHERE run_id = $1"
+            " AND tenant_id = $2 AND user_id = $3 ORDER BY memory_id, version",
+            run_id, t, u,
+        )  # fmt: skip
+        first: dict[str, dict[str, Any]] = {}
+        last: dict[str, int] = {}
+        for v in mine:
+            first.setdefault(v["memory_id"], load_snapshot(v["snapshot"]))
+            last[v["memory_id"]] = int(v["version"])
+        ids = list(first)
+        later = await conn.fetch(
+            "SELECT memory_id, version, snapshot FROM memory_versions WHERE tenant_id = $1"
+            " AND user_id = $2 AND memory_id = ANY($3::text[])",
+            t, u, ids,
+        )  # fmt: skip
+        rows = await conn.fetch(
+            f"SELECT {RECORD_COLUMNS} FROM memories WHERE tenant_id = $1 AND user_id = $2"
+            " AND id = ANY($3::text[])",
+            t, u, ids,
+        )  # fmt: skip
+    after_snap = {
+        r["memory_id"]: load_snapshot(r["snapshot"])
+        for r in later
+        if int(r["version"]) == last.get(r["memory_id"], -2) + 1
+    }
+    now = {r["id"]: record_snapshot(record_from_row(r)) for r in rows}
+    out = []
+    for mid in ids:
+        before = _fields(first[mid])
+        after = _fields(after_snap.get(mid) or now.get(mid))
+        changed = sorted(k for k in DIFF_FIELDS if (before or {}).get(k) != (after or {}).get(k))
+        out.append({"memory_id": mid, "before": before, "after": after, "changed": changed})
+    return out
+
+
+__all__ = ["DIFF_FIELDS", "list_runs", "run_diff", "run_users"]
