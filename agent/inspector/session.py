@@ -126,7 +126,8 @@ class InspectorSession:
             await self._logout(scope, receive, send, headers, token)
             return
         if "authorization" in headers or not token:
-            if not token and method in SAFE_METHODS and path.startswith(UI):
+            bare = not token and "authorization" not in headers
+            if bare and method in SAFE_METHODS and path.startswith(UI):
                 await _to_login(scope, path)(scope, receive, send)
                 return
             await self.app(scope, receive, send)

@@ -1,0 +1,245 @@
+"""The inspector over plain HTTP against a real `langgraph dev` with auth on.
+
+Routes refuse requests without a valid token (API: 401; pages: a redirect to the sign-in page,
+never data), never render another user's memory, refuse cookie-authenticated changes without
+the CSRF token or from another origin, escape attacker-controlled memory text, and send a
+strict Content-Security-Policy.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from agent.auth_tokens import mint_token
+from agent.inspector.session import COOKIE, csrf_token
+from tests.conftest import LangGraphFactory
+from tests.e2e.inspector_world import ADMIN, ALICE, BOB, SECRET, XSS, World, build_world, server_env
+from tests.support.chroma_server import ChromaServer
+from tests.support.langgraph_server import LangGraphServer
+
+pytestmark = pytest.mark.e2e
+
+UI_PAGES = ["/memory/ui", "/memory/ui/search?q=seat", "/memory/ui/profile",
+            "/memory/ui/account", "/memory/ui/admin", "/memory/ui/memories/{seat}",
+            "/memory/ui/admin/runs/{run}"]  # fmt: skip
+API_CALLS = [
+    ("PATCH", "/memory/memories/{seat}"), ("POST", "/memory/memories/{seat}/pin"),
+    ("POST", "/memory/memories/{seat}/unpin"), ("POST", "/memory/memories/{pending}/approve"),
+    ("POST", "/memory/memories/{pending}/reject"), ("GET", "/memory/profile"),
+    ("GET", "/memory/admin/runs"), ("GET", "/memory/admin/runs/{run}"),
+    ("POST", "/memory/admin/runs/{run}/rollback"), ("GET", "/memory/admin/backlog"),
+    ("POST", "/memory/admin/reindex"),
+]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def world(
+    pg_db_url: str,
+    _chroma_session: ChromaServer,
+    embedding_model_dir: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> World:
+    return build_world(pg_db_url, _chroma_session.url, embedding_model_dir,
+                       tmp_path_factory.mktemp("inspector-client"))  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def server(
+    world: World, langgraph_factory: LangGraphFactory, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[LangGraphServer]:
+    yield langgraph_factory(env=server_env(world, tmp_path_factory.mktemp("inspector-server")))
+
+
+@pytest.fixture
+async def http(server: LangGraphServer) -> AsyncIterator[httpx.AsyncClient]:
+    async with httpx.AsyncClient(base_url=server.url, timeout=60) as client:
+        yield client
+
+
+def _fill(path: str, world: World) -> str:
+    return path.format(seat=world.ids["seat"], pending=world.ids["pending"], run=world.run_id)
+
+
+def _cookie(token: str) -> dict[str, str]:
+    return {"Cookie": f"{COOKIE}={token}"}
+
+
+async def test_nothing_without_a_valid_token(http: httpx.AsyncClient, world: World) -> None:
+    forged = mint_token(ALICE, "another-secret-of-enough-length")
+    expired = mint_token(ALICE, SECRET, ttl_s=-1)
+    for creds in ({}, {"Authorization": f"Bearer {forged}"}, {"Authorization": f"Bearer {expired}"},
+                  _cookie(forged), _cookie(expired), _cookie("garbage")):  # fmt: skip
+        for path in UI_PAGES:
+            resp = await http.get(_fill(path, world), headers=creds)
+            assert resp.status_code in (303, 401), (path, creds, resp.status_code)
+            if resp.status_code == 303:
+                assert resp.headers["location"].startswith("/memory/ui/login")
+            assert "window seats" not in resp.text
+        for method, path in API_CALLS:
+            resp = await http.request(method, _fill(path, world), headers=creds, json={})
+            assert resp.status_code == 401, (method, path, creds, resp.status_code)
+
+
+async def test_pages_render_only_the_callers_own_memories(
+    http: httpx.AsyncClient, world: World
+) -> None:
+    bob = {"Authorization": f"Bearer {world.token(BOB)}"}
+    alice = {"Authorization": f"Bearer {world.token(ALICE)}"}
+    for key in ("seat", "pending", "doomed", "xss"):
+        resp = await http.get(f"/memory/ui/memories/{world.ids[key]}", headers=bob)
+        assert resp.status_code == 404, key
+    for path in ("/memory/ui", "/memory/ui/search?q=window+seats", "/memory/ui/profile",
+                 "/memory/ui?status=pending_approval"):  # fmt: skip
+        as_bob = await http.get(path, headers=bob)
+        assert as_bob.status_code == 200
+        # (the search box echoes the query, so look for the memory's own wording)
+        assert "prefer window seats" not in as_bob.text and "0042" not in as_bob.text
+    mine = await http.get("/memory/ui", headers=alice)
+    assert "window seats" in mine.text and world.ids["bob_text"] not in mine.text
+    bobs = await http.get(f"/memory/ui/memories/{world.ids['bob']}", headers=alice)
+    assert bobs.status_code == 404 and world.ids["bob_text"] not in bobs.text
+
+
+async def test_api_actions_never_touch_another_users_memory(
+    http: httpx.AsyncClient, world: World
+) -> None:
+    bob = {"Authorization": f"Bearer {world.token(BOB)}"}
+    for method, path in API_CALLS[:5]:
+        resp = await http.request(method, _fill(path, world), headers=bob, json={"content": "x"})
+        assert resp.status_code == 404, (method, path)
+    alice = {"Authorization": f"Bearer {world.token(ALICE)}"}
+    seat = (await http.get(f"/memory/memories/{world.ids['seat']}", headers=alice)).json()
+    assert seat["version"] == 1 and not seat["pinned"] and "window" in seat["content"]
+    assert {e["event"] for e in seat["audit_trail"]} == {"write"}
+
+
+async def test_admin_routes_need_the_admin_permission(
+    http: httpx.AsyncClient, world: World
+) -> None:
+    alice = {"Authorization": f"Bearer {world.token(ALICE)}"}
+    for path in ("/memory/ui/admin", _fill("/memory/ui/admin/runs/{run}", world)):
+        assert (await http.get(path, headers=alice)).status_code == 403
+    for method, path in API_CALLS[6:]:
+        assert (await http.request(method, _fill(path, world), headers=alice)).status_code == 403
+    admin = {"Authorization": f"Bearer {world.token(ADMIN, admin=True)}"}
+    runs = await http.get("/memory/admin/runs", headers=admin)
+    assert runs.status_code == 200 and world.run_id in runs.text
+    page = await http.get("/memory/ui/admin", headers=admin)
+    assert page.status_code == 200 and world.run_id in page.text and "<svg" in page.text
+
+
+async def test_cookie_changes_need_the_csrf_token_and_our_origin(
+    http: httpx.AsyncClient, world: World, server: LangGraphServer
+) -> None:
+    token = world.token(ALICE)
+    pin = f"/memory/memories/{world.ids['doomed']}/pin"
+    unpin = f"/memory/memories/{world.ids['doomed']}/unpin"
+    good = csrf_token(token, SECRET)
+    refused = [
+        {},
+        {"X-CSRF-Token": "wrong"},
+        {"X-CSRF-Token": csrf_token(world.token(BOB), SECRET)},
+        {"X-CSRF-Token": good, "Origin": "http://evil.example"},
+        {"X-CSRF-Token": good, "Origin": server.url.replace("127.0.0.1", "localhost")},
+    ]
+    for extra in refused:
+        resp = await http.post(pin, headers={**_cookie(token), **extra})
+        assert resp.status_code == 403, extra
+    alice = {"Authorization": f"Bearer {token}"}
+    doomed = (await http.get(f"/memory/memories/{world.ids['doomed']}", headers=alice)).json()
+    assert not doomed["pinned"]
+    ok = await http.post(pin, headers={**_cookie(token), "X-CSRF-Token": good,
+                                       "Origin": server.url})  # fmt: skip
+    assert ok.status_code == 200 and ok.json()["pinned"] is True
+    back = await http.post(unpin, headers={**_cookie(token), "X-CSRF-Token": good})
+    assert back.status_code == 200 and back.json()["pinned"] is False
+    # A cookie never reaches the LangGraph API itself: it is not sent there, nor accepted.
+    assert (await http.post("/threads/search", json={}, headers=_cookie(token))).status_code == 401
+
+
+async def test_sign_in_sets_a_strict_httponly_cookie_and_refuses_other_origins(
+    http: httpx.AsyncClient, world: World, server: LangGraphServer
+) -> None:
+    token = world.token(ALICE)
+    form = {"token": token, "next": "/memory/ui/profile"}
+    foreign = await http.post("/memory/ui/login", data=form,
+                              headers={"Origin": "http://evil.example"})  # fmt: skip
+    assert foreign.status_code == 403 and "set-cookie" not in foreign.headers
+    bad = await http.post("/memory/ui/login", data={"token": "lma1.x.y"})
+    assert bad.status_code == 401 and "set-cookie" not in bad.headers
+    ok = await http.post("/memory/ui/login", data=form, headers={"Origin": server.url})
+    assert ok.status_code == 303 and ok.headers["location"] == "/memory/ui/profile"
+    cookie = ok.headers["set-cookie"]
+    assert f"{COOKIE}={token}" in cookie
+    for attr in ("HttpOnly", "SameSite=Strict", "Path=/memory"):
+        assert attr in cookie
+
+
+@settings(
+    max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    target=st.sampled_from(
+        [
+            "//evil.example",
+            "https://evil.example/memory/ui",
+            "/\\evil.example",
+            "/memory/ui//evil.example",
+            "javascript:alert(1)",
+            "/threads",
+        ]
+    )  # fmt: skip
+)
+async def test_sign_in_never_redirects_off_the_inspector(
+    http: httpx.AsyncClient, world: World, target: str
+) -> None:
+    resp = await http.post("/memory/ui/login", data={"token": world.token(ALICE), "next": target})
+    assert resp.status_code == 303 and resp.headers["location"] == "/memory/ui"
+
+
+async def test_memory_text_is_escaped_and_pages_have_a_strict_csp(
+    http: httpx.AsyncClient, world: World
+) -> None:
+    alice = {"Authorization": f"Bearer {world.token(ALICE)}"}
+    for path in ("/memory/ui", f"/memory/ui/memories/{world.ids['xss']}",
+                 "/memory/ui/search?q=quotes+tags"):  # fmt: skip
+        resp = await http.get(path, headers=alice)
+        assert resp.status_code == 200
+        assert "<script>window" not in resp.text and "onerror=" not in resp.text.replace(
+            "onerror=&quot;", ""
+        )
+        assert "&lt;script&gt;window.__xss=1&lt;/script&gt;" in resp.text
+        csp = resp.headers["content-security-policy"]
+        assert "script-src 'self'" in csp and "default-src 'none'" in csp
+        assert "unsafe-inline" not in csp and "frame-ancestors 'none'" in csp
+        # The only scripts are the inspector's own file: nothing inline, nothing external.
+        scripts = re.findall(r"<script[^>]*>", resp.text)
+        assert scripts == ['<script src="/memory/ui/static/inspector.js" defer>']
+    assert XSS not in (await http.get("/memory/ui", headers=alice)).text
+
+
+@pytest.mark.parametrize("bad", ["..%2F..%2Fetc", "a" * 65, "x;drop", "%00"])
+async def test_malformed_ids_are_refused(http: httpx.AsyncClient, world: World, bad: str) -> None:
+    alice = {"Authorization": f"Bearer {world.token(ALICE)}"}
+    for path in (f"/memory/ui/memories/{bad}", f"/memory/memories/{bad}/pin"):
+        resp = await http.request("GET" if "/ui/" in path else "POST", path, headers=alice)
+        assert resp.status_code in (400, 404), (path, resp.status_code)
+
+
+async def test_bad_edit_bodies_get_clear_errors(http: httpx.AsyncClient, world: World) -> None:
+    alice = {"Authorization": f"Bearer {world.token(ALICE)}"}
+    path = f"/memory/memories/{world.ids['old']}"
+    for body, status in ((b"not json", 400), (b"[1]", 400), (b"{}", 400),
+                         (b'{"content": ""}', 400), (b'{"content": 5}', 400),
+                         (b"x" * 70_000, 413)):  # fmt: skip
+        resp = await http.patch(path, content=body, headers=alice)
+        assert resp.status_code == status, (body[:20], resp.text)
+    old = (await http.get(path, headers=alice)).json()
+    assert old["version"] == 1 and old["content"] == "I used to live in Porto."
