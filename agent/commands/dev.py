@@ -22,6 +22,7 @@ async def dev(args: argparse.Namespace) -> int:
     cmd = [exe, "dev", "--host", args.host, "--port", str(args.port), "--no-reload"]
     if args.no_browser:
         cmd.append("--no-browser")
+    print(f"memory inspector: http://{args.host}:{args.port}/memory/ui", flush=True)
     proc = await asyncio.create_subprocess_exec(*cmd)
     try:
         return await proc.wait()

@@ -59,7 +59,9 @@ CSP = (
 SECURITY_HEADERS = {
     "content-security-policy": CSP,
     "x-content-type-options": "nosniff",
-    "referrer-policy": "no-referrer",
+    # same-origin, not no-referrer: with no-referrer a browser sends `Origin: null` on its own
+    # form posts, which the origin check below must refuse.
+    "referrer-policy": "same-origin",
     "x-frame-options": "DENY",
     "cache-control": "no-store",
 }
