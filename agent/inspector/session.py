@@ -34,7 +34,7 @@ from starlette.datastructures import Headers
 from starlette.requests import cookie_parser
 from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
 
-from agent.auth_tokens import SECRET_ENV, TokenError, auth_secret, verify_token
+from agent.auth_tokens import SECRET_ENV, TokenClaims, TokenError, auth_secret, verify_token
 from agent.inspector.render import login_page
 
 Scope = MutableMapping[str, Any]
@@ -71,6 +71,22 @@ def csrf_token(token: str, secret: str) -> str:
     """The anti-forgery value of one session: HMAC(secret, token), so it dies with the token."""
     digest = hmac.new(secret.encode(), b"inspector-csrf:" + token.encode(), hashlib.sha256)
     return base64.urlsafe_b64encode(digest.digest()).rstrip(b"=").decode("ascii")
+
+
+def _verified(token: str, secret: str) -> TokenClaims | None:
+    """The claims of a valid token, else None (also for text no token can contain)."""
+    if not token.isascii():
+        # hmac.compare_digest raises on non-ASCII text: refuse it before it gets there.
+        return None
+    try:
+        return verify_token(token, secret)
+    except TokenError:
+        return None
+
+
+def _matches(sent: str, expected: str) -> bool:
+    """Constant-time comparison of a sent CSRF value (any bytes a client chose) with ours."""
+    return hmac.compare_digest(sent.encode("utf-8", "replace"), expected.encode("utf-8"))
 
 
 def _same_origin(headers: Headers, scope: Scope) -> bool:
@@ -138,9 +154,7 @@ class InspectorSession:
         if secret is None:
             await self.app(scope, receive, send)  # open mode: the routes explain the refusal
             return
-        try:
-            verify_token(token, secret)
-        except TokenError:
+        if _verified(token, secret) is None:
             if method in SAFE_METHODS and path.startswith(UI):
                 await _to_login(scope, path, clear=True)(scope, receive, send)
                 return
@@ -148,7 +162,7 @@ class InspectorSession:
             return
         if method not in SAFE_METHODS:
             sent = headers.get(CSRF_HEADER, "")
-            if not hmac.compare_digest(sent, csrf_token(token, secret)) or not _same_origin(
+            if not _matches(sent, csrf_token(token, secret)) or not _same_origin(
                 headers, scope
             ):
                 await PlainTextResponse("missing or wrong CSRF token", 403)(scope, receive, send)
@@ -188,10 +202,10 @@ class InspectorSession:
         form = parse_qs(body.decode("utf-8", "replace"))
         token = (form.get("token") or [""])[0].strip()
         nxt = _safe_next((form.get("next") or [""])[0])
-        try:
-            claims = verify_token(token, secret)
-        except TokenError as exc:
-            page = login_page(nxt, f"That token was refused: {exc}.")
+        claims = _verified(token, secret)
+        if claims is None:
+            # Why it failed (forged, expired, malformed) is not told to whoever pasted it.
+            page = login_page(nxt, "That token was refused: it is not valid on this server.")
             await HTMLResponse(page, 401)(scope, receive, send)
             return
         max_age = (
@@ -211,7 +225,7 @@ class InspectorSession:
             return
         body = await _read_body(receive, MAX_FORM_BYTES) or b""
         sent = (parse_qs(body.decode("utf-8", "replace")).get("csrf") or [""])[0]
-        if token and secret and not hmac.compare_digest(sent, csrf_token(token, secret)):
+        if token and secret and not _matches(sent, csrf_token(token, secret)):
             await PlainTextResponse("missing or wrong CSRF token", 403)(scope, receive, send)
             return
         response = RedirectResponse(LOGIN, 303)

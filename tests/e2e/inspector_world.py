@@ -22,6 +22,7 @@ from memory.types import Category, NewMemory, Origin, Scope, Status
 
 SECRET = "inspector-e2e-secret-" + uuid.uuid4().hex
 ALICE, BOB, CAROL = Scope("acme", "alice"), Scope("acme", "bob"), Scope("acme", "carol")
+DAVE = Scope("acme", "dave")
 ADMIN = Scope("acme", "ops")
 XSS = '<script>window.__xss=1</script><img src=x onerror="window.__xss=2"> I like "quotes" & tags'
 NOW = datetime.now(UTC)
@@ -61,6 +62,7 @@ async def _seed(world: World) -> None:
         bob = NewMemory("Bob's secret project is Quintar-" + uuid.uuid4().hex[:6])
         world.ids["bob"] = (await store.write(BOB, bob)).id
         world.ids["bob_text"] = bob.content
+        world.ids["dave"] = (await store.write(DAVE, NewMemory("Dave keeps bees in Ghent."))).id
         episodes = [
             "I prefer TypeScript for code examples",
             "Use TypeScript when you show me code",

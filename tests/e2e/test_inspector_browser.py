@@ -13,6 +13,7 @@ Selenium Manager is kept offline.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import shutil
 from collections.abc import Iterator
@@ -31,7 +32,7 @@ from selenium.webdriver.support import expected_conditions as ec
 from selenium.webdriver.support.ui import WebDriverWait
 
 from tests.conftest import LangGraphFactory
-from tests.e2e.inspector_world import ADMIN, ALICE, World, build_world, server_env
+from tests.e2e.inspector_world import ADMIN, ALICE, DAVE, World, build_world, server_env
 from tests.support.chroma_server import ChromaServer
 from tests.support.langgraph_server import LangGraphServer
 
@@ -169,6 +170,12 @@ def test_a_user_inspects_corrects_and_prunes_their_memory(
     row = _db(world, "SELECT content, version FROM memories WHERE id = $1", world.ids["seat"])
     assert row["version"] == 2 and "alice@example.com" not in row["content"]
 
+    # Pin it (a new version again).
+    _submit_action(d, "Pin")
+    _wait(d, ec.presence_of_element_located((By.CSS_SELECTOR, "dd .badge.pinned")))
+    row = _db(world, "SELECT pinned, version FROM memories WHERE id = $1", world.ids["seat"])
+    assert row["pinned"] is True and row["version"] == 3
+
     # Approve the pending memory.
     d.get(f"{server.url}/memory/ui?status=pending_approval")
     d.find_element(By.PARTIAL_LINK_TEXT, "invoices").click()
@@ -216,3 +223,21 @@ def test_an_admin_rolls_back_a_consolidation_run(
     assert after["status"] == "rolled_back"
     d.refresh()
     assert "This run has been rolled back." in d.find_element(By.TAG_NAME, "main").text
+
+
+def test_a_user_forgets_everything_and_gets_a_receipt(
+    browser: WebDriver, server: LangGraphServer, world: World, tmp_path: Path
+) -> None:
+    d = browser
+    _sign_in(d, server, world.token(DAVE))
+    d.find_element(By.LINK_TEXT, "My data").click()
+    _wait(d, ec.presence_of_element_located((By.ID, "confirm")))
+    assert d.find_element(By.PARTIAL_LINK_TEXT, "Download everything").get_attribute("href")
+    d.find_element(By.ID, "confirm").send_keys(Keys.SPACE)
+    _submit_action(d, "Forget me")
+    receipt = _wait(d, ec.visibility_of_element_located((By.ID, "receipt")))
+    data = json.loads(receipt.text)
+    assert data["user_id"] == "dave" and data["counts"]["postgres.memories"] == 1
+    _shot(d, tmp_path, "07-forgotten")
+    left = _db(world, "SELECT count(*) AS n FROM memories WHERE user_id = 'dave'")
+    assert left["n"] == 0

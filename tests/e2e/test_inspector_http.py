@@ -19,8 +19,19 @@ from hypothesis import strategies as st
 
 from agent.auth_tokens import mint_token
 from agent.inspector.session import COOKIE, csrf_token
+from memory.types import Scope
 from tests.conftest import LangGraphFactory
-from tests.e2e.inspector_world import ADMIN, ALICE, BOB, SECRET, XSS, World, build_world, server_env
+from tests.e2e.inspector_world import (
+    ADMIN,
+    ALICE,
+    BOB,
+    CAROL,
+    SECRET,
+    XSS,
+    World,
+    build_world,
+    server_env,
+)
 from tests.support.chroma_server import ChromaServer
 from tests.support.langgraph_server import LangGraphServer
 
@@ -243,3 +254,88 @@ async def test_bad_edit_bodies_get_clear_errors(http: httpx.AsyncClient, world: 
         assert resp.status_code == status, (body[:20], resp.text)
     old = (await http.get(path, headers=alice)).json()
     assert old["version"] == 1 and old["content"] == "I used to live in Porto."
+
+
+# Any visible latin-1 character an HTTP header can carry (no controls, no edge whitespace).
+_HEADER_CHARS = st.characters(min_codepoint=0x21, max_codepoint=0xFF, exclude_categories=("Cc",))
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    cookie=st.text(_HEADER_CHARS.filter(lambda c: c not in ";,"), max_size=80),
+    csrf=st.text(_HEADER_CHARS, max_size=60),
+    path=st.sampled_from(["/memory/ui", "/memory/memories", "/memory/ui/admin"]),
+)  # fmt: skip
+async def test_hostile_cookies_and_csrf_values_are_refused_cleanly(
+    http: httpx.AsyncClient, world: World, cookie: str, csrf: str, path: str
+) -> None:
+    headers = [(b"cookie", f"{COOKIE}={cookie}".encode("latin-1")),
+               (b"x-csrf-token", csrf.encode("latin-1"))]  # fmt: skip
+    got = await http.get(path, headers=headers)
+    assert got.status_code in (303, 401), got.status_code
+    posted = await http.post(f"/memory/memories/{world.ids['seat']}/pin", headers=headers)
+    assert posted.status_code in (401, 403), posted.status_code
+    form = {"content-type": "application/x-www-form-urlencoded"}
+    login = await http.post(
+        "/memory/ui/login", content=f"token={cookie}".encode("latin-1"), headers=form
+    )
+    assert login.status_code == 401 and "set-cookie" not in login.headers
+
+
+async def test_the_profile_page_shows_rules_and_their_source_memories(
+    http: httpx.AsyncClient, world: World
+) -> None:
+    carol = {"Authorization": f"Bearer {world.token(CAROL)}"}
+    data = (await http.get("/memory/profile", headers=carol)).json()
+    assert any("typescript" in rule.lower() for rule in data["rules"]), data
+    field = data["fields"]["code_language"]
+    assert field["value"].lower() == "typescript"
+    source = field["memory_id"]
+    page = await http.get("/memory/ui/profile", headers=carol)
+    assert page.status_code == 200 and f"/memory/ui/memories/{source}" in page.text
+    as_alice = {"Authorization": f"Bearer {world.token(ALICE)}"}
+    alice = await http.get("/memory/ui/profile", headers=as_alice)
+    assert "typescript" not in alice.text.lower()
+
+
+async def test_export_works_with_the_browser_cookie(http: httpx.AsyncClient, world: World) -> None:
+    resp = await http.get("/memory/export", headers=_cookie(world.token(ALICE)))
+    assert resp.status_code == 200 and resp.json()["user_id"] == "alice"
+    assert "window seats" in resp.text and world.ids["bob_text"] not in resp.text
+
+
+async def test_admin_sees_the_run_diff_and_the_backlog(
+    http: httpx.AsyncClient, world: World
+) -> None:
+    admin = {"Authorization": f"Bearer {world.token(ADMIN, admin=True)}"}
+    run = (await http.get(f"/memory/admin/runs/{world.run_id}", headers=admin)).json()
+    (carol,) = run["users"]
+    assert carol["user_id"] == "carol" and carol["status"] == "completed"
+    created = [c for c in carol["changes"] if c["before"] is None]
+    assert created and "TypeScript" in created[0]["after"]["content"]
+    absorbed = [c for c in carol["changes"] if c["before"] and "status" in c["changed"]]
+    assert absorbed and all(c["before"]["status"] == "active" for c in absorbed)
+    backlog = (await http.get("/memory/admin/backlog", headers=admin)).json()
+    assert backlog["unindexed"] == 0
+    reindexed = await http.post("/memory/admin/reindex", headers=admin)
+    assert reindexed.status_code == 200 and reindexed.json()["unindexed"] == 0
+    other_tenant = {"Authorization": f"Bearer {world.token(Scope('globex', 'ops'), admin=True)}"}
+    assert (
+        await http.get(f"/memory/admin/runs/{world.run_id}", headers=other_tenant)
+    ).status_code == 404
+    page = await http.get("/memory/ui/admin", headers=other_tenant)
+    assert world.run_id not in page.text
+
+
+async def test_a_pending_memory_can_be_rejected_and_then_is_gone(
+    http: httpx.AsyncClient, world: World
+) -> None:
+    alice = {"Authorization": f"Bearer {world.token(ALICE)}"}
+    path = f"/memory/memories/{world.ids['pending']}"
+    not_pending = await http.post(f"/memory/memories/{world.ids['old']}/approve", headers=alice)
+    assert not_pending.status_code == 409
+    rejected = await http.post(f"{path}/reject", headers=alice)
+    assert rejected.status_code == 200 and rejected.json()["receipt"]["memories"] == 1
+    assert (await http.get(path, headers=alice)).status_code == 404
