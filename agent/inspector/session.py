@@ -162,9 +162,7 @@ class InspectorSession:
             return
         if method not in SAFE_METHODS:
             sent = headers.get(CSRF_HEADER, "")
-            if not _matches(sent, csrf_token(token, secret)) or not _same_origin(
-                headers, scope
-            ):
+            if not _matches(sent, csrf_token(token, secret)) or not _same_origin(headers, scope):
                 await PlainTextResponse("missing or wrong CSRF token", 403)(scope, receive, send)
                 return
         scope = dict(scope)

@@ -9,6 +9,7 @@ edit and says which memory is in the way. What passes becomes a new version of t
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 
 from memory.gating.concurrency_lock import user_write_lock
@@ -60,8 +61,9 @@ async def edit_memory(
         raise EditRefused(f"the new text is longer than {MAX_CONTENT_CHARS:,} characters")
     if "\x00" in text:
         raise EditRefused("the new text contains NUL characters")
-    content, findings, verdict = screen(
-        text, "user", policy or GatePolicy(), privacy or PrivacyFilter()
+    # Up to 20,000 characters through every redaction pattern: off the event loop.
+    content, findings, verdict = await asyncio.to_thread(
+        screen, text, "user", policy or GatePolicy(), privacy or PrivacyFilter()
     )
     if verdict is not None:
         # Refused outright (a high-risk secret) or only fit for a low-trust episode (text that
