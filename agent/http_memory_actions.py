@@ -159,14 +159,20 @@ async def runs(request: Request) -> JSONResponse:
     return _json({"runs": await list_runs(store.pool, tenant)})
 
 
-async def run_detail(request: Request) -> JSONResponse:
-    """One run within the tenant: each user's row and what it changed, as before/after."""
+async def tenant_run(request: Request) -> tuple[str, str, Any, list[dict[str, Any]]]:
+    """(tenant, run id, store, the run's user rows in the tenant); 404 when it has none there."""
     tenant = admin_tenant(request)
     run_id = path_id(request, "run_id")
     store = await get_store()
     users = await run_users(store.pool, run_id, tenant)
     if not users:
         raise HTTPException(404, "no such run")
+    return tenant, run_id, store, users
+
+
+async def run_detail(request: Request) -> JSONResponse:
+    """One run within the tenant: each user's row and what it changed, as before/after."""
+    tenant, run_id, store, users = await tenant_run(request)
     for row in users:
         row["changes"] = await run_diff(store.pool, run_id, Scope(tenant, row["user_id"]))
     return _json({"run_id": run_id, "users": users})
@@ -174,12 +180,7 @@ async def run_detail(request: Request) -> JSONResponse:
 
 async def run_rollback(request: Request) -> JSONResponse:
     """Undo a run for every user of the admin's tenant it touched."""
-    tenant = admin_tenant(request)
-    run_id = path_id(request, "run_id")
-    store = await get_store()
-    users = await run_users(store.pool, run_id, tenant)
-    if not users:
-        raise HTTPException(404, "no such run")
+    tenant, run_id, store, users = await tenant_run(request)
     done: dict[str, Any] = {"run_id": run_id, "users": 0, "restored": 0, "deleted": 0,
                             "already": []}  # fmt: skip
     try:

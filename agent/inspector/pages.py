@@ -17,7 +17,7 @@ from starlette.responses import HTMLResponse
 
 from agent.auth import PERMISSION_ADMIN
 from agent.http_auth import caller_scope, has_permission
-from agent.http_memory_actions import path_id
+from agent.http_memory_actions import admin_tenant, path_id, tenant_run
 from agent.inspector.charts import breakdown_bars, histogram, lines, rate_bar
 from agent.inspector.render import (
     UI,
@@ -33,7 +33,7 @@ from agent.inspector.render import (
     when,
 )
 from agent.resources import get_store
-from memory.longterm.consolidation_history import list_runs, run_diff, run_users
+from memory.longterm.consolidation_history import list_runs, run_diff
 from memory.longterm.profile import load_profile, profile_rules
 from memory.observability.metrics import collect_stats
 from memory.storage.edits import browse, superseding, unindexed_backlog, versions
@@ -311,13 +311,6 @@ async def account_page(request: Request) -> HTMLResponse:
     return _frame(request, "My data", body, f"{UI}/account")
 
 
-def _require_admin(request: Request) -> Scope:
-    scope = caller_scope(request)
-    if not has_permission(request, PERMISSION_ADMIN):
-        raise HTTPException(403, f"needs the {PERMISSION_ADMIN!r} permission")
-    return scope
-
-
 async def _counts_over_time(store: Any, tenant: str) -> dict[str, list[tuple[str, float]]]:
     async with store.pool.acquire() as conn:
         rows = await conn.fetch(
@@ -336,7 +329,7 @@ async def _counts_over_time(store: Any, tenant: str) -> dict[str, list[tuple[str
 
 async def admin_page(request: Request) -> HTMLResponse:
     """Consolidation runs, metrics charts and the unindexed backlog of the admin's tenant."""
-    tenant = _require_admin(request).tenant_id
+    tenant = admin_tenant(request)
     store = await get_store()
     stats = await collect_stats(store, tenant=tenant)
     run_rows = [
@@ -376,12 +369,7 @@ def _diff_cell(before: Any, after: Any) -> str:
 
 async def run_page(request: Request) -> HTMLResponse:
     """One consolidation run: per user, each memory before → after; a rollback button."""
-    tenant = _require_admin(request).tenant_id
-    run_id = path_id(request, "run_id")
-    store = await get_store()
-    users = await run_users(store.pool, run_id, tenant)
-    if not users:
-        raise HTTPException(404, "no such run")
+    tenant, run_id, store, users = await tenant_run(request)
     parts = []
     for row in users:
         changes = await run_diff(store.pool, run_id, Scope(tenant, row["user_id"]))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from memory.longterm.consolidation_snapshot import load_snapshot
+from memory.longterm.consolidation_snapshot import load_snapshot, run_snapshots
 from memory.storage.rows import RECORD_COLUMNS, record_from_row, record_snapshot
 from memory.types import Scope
 
@@ -81,16 +81,7 @@ async def run_diff(pool: Any, run_id: str, scope: Scope) -> list[dict[str, Any]]
     """Per memory the run touched for one user: {memory_id, before, after, changed}."""
     t, u = scope.tenant_id, scope.user_id
     async with pool.acquire() as conn:
-        mine = await conn.fetch(
-            "SELECT memory_id, version, snapshot FROM memory_versions WHERE run_id = $1"
-            " AND tenant_id = $2 AND user_id = $3 ORDER BY memory_id, version",
-            run_id, t, u,
-        )  # fmt: skip
-        first: dict[str, dict[str, Any]] = {}
-        last: dict[str, int] = {}
-        for v in mine:
-            first.setdefault(v["memory_id"], load_snapshot(v["snapshot"]))
-            last[v["memory_id"]] = int(v["version"])
+        first, last = await run_snapshots(conn, run_id, scope)
         ids = list(first)
         later = await conn.fetch(
             "SELECT memory_id, version, snapshot FROM memory_versions WHERE tenant_id = $1"

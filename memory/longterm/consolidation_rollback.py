@@ -14,7 +14,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from memory.longterm.consolidation_snapshot import RESTORE_SQL, load_snapshot, restore_params
+from memory.longterm.consolidation_snapshot import RESTORE_SQL, restore_params, run_snapshots
 from memory.longterm.consolidation_store import RunBusy, UserLocks, run_rows
 from memory.storage.rows import RECORD_COLUMNS
 from memory.storage.store import MemoryStore
@@ -88,16 +88,7 @@ async def rollback_user(
     """Restore one user's memories (the caller holds the user's lock); (restored, deleted)."""
     t, u = scope.tenant_id, scope.user_id
     async with store.pool.acquire() as conn, conn.transaction():
-        versions = await conn.fetch(
-            "SELECT memory_id, version, snapshot FROM memory_versions WHERE run_id = $1"
-            " AND tenant_id = $2 AND user_id = $3 ORDER BY memory_id, version",
-            run_id, t, u,
-        )  # fmt: skip
-        first: dict[str, dict[str, Any]] = {}
-        last: dict[str, int] = {}
-        for v in versions:
-            first.setdefault(v["memory_id"], load_snapshot(v["snapshot"]))
-            last[v["memory_id"]] = int(v["version"])
+        first, last = await run_snapshots(conn, run_id, scope)
         current = await _current_versions(conn, scope, list(first))
         moved = sorted(m for m, ver in current.items() if ver != last[m] + 1)
         if moved:

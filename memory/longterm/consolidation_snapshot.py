@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from memory.storage.rows import RECORD_COLUMNS, record_from_row, record_snapshot
+from memory.types import Scope
 
 SNAPSHOT_COLUMNS = RECORD_COLUMNS + ", updated_at, trust, embedding, embedding_model"
 
@@ -57,6 +58,26 @@ def load_snapshot(value: Any) -> dict[str, Any]:
 
 def _when(value: str | None) -> datetime | None:
     return datetime.fromisoformat(value) if value else None
+
+
+async def run_snapshots(
+    conn: Any, run_id: str, scope: Scope
+) -> tuple[dict[str, dict[str, Any]], dict[str, int]]:
+    """Per memory a run changed for `scope`: the state before the run and its last version.
+
+    The earliest snapshot the run wrote is the memory as it was before the run.
+    """
+    rows = await conn.fetch(
+        "SELECT memory_id, version, snapshot FROM memory_versions WHERE run_id = $1"
+        " AND tenant_id = $2 AND user_id = $3 ORDER BY memory_id, version",
+        run_id, scope.tenant_id, scope.user_id,
+    )  # fmt: skip
+    first: dict[str, dict[str, Any]] = {}
+    last: dict[str, int] = {}
+    for v in rows:
+        first.setdefault(v["memory_id"], load_snapshot(v["snapshot"]))
+        last[v["memory_id"]] = int(v["version"])
+    return first, last
 
 
 def snapshot_vector(snapshot: dict[str, Any]) -> bytes | None:

@@ -31,9 +31,7 @@ from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.support import expected_conditions as ec
 from selenium.webdriver.support.ui import WebDriverWait
 
-from tests.conftest import LangGraphFactory
-from tests.e2e.inspector_world import ADMIN, ALICE, DAVE, World, build_world, server_env
-from tests.support.chroma_server import ChromaServer
+from tests.e2e.inspector_world import ADMIN, ALICE, DAVE, World
 from tests.support.langgraph_server import LangGraphServer
 
 pytestmark = pytest.mark.e2e
@@ -45,24 +43,6 @@ if not (os.path.exists(CHROMIUM) and os.path.exists(CHROMEDRIVER)):
         "Chromium and chromedriver are not installed (apt-get install chromium chromium-driver)",
         allow_module_level=True,
     )
-
-
-@pytest.fixture(scope="module")
-def world(
-    pg_db_url: str,
-    _chroma_session: ChromaServer,
-    embedding_model_dir: Path,
-    tmp_path_factory: pytest.TempPathFactory,
-) -> World:
-    return build_world(pg_db_url, _chroma_session.url, embedding_model_dir,
-                       tmp_path_factory.mktemp("inspector-client"))  # fmt: skip
-
-
-@pytest.fixture(scope="module")
-def server(
-    world: World, langgraph_factory: LangGraphFactory, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[LangGraphServer]:
-    yield langgraph_factory(env=server_env(world, tmp_path_factory.mktemp("inspector-server")))
 
 
 @pytest.fixture
@@ -94,9 +74,9 @@ def _shot(driver: WebDriver, tmp_path: Path, name: str) -> Path:
     return path
 
 
-def _sign_in(driver: WebDriver, server: LangGraphServer, token: str) -> None:
+def _sign_in(driver: WebDriver, inspector_server: LangGraphServer, token: str) -> None:
     """Sign in from the keyboard: type the token, Tab to the button, press Enter."""
-    driver.get(f"{server.url}/memory/ui")
+    driver.get(f"{inspector_server.url}/memory/ui")
     _wait(driver, ec.url_contains("/memory/ui/login"))
     field = driver.find_element(By.ID, "token")
     field.send_keys(token)
@@ -125,15 +105,15 @@ async def _row(url: str, sql: str, *args: Any) -> Any:
         await conn.close()
 
 
-def _db(world: World, sql: str, *args: Any) -> Any:
-    return asyncio.run(_row(str(world.settings.database_url), sql, *args))
+def _db(inspector_world: World, sql: str, *args: Any) -> Any:
+    return asyncio.run(_row(str(inspector_world.settings.database_url), sql, *args))
 
 
 def test_a_user_inspects_corrects_and_prunes_their_memory(
-    browser: WebDriver, server: LangGraphServer, world: World, tmp_path: Path
+    browser: WebDriver, inspector_server: LangGraphServer, inspector_world: World, tmp_path: Path
 ) -> None:
     d = browser
-    _sign_in(d, server, world.token(ALICE))
+    _sign_in(d, inspector_server, inspector_world.token(ALICE))
     assert "alice @ acme" in d.find_element(By.CSS_SELECTOR, "header .who").text
     # Attacker-controlled text is shown as text and runs nothing.
     assert "window.__xss=1" in d.find_element(By.TAG_NAME, "main").text
@@ -141,7 +121,7 @@ def test_a_user_inspects_corrects_and_prunes_their_memory(
     _shot(d, tmp_path, "01-browse")
 
     # Search with the real recall; the result's breakdown is drawn as six bars.
-    d.get(f"{server.url}/memory/ui/search")
+    d.get(f"{inspector_server.url}/memory/ui/search")
     box = d.find_element(By.ID, "q")
     box.send_keys("which seat do I like on flights", Keys.ENTER)
     _wait(d, ec.presence_of_element_located((By.CSS_SELECTOR, "ol.hits li")))
@@ -167,69 +147,91 @@ def test_a_user_inspects_corrects_and_prunes_their_memory(
     assert "window seats" in versions.text and "edit" in versions.text
     assert "edited by the user" in d.find_element(By.XPATH, "//table[caption]").text
     _shot(d, tmp_path, "03-edited")
-    row = _db(world, "SELECT content, version FROM memories WHERE id = $1", world.ids["seat"])
+    row = _db(
+        inspector_world,
+        "SELECT content, version FROM memories WHERE id = $1",
+        inspector_world.ids["seat"],
+    )
     assert row["version"] == 2 and "alice@example.com" not in row["content"]
 
     # Pin it (a new version again).
     _submit_action(d, "Pin")
     _wait(d, ec.presence_of_element_located((By.CSS_SELECTOR, "dd .badge.pinned")))
-    row = _db(world, "SELECT pinned, version FROM memories WHERE id = $1", world.ids["seat"])
+    row = _db(
+        inspector_world,
+        "SELECT pinned, version FROM memories WHERE id = $1",
+        inspector_world.ids["seat"],
+    )
     assert row["pinned"] is True and row["version"] == 3
 
     # Approve the pending memory.
-    d.get(f"{server.url}/memory/ui?status=pending_approval")
+    d.get(f"{inspector_server.url}/memory/ui?status=pending_approval")
     d.find_element(By.PARTIAL_LINK_TEXT, "invoices").click()
     _wait(d, ec.presence_of_element_located((By.CSS_SELECTOR, ".badge.pending_approval")))
     _submit_action(d, "Approve")
     _wait(d, ec.presence_of_element_located((By.CSS_SELECTOR, "dd .badge.active")))
-    status = _db(world, "SELECT status FROM memories WHERE id = $1", world.ids["pending"])
+    status = _db(
+        inspector_world, "SELECT status FROM memories WHERE id = $1", inspector_world.ids["pending"]
+    )
     assert status["status"] == "active"
 
     # Delete one (the confirmation box is ticked from the keyboard).
-    d.get(f"{server.url}/memory/ui/memories/{world.ids['doomed']}")
+    d.get(f"{inspector_server.url}/memory/ui/memories/{inspector_world.ids['doomed']}")
     d.find_element(By.ID, "really").send_keys(Keys.SPACE)
     _submit_action(d, "Delete")
     _wait(d, lambda drv: drv.current_url.rstrip("/").endswith("/memory/ui"))
     assert "gym membership" not in d.find_element(By.TAG_NAME, "main").text
-    gone = _db(world, "SELECT count(*) AS n FROM memories WHERE id = $1", world.ids["doomed"])
+    gone = _db(
+        inspector_world,
+        "SELECT count(*) AS n FROM memories WHERE id = $1",
+        inspector_world.ids["doomed"],
+    )
     assert gone["n"] == 0
 
     # Another user's memory is out of reach by URL.
-    d.get(f"{server.url}/memory/ui/memories/{world.ids['bob']}")
-    assert world.ids["bob_text"] not in d.page_source
+    d.get(f"{inspector_server.url}/memory/ui/memories/{inspector_world.ids['bob']}")
+    assert inspector_world.ids["bob_text"] not in d.page_source
     assert "no such memory" in d.page_source
     _shot(d, tmp_path, "04-not-yours")
 
 
 def test_an_admin_rolls_back_a_consolidation_run(
-    browser: WebDriver, server: LangGraphServer, world: World, tmp_path: Path
+    browser: WebDriver, inspector_server: LangGraphServer, inspector_world: World, tmp_path: Path
 ) -> None:
     d = browser
-    before = _db(world, "SELECT status FROM consolidation_runs WHERE run_id = $1", world.run_id)
+    before = _db(
+        inspector_world,
+        "SELECT status FROM consolidation_runs WHERE run_id = $1",
+        inspector_world.run_id,
+    )
     assert before["status"] == "completed"
-    _sign_in(d, server, world.token(ADMIN, admin=True))
+    _sign_in(d, inspector_server, inspector_world.token(ADMIN, admin=True))
     d.find_element(By.LINK_TEXT, "Admin").click()
-    _wait(d, ec.presence_of_element_located((By.LINK_TEXT, world.run_id)))
+    _wait(d, ec.presence_of_element_located((By.LINK_TEXT, inspector_world.run_id)))
     assert d.find_elements(By.CSS_SELECTOR, "svg.chart"), "metrics charts are drawn"
     _shot(d, tmp_path, "05-admin")
-    d.find_element(By.LINK_TEXT, world.run_id).click()
+    d.find_element(By.LINK_TEXT, inspector_world.run_id).click()
     diff = _wait(d, ec.presence_of_element_located((By.XPATH, "//table[caption='Changes']")))
     assert "TypeScript" in diff.text and "created" in diff.text
     _submit_action(d, "Roll back this run")
     receipt = _wait(d, ec.visibility_of_element_located((By.ID, "receipt")))
     assert '"users": 1' in receipt.text and '"deleted"' in receipt.text
     _shot(d, tmp_path, "06-rolled-back")
-    after = _db(world, "SELECT status FROM consolidation_runs WHERE run_id = $1", world.run_id)
+    after = _db(
+        inspector_world,
+        "SELECT status FROM consolidation_runs WHERE run_id = $1",
+        inspector_world.run_id,
+    )
     assert after["status"] == "rolled_back"
     d.refresh()
     assert "This run has been rolled back." in d.find_element(By.TAG_NAME, "main").text
 
 
 def test_a_user_forgets_everything_and_gets_a_receipt(
-    browser: WebDriver, server: LangGraphServer, world: World, tmp_path: Path
+    browser: WebDriver, inspector_server: LangGraphServer, inspector_world: World, tmp_path: Path
 ) -> None:
     d = browser
-    _sign_in(d, server, world.token(DAVE))
+    _sign_in(d, inspector_server, inspector_world.token(DAVE))
     d.find_element(By.LINK_TEXT, "My data").click()
     _wait(d, ec.presence_of_element_located((By.ID, "confirm")))
     assert d.find_element(By.PARTIAL_LINK_TEXT, "Download everything").get_attribute("href")
@@ -239,5 +241,5 @@ def test_a_user_forgets_everything_and_gets_a_receipt(
     data = json.loads(receipt.text)
     assert data["user_id"] == "dave" and data["counts"]["postgres.memories"] == 1
     _shot(d, tmp_path, "07-forgotten")
-    left = _db(world, "SELECT count(*) AS n FROM memories WHERE user_id = 'dave'")
+    left = _db(inspector_world, "SELECT count(*) AS n FROM memories WHERE user_id = 'dave'")
     assert left["n"] == 0

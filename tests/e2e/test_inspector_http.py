@@ -9,8 +9,7 @@ strict Content-Security-Policy.
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
+from collections.abc import AsyncIterator
 
 import httpx
 import pytest
@@ -20,7 +19,6 @@ from hypothesis import strategies as st
 from agent.auth_tokens import mint_token
 from agent.inspector.session import COOKIE, csrf_token
 from memory.types import Scope
-from tests.conftest import LangGraphFactory
 from tests.e2e.inspector_world import (
     ADMIN,
     ALICE,
@@ -29,10 +27,7 @@ from tests.e2e.inspector_world import (
     SECRET,
     XSS,
     World,
-    build_world,
-    server_env,
 )
-from tests.support.chroma_server import ChromaServer
 from tests.support.langgraph_server import LangGraphServer
 
 pytestmark = pytest.mark.e2e
@@ -50,61 +45,49 @@ API_CALLS = [
 ]  # fmt: skip
 
 
-@pytest.fixture(scope="module")
-def world(
-    pg_db_url: str,
-    _chroma_session: ChromaServer,
-    embedding_model_dir: Path,
-    tmp_path_factory: pytest.TempPathFactory,
-) -> World:
-    return build_world(pg_db_url, _chroma_session.url, embedding_model_dir,
-                       tmp_path_factory.mktemp("inspector-client"))  # fmt: skip
-
-
-@pytest.fixture(scope="module")
-def server(
-    world: World, langgraph_factory: LangGraphFactory, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[LangGraphServer]:
-    yield langgraph_factory(env=server_env(world, tmp_path_factory.mktemp("inspector-server")))
-
-
 @pytest.fixture
-async def http(server: LangGraphServer) -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient(base_url=server.url, timeout=60) as client:
+async def http(inspector_server: LangGraphServer) -> AsyncIterator[httpx.AsyncClient]:
+    async with httpx.AsyncClient(base_url=inspector_server.url, timeout=60) as client:
         yield client
 
 
-def _fill(path: str, world: World) -> str:
-    return path.format(seat=world.ids["seat"], pending=world.ids["pending"], run=world.run_id)
+def _fill(path: str, inspector_world: World) -> str:
+    return path.format(
+        seat=inspector_world.ids["seat"],
+        pending=inspector_world.ids["pending"],
+        run=inspector_world.run_id,
+    )
 
 
 def _cookie(token: str) -> dict[str, str]:
     return {"Cookie": f"{COOKIE}={token}"}
 
 
-async def test_nothing_without_a_valid_token(http: httpx.AsyncClient, world: World) -> None:
+async def test_nothing_without_a_valid_token(
+    http: httpx.AsyncClient, inspector_world: World
+) -> None:
     forged = mint_token(ALICE, "another-secret-of-enough-length")
     expired = mint_token(ALICE, SECRET, ttl_s=-1)
     for creds in ({}, {"Authorization": f"Bearer {forged}"}, {"Authorization": f"Bearer {expired}"},
                   _cookie(forged), _cookie(expired), _cookie("garbage")):  # fmt: skip
         for path in UI_PAGES:
-            resp = await http.get(_fill(path, world), headers=creds)
+            resp = await http.get(_fill(path, inspector_world), headers=creds)
             assert resp.status_code in (303, 401), (path, creds, resp.status_code)
             if resp.status_code == 303:
                 assert resp.headers["location"].startswith("/memory/ui/login")
             assert "window seats" not in resp.text
         for method, path in API_CALLS:
-            resp = await http.request(method, _fill(path, world), headers=creds, json={})
+            resp = await http.request(method, _fill(path, inspector_world), headers=creds, json={})
             assert resp.status_code == 401, (method, path, creds, resp.status_code)
 
 
 async def test_pages_render_only_the_callers_own_memories(
-    http: httpx.AsyncClient, world: World
+    http: httpx.AsyncClient, inspector_world: World
 ) -> None:
-    bob = {"Authorization": f"Bearer {world.token(BOB)}"}
-    alice = {"Authorization": f"Bearer {world.token(ALICE)}"}
+    bob = {"Authorization": f"Bearer {inspector_world.token(BOB)}"}
+    alice = {"Authorization": f"Bearer {inspector_world.token(ALICE)}"}
     for key in ("seat", "pending", "doomed", "xss"):
-        resp = await http.get(f"/memory/ui/memories/{world.ids[key]}", headers=bob)
+        resp = await http.get(f"/memory/ui/memories/{inspector_world.ids[key]}", headers=bob)
         assert resp.status_code == 404, key
     for path in ("/memory/ui", "/memory/ui/search?q=window+seats", "/memory/ui/profile",
                  "/memory/ui?status=pending_approval"):  # fmt: skip
@@ -113,61 +96,67 @@ async def test_pages_render_only_the_callers_own_memories(
         # (the search box echoes the query, so look for the memory's own wording)
         assert "prefer window seats" not in as_bob.text and "0042" not in as_bob.text
     mine = await http.get("/memory/ui", headers=alice)
-    assert "window seats" in mine.text and world.ids["bob_text"] not in mine.text
-    bobs = await http.get(f"/memory/ui/memories/{world.ids['bob']}", headers=alice)
-    assert bobs.status_code == 404 and world.ids["bob_text"] not in bobs.text
+    assert "window seats" in mine.text and inspector_world.ids["bob_text"] not in mine.text
+    bobs = await http.get(f"/memory/ui/memories/{inspector_world.ids['bob']}", headers=alice)
+    assert bobs.status_code == 404 and inspector_world.ids["bob_text"] not in bobs.text
 
 
 async def test_api_actions_never_touch_another_users_memory(
-    http: httpx.AsyncClient, world: World
+    http: httpx.AsyncClient, inspector_world: World
 ) -> None:
-    bob = {"Authorization": f"Bearer {world.token(BOB)}"}
+    bob = {"Authorization": f"Bearer {inspector_world.token(BOB)}"}
     for method, path in API_CALLS[:5]:
-        resp = await http.request(method, _fill(path, world), headers=bob, json={"content": "x"})
+        resp = await http.request(
+            method, _fill(path, inspector_world), headers=bob, json={"content": "x"}
+        )
         assert resp.status_code == 404, (method, path)
-    alice = {"Authorization": f"Bearer {world.token(ALICE)}"}
-    seat = (await http.get(f"/memory/memories/{world.ids['seat']}", headers=alice)).json()
+    alice = {"Authorization": f"Bearer {inspector_world.token(ALICE)}"}
+    seat = (await http.get(f"/memory/memories/{inspector_world.ids['seat']}", headers=alice)).json()
     assert seat["version"] == 1 and not seat["pinned"] and "window" in seat["content"]
     assert {e["event"] for e in seat["audit_trail"]} == {"write"}
 
 
 async def test_admin_routes_need_the_admin_permission(
-    http: httpx.AsyncClient, world: World
+    http: httpx.AsyncClient, inspector_world: World
 ) -> None:
-    alice = {"Authorization": f"Bearer {world.token(ALICE)}"}
-    for path in ("/memory/ui/admin", _fill("/memory/ui/admin/runs/{run}", world)):
+    alice = {"Authorization": f"Bearer {inspector_world.token(ALICE)}"}
+    for path in ("/memory/ui/admin", _fill("/memory/ui/admin/runs/{run}", inspector_world)):
         assert (await http.get(path, headers=alice)).status_code == 403
     for method, path in API_CALLS[6:]:
-        assert (await http.request(method, _fill(path, world), headers=alice)).status_code == 403
-    admin = {"Authorization": f"Bearer {world.token(ADMIN, admin=True)}"}
+        assert (
+            await http.request(method, _fill(path, inspector_world), headers=alice)
+        ).status_code == 403
+    admin = {"Authorization": f"Bearer {inspector_world.token(ADMIN, admin=True)}"}
     runs = await http.get("/memory/admin/runs", headers=admin)
-    assert runs.status_code == 200 and world.run_id in runs.text
+    assert runs.status_code == 200 and inspector_world.run_id in runs.text
     page = await http.get("/memory/ui/admin", headers=admin)
-    assert page.status_code == 200 and world.run_id in page.text and "<svg" in page.text
+    assert page.status_code == 200 and inspector_world.run_id in page.text and "<svg" in page.text
 
 
 async def test_cookie_changes_need_the_csrf_token_and_our_origin(
-    http: httpx.AsyncClient, world: World, server: LangGraphServer
+    http: httpx.AsyncClient, inspector_world: World, inspector_server: LangGraphServer
 ) -> None:
-    token = world.token(ALICE)
-    pin = f"/memory/memories/{world.ids['doomed']}/pin"
-    unpin = f"/memory/memories/{world.ids['doomed']}/unpin"
+    token = inspector_world.token(ALICE)
+    pin = f"/memory/memories/{inspector_world.ids['doomed']}/pin"
+    unpin = f"/memory/memories/{inspector_world.ids['doomed']}/unpin"
     good = csrf_token(token, SECRET)
     refused = [
         {},
         {"X-CSRF-Token": "wrong"},
-        {"X-CSRF-Token": csrf_token(world.token(BOB), SECRET)},
+        {"X-CSRF-Token": csrf_token(inspector_world.token(BOB), SECRET)},
         {"X-CSRF-Token": good, "Origin": "http://evil.example"},
-        {"X-CSRF-Token": good, "Origin": server.url.replace("127.0.0.1", "localhost")},
+        {"X-CSRF-Token": good, "Origin": inspector_server.url.replace("127.0.0.1", "localhost")},
     ]
     for extra in refused:
         resp = await http.post(pin, headers={**_cookie(token), **extra})
         assert resp.status_code == 403, extra
     alice = {"Authorization": f"Bearer {token}"}
-    doomed = (await http.get(f"/memory/memories/{world.ids['doomed']}", headers=alice)).json()
+    doomed = (
+        await http.get(f"/memory/memories/{inspector_world.ids['doomed']}", headers=alice)
+    ).json()
     assert not doomed["pinned"]
     ok = await http.post(pin, headers={**_cookie(token), "X-CSRF-Token": good,
-                                       "Origin": server.url})  # fmt: skip
+                                       "Origin": inspector_server.url})  # fmt: skip
     assert ok.status_code == 200 and ok.json()["pinned"] is True
     back = await http.post(unpin, headers={**_cookie(token), "X-CSRF-Token": good})
     assert back.status_code == 200 and back.json()["pinned"] is False
@@ -176,16 +165,16 @@ async def test_cookie_changes_need_the_csrf_token_and_our_origin(
 
 
 async def test_sign_in_sets_a_strict_httponly_cookie_and_refuses_other_origins(
-    http: httpx.AsyncClient, world: World, server: LangGraphServer
+    http: httpx.AsyncClient, inspector_world: World, inspector_server: LangGraphServer
 ) -> None:
-    token = world.token(ALICE)
+    token = inspector_world.token(ALICE)
     form = {"token": token, "next": "/memory/ui/profile"}
     foreign = await http.post("/memory/ui/login", data=form,
                               headers={"Origin": "http://evil.example"})  # fmt: skip
     assert foreign.status_code == 403 and "set-cookie" not in foreign.headers
     bad = await http.post("/memory/ui/login", data={"token": "lma1.x.y"})
     assert bad.status_code == 401 and "set-cookie" not in bad.headers
-    ok = await http.post("/memory/ui/login", data=form, headers={"Origin": server.url})
+    ok = await http.post("/memory/ui/login", data=form, headers={"Origin": inspector_server.url})
     assert ok.status_code == 303 and ok.headers["location"] == "/memory/ui/profile"
     cookie = ok.headers["set-cookie"]
     assert f"{COOKIE}={token}" in cookie
@@ -209,17 +198,19 @@ async def test_sign_in_sets_a_strict_httponly_cookie_and_refuses_other_origins(
     )  # fmt: skip
 )
 async def test_sign_in_never_redirects_off_the_inspector(
-    http: httpx.AsyncClient, world: World, target: str
+    http: httpx.AsyncClient, inspector_world: World, target: str
 ) -> None:
-    resp = await http.post("/memory/ui/login", data={"token": world.token(ALICE), "next": target})
+    resp = await http.post(
+        "/memory/ui/login", data={"token": inspector_world.token(ALICE), "next": target}
+    )
     assert resp.status_code == 303 and resp.headers["location"] == "/memory/ui"
 
 
 async def test_memory_text_is_escaped_and_pages_have_a_strict_csp(
-    http: httpx.AsyncClient, world: World
+    http: httpx.AsyncClient, inspector_world: World
 ) -> None:
-    alice = {"Authorization": f"Bearer {world.token(ALICE)}"}
-    for path in ("/memory/ui", f"/memory/ui/memories/{world.ids['xss']}",
+    alice = {"Authorization": f"Bearer {inspector_world.token(ALICE)}"}
+    for path in ("/memory/ui", f"/memory/ui/memories/{inspector_world.ids['xss']}",
                  "/memory/ui/search?q=quotes+tags"):  # fmt: skip
         resp = await http.get(path, headers=alice)
         assert resp.status_code == 200
@@ -237,16 +228,20 @@ async def test_memory_text_is_escaped_and_pages_have_a_strict_csp(
 
 
 @pytest.mark.parametrize("bad", ["..%2F..%2Fetc", "a" * 65, "x;drop", "%00"])
-async def test_malformed_ids_are_refused(http: httpx.AsyncClient, world: World, bad: str) -> None:
-    alice = {"Authorization": f"Bearer {world.token(ALICE)}"}
+async def test_malformed_ids_are_refused(
+    http: httpx.AsyncClient, inspector_world: World, bad: str
+) -> None:
+    alice = {"Authorization": f"Bearer {inspector_world.token(ALICE)}"}
     for path in (f"/memory/ui/memories/{bad}", f"/memory/memories/{bad}/pin"):
         resp = await http.request("GET" if "/ui/" in path else "POST", path, headers=alice)
         assert resp.status_code in (400, 404), (path, resp.status_code)
 
 
-async def test_bad_edit_bodies_get_clear_errors(http: httpx.AsyncClient, world: World) -> None:
-    alice = {"Authorization": f"Bearer {world.token(ALICE)}"}
-    path = f"/memory/memories/{world.ids['old']}"
+async def test_bad_edit_bodies_get_clear_errors(
+    http: httpx.AsyncClient, inspector_world: World
+) -> None:
+    alice = {"Authorization": f"Bearer {inspector_world.token(ALICE)}"}
+    path = f"/memory/memories/{inspector_world.ids['old']}"
     for body, status in ((b"not json", 400), (b"[1]", 400), (b"{}", 400),
                          (b'{"content": ""}', 400), (b'{"content": 5}', 400),
                          (b"x" * 70_000, 413)):  # fmt: skip
@@ -269,13 +264,13 @@ _HEADER_CHARS = st.characters(min_codepoint=0x21, max_codepoint=0xFF, exclude_ca
     path=st.sampled_from(["/memory/ui", "/memory/memories", "/memory/ui/admin"]),
 )  # fmt: skip
 async def test_hostile_cookies_and_csrf_values_are_refused_cleanly(
-    http: httpx.AsyncClient, world: World, cookie: str, csrf: str, path: str
+    http: httpx.AsyncClient, inspector_world: World, cookie: str, csrf: str, path: str
 ) -> None:
     headers = [(b"cookie", f"{COOKIE}={cookie}".encode("latin-1")),
                (b"x-csrf-token", csrf.encode("latin-1"))]  # fmt: skip
     got = await http.get(path, headers=headers)
     assert got.status_code in (303, 401), got.status_code
-    posted = await http.post(f"/memory/memories/{world.ids['seat']}/pin", headers=headers)
+    posted = await http.post(f"/memory/memories/{inspector_world.ids['seat']}/pin", headers=headers)
     assert posted.status_code in (401, 403), posted.status_code
     form = {"content-type": "application/x-www-form-urlencoded"}
     login = await http.post(
@@ -285,9 +280,9 @@ async def test_hostile_cookies_and_csrf_values_are_refused_cleanly(
 
 
 async def test_the_profile_page_shows_rules_and_their_source_memories(
-    http: httpx.AsyncClient, world: World
+    http: httpx.AsyncClient, inspector_world: World
 ) -> None:
-    carol = {"Authorization": f"Bearer {world.token(CAROL)}"}
+    carol = {"Authorization": f"Bearer {inspector_world.token(CAROL)}"}
     data = (await http.get("/memory/profile", headers=carol)).json()
     assert any("typescript" in rule.lower() for rule in data["rules"]), data
     field = data["fields"]["code_language"]
@@ -295,22 +290,24 @@ async def test_the_profile_page_shows_rules_and_their_source_memories(
     source = field["memory_id"]
     page = await http.get("/memory/ui/profile", headers=carol)
     assert page.status_code == 200 and f"/memory/ui/memories/{source}" in page.text
-    as_alice = {"Authorization": f"Bearer {world.token(ALICE)}"}
+    as_alice = {"Authorization": f"Bearer {inspector_world.token(ALICE)}"}
     alice = await http.get("/memory/ui/profile", headers=as_alice)
     assert "typescript" not in alice.text.lower()
 
 
-async def test_export_works_with_the_browser_cookie(http: httpx.AsyncClient, world: World) -> None:
-    resp = await http.get("/memory/export", headers=_cookie(world.token(ALICE)))
+async def test_export_works_with_the_browser_cookie(
+    http: httpx.AsyncClient, inspector_world: World
+) -> None:
+    resp = await http.get("/memory/export", headers=_cookie(inspector_world.token(ALICE)))
     assert resp.status_code == 200 and resp.json()["user_id"] == "alice"
-    assert "window seats" in resp.text and world.ids["bob_text"] not in resp.text
+    assert "window seats" in resp.text and inspector_world.ids["bob_text"] not in resp.text
 
 
 async def test_admin_sees_the_run_diff_and_the_backlog(
-    http: httpx.AsyncClient, world: World
+    http: httpx.AsyncClient, inspector_world: World
 ) -> None:
-    admin = {"Authorization": f"Bearer {world.token(ADMIN, admin=True)}"}
-    run = (await http.get(f"/memory/admin/runs/{world.run_id}", headers=admin)).json()
+    admin = {"Authorization": f"Bearer {inspector_world.token(ADMIN, admin=True)}"}
+    run = (await http.get(f"/memory/admin/runs/{inspector_world.run_id}", headers=admin)).json()
     (carol,) = run["users"]
     assert carol["user_id"] == "carol" and carol["status"] == "completed"
     created = [c for c in carol["changes"] if c["before"] is None]
@@ -321,20 +318,24 @@ async def test_admin_sees_the_run_diff_and_the_backlog(
     assert backlog["unindexed"] == 0
     reindexed = await http.post("/memory/admin/reindex", headers=admin)
     assert reindexed.status_code == 200 and reindexed.json()["unindexed"] == 0
-    other_tenant = {"Authorization": f"Bearer {world.token(Scope('globex', 'ops'), admin=True)}"}
+    other_tenant = {
+        "Authorization": f"Bearer {inspector_world.token(Scope('globex', 'ops'), admin=True)}"
+    }
     assert (
-        await http.get(f"/memory/admin/runs/{world.run_id}", headers=other_tenant)
+        await http.get(f"/memory/admin/runs/{inspector_world.run_id}", headers=other_tenant)
     ).status_code == 404
     page = await http.get("/memory/ui/admin", headers=other_tenant)
-    assert world.run_id not in page.text
+    assert inspector_world.run_id not in page.text
 
 
 async def test_a_pending_memory_can_be_rejected_and_then_is_gone(
-    http: httpx.AsyncClient, world: World
+    http: httpx.AsyncClient, inspector_world: World
 ) -> None:
-    alice = {"Authorization": f"Bearer {world.token(ALICE)}"}
-    path = f"/memory/memories/{world.ids['pending']}"
-    not_pending = await http.post(f"/memory/memories/{world.ids['old']}/approve", headers=alice)
+    alice = {"Authorization": f"Bearer {inspector_world.token(ALICE)}"}
+    path = f"/memory/memories/{inspector_world.ids['pending']}"
+    not_pending = await http.post(
+        f"/memory/memories/{inspector_world.ids['old']}/approve", headers=alice
+    )
     assert not_pending.status_code == 409
     rejected = await http.post(f"{path}/reject", headers=alice)
     assert rejected.status_code == 200 and rejected.json()["receipt"]["memories"] == 1
