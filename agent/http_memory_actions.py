@@ -26,7 +26,7 @@ from memory.longterm.profile import load_profile, profile_rules
 from memory.storage.edits import set_pinned, unindexed_backlog
 from memory.storage.export import memory_to_dict
 from memory.storage.forget_one import delete_memory as delete_everywhere
-from memory.types import Scope, Status
+from memory.types import MemoryRecord, Scope, Status
 
 _ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 MAX_BODY_BYTES = 65_536
@@ -106,13 +106,20 @@ async def unpin(request: Request) -> JSONResponse:
     return await _pin(request, False)
 
 
-async def _pending(request: Request) -> tuple[Scope, str, Any]:
+async def own_memory(request: Request) -> tuple[Scope, Any, MemoryRecord]:
+    """(scope, store, record) of the path's memory; 404 unless it is the caller's own."""
     scope = caller_scope(request)
     memory_id = path_id(request)
     store = await get_store()
     record = await store.get(scope, memory_id)
     if record is None:
         raise HTTPException(404, "no such memory")
+    return scope, store, record
+
+
+async def _pending(request: Request) -> tuple[Scope, str, Any]:
+    scope, store, record = await own_memory(request)
+    memory_id = record.id
     if record.status is not Status.PENDING_APPROVAL:
         raise HTTPException(409, f"this memory is {record.status.value}, not pending approval")
     return scope, memory_id, store

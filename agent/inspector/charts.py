@@ -1,8 +1,9 @@
 """Charts as inline SVG drawn on the server: no chart library, no script, nothing fetched.
 
-Each chart is an `<svg role="img">` with a `<title>` and a text table fallback next to it in
-the page, so a screen reader and a keyboard user get the same numbers as the picture. Colours
-are classes styled by the inspector's stylesheet (the CSP forbids inline style).
+Each chart is an `<svg role="img">` with a `<title>`, and its numbers are text too (the value
+beside each bar, a `<title>` per histogram bucket, the latest value in a line chart's legend),
+so they can be read without seeing the picture. Colours are classes styled by the inspector's
+stylesheet (the CSP forbids inline style).
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from starlette.responses import HTMLResponse
 
 from agent.auth import PERMISSION_ADMIN
 from agent.http_auth import caller_scope, has_permission
-from agent.http_memory_actions import admin_tenant, path_id, tenant_run
+from agent.http_memory_actions import admin_tenant, own_memory, tenant_run
 from agent.inspector.charts import breakdown_bars, histogram, lines, rate_bar
 from agent.inspector.render import (
     UI,
@@ -223,12 +223,8 @@ def _trail(events: list[dict[str, Any]]) -> str:
 
 async def memory_page(request: Request) -> HTMLResponse:
     """One memory: content, origin, scores, versions, audit trail, what it replaced or was."""
-    scope = caller_scope(request)
-    memory_id = path_id(request)
-    store = await get_store()
-    record = await store.get(scope, memory_id)
-    if record is None:
-        raise HTTPException(404, "no such memory")
+    scope, store, record = await own_memory(request)
+    memory_id = record.id
     events = await store.events(scope, memory_id)
     history = await versions(store, scope, memory_id)
     replaced = await superseding(store, scope, memory_id)
