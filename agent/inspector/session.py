@@ -89,16 +89,16 @@ def _matches(sent: str, expected: str) -> bool:
     return hmac.compare_digest(sent.encode("utf-8", "replace"), expected.encode("utf-8"))
 
 
-def _same_origin(headers: Headers, scope: Scope) -> bool:
+def _same_origin(headers: Headers) -> bool:
     """False when the browser says the request came from another origin (or from nowhere)."""
     origin = headers.get("origin")
     if origin is None:
         # Browsers send Origin on every cross-origin state-changing request; its absence means
         # a same-origin request from an older browser or a non-browser client.
         return True
-    parts = urlsplit(origin)
-    host = headers.get("host", "")
-    return parts.scheme == scope.get("scheme", "http") and parts.netloc == host
+    # Host and port only: behind a proxy that ends TLS the server sees http while the browser
+    # says https, and one host:port serves one scheme anyway.
+    return urlsplit(origin).netloc == headers.get("host", "")
 
 
 def _cookie_header(value: str, *, max_age: int | None, secure: bool) -> str:
@@ -162,7 +162,7 @@ class InspectorSession:
             return
         if method not in SAFE_METHODS:
             sent = headers.get(CSRF_HEADER, "")
-            if not _matches(sent, csrf_token(token, secret)) or not _same_origin(headers, scope):
+            if not _matches(sent, csrf_token(token, secret)) or not _same_origin(headers):
                 await PlainTextResponse("missing or wrong CSRF token", 403)(scope, receive, send)
                 return
         scope = dict(scope)
@@ -188,7 +188,7 @@ class InspectorSession:
         if method != "POST":
             await PlainTextResponse("method not allowed", 405)(scope, receive, send)
             return
-        if not _same_origin(headers, scope):
+        if not _same_origin(headers):
             await PlainTextResponse("sign-in from another origin refused", 403)(
                 scope, receive, send
             )
