@@ -24,11 +24,12 @@ results also carry `score_breakdown` (the terms of the hybrid recall score, whic
 high-risk secrets and instruction-like text), near-duplicate reinforcement, the conflict policy,
 versions and the audit log. The value is `{"content": text}`; `"insist": true` says the caller
 means it: a statement the gate would drop as unimportant (chit-chat) is kept anyway, but unsafe
-content (secrets, instructions to the system) is refused even then. A put under a key that
-already names a memory replaces it: the new memory supersedes the old one. `put(ns, key, None)`
-(and `delete`) deletes the memory everywhere, as the one-memory forget does. `ttl` (minutes, as
-`BaseStore` defines it) becomes the memory's expiry; without one the gate's per-category TTL
-applies. Reads never refresh a TTL: expiry is a retention rule, not a cache policy.
+content (secrets, instructions to the system, text that was mostly a redacted secret) is refused
+even then. A dropped or refused put stores nothing (`get` answers None) and leaves a `gate_drop`
+audit event with the reason. A put under a key that already names a memory replaces it: the
+new memory supersedes the old one. `put(ns, key, None)` (and `delete`) deletes the memory
+everywhere, as the one-memory forget does. `ttl` (minutes, as `BaseStore` defines it) becomes
+the memory's expiry; without one the gate's per-category TTL applies. Reads never refresh a TTL: expiry is a retention rule, not a cache policy.
 
 Who may touch which namespace is decided by `caller`: a function returning the authenticated
 scope of the current request or run (None when there is none, for library use). When it names a
@@ -519,9 +520,10 @@ class GovernedStore(BaseStore):
     def _decide(self, text: str, insist: bool) -> GateDecision:
         _, _, verdict = screen(text, self.role, self.policy, self.privacy)
         decision = gate(text, role=self.role, policy=self.policy, privacy=self.privacy)
-        if decision.keep or not insist or verdict is not None:
+        if decision.keep or not insist or verdict is not None or decision.findings:
             # Unsafe content (a high-risk secret, an instruction to the system) was decided by
-            # the screen: insisting does not override that.
+            # the screen, and a dropped text that held a secret was mostly that secret:
+            # insisting overrides neither.
             return decision
         category = Category.FACT if decision.category is Category.NOISE else decision.category
         return replace(
