@@ -97,6 +97,10 @@ _FILTER_OPS = frozenset({"$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$in", "$ni
 CallerScope = Callable[[], Scope | None]
 
 
+class ScopeDeniedError(PermissionError):
+    """A namespace outside the caller's own memory (or a write to the agents' shared one)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Target:
     """A namespace resolved to whose memories and which kinds."""
@@ -310,7 +314,7 @@ class GovernedStore(BaseStore):
         target = parse_namespace(namespace, prefix=prefix)
         shared = target.scope.user_id == SHARED_USER
         if shared and write:
-            raise PermissionError(
+            raise ScopeDeniedError(
                 "the shared agent namespace is written only by agents, through the agent bus"
             )
         caller = self.caller()
@@ -318,7 +322,7 @@ class GovernedStore(BaseStore):
             shared and caller is not None and target.scope.tenant_id == caller.tenant_id
         )
         if caller is not None and target.scope != caller and not same_tenant_shared:
-            raise PermissionError("namespace outside the caller's own memory")
+            raise ScopeDeniedError("namespace outside the caller's own memory")
         return target
 
     async def _memory_id(self, scope: Scope, key: str) -> str | None:
@@ -448,7 +452,7 @@ class GovernedStore(BaseStore):
         prefix = next((tuple(c.path) for c in conditions if c.match_type == "prefix"), ())
         fixed = [p if p != "*" else None for p in prefix[:2]]
         if caller is not None and fixed != [caller.tenant_id, caller.user_id]:
-            raise PermissionError("list_namespaces is confined to the caller's own prefix")
+            raise ScopeDeniedError("list_namespaces is confined to the caller's own prefix")
         tenant = fixed[0] if fixed else None
         user = fixed[1] if len(fixed) > 1 else None
         async with self.memory.pool.acquire() as conn:
@@ -556,6 +560,7 @@ __all__ = [
     "CallerScope",
     "GovernedStore",
     "PutOutcome",
+    "ScopeDeniedError",
     "Target",
     "item_value",
     "matches",
