@@ -11,6 +11,7 @@ namespace decides, as the run context does for runs in that mode.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -18,15 +19,16 @@ from typing import Any
 from agent.identity import auth_field, is_open_user, scope_of_user
 from agent.resources import get_store
 from memory.governed_store import GovernedStore
+from memory.settings import Settings, apply_privacy_defaults
+from memory.storage.store import open_store
 from memory.types import Scope
 
 
 def _request_user() -> Any:
-    try:
-        from langgraph_api.utils import get_auth_ctx
-    except ImportError:  # outside the LangGraph server
-        return None
-    ctx = get_auth_ctx()
+    # Only inside the LangGraph server, which has imported its utilities already: importing
+    # them elsewhere reads the server's required settings from the environment and fails.
+    utils = sys.modules.get("langgraph_api.utils")
+    ctx = getattr(utils, "get_auth_ctx", lambda: None)()
     return None if ctx is None else ctx.user
 
 
@@ -48,6 +50,21 @@ def caller_scope() -> Scope | None:
         if auth_field(user, "identity"):
             return scope_of_user(user)
     return None
+
+
+@asynccontextmanager
+async def open_governed_store(
+    settings: Settings | None = None, **options: Any
+) -> AsyncIterator[GovernedStore]:
+    """A governed store of its own (library use: any LangGraph agent, compiled with it).
+
+    Opens the memory system (embedded Postgres and Chroma unless URLs are set) and closes it on
+    exit. `options` go to `GovernedStore` (policy, privacy, role, conflict_strategy ...); the
+    caller check is `caller_scope`, so a run carrying an authenticated user stays in its scope.
+    """
+    apply_privacy_defaults()
+    async with open_store(settings) as memory:
+        yield GovernedStore(memory, caller=options.pop("caller", caller_scope), **options)
 
 
 @asynccontextmanager
