@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import asyncpg
 import httpx
 import pytest
 from langgraph_sdk import get_client
@@ -30,6 +31,9 @@ pytestmark = pytest.mark.e2e
 
 SECRET = "e2e-store-secret-" + uuid.uuid4().hex
 TAG = uuid.uuid4().hex[:8]
+# Letters only: the rule gate reads a digit run inside a statement as an error code (a failure
+# lesson), and the private preference below must stay a preference.
+WORD = TAG.translate(str.maketrans("0123456789", "ghijklmnop"))
 ALICE, BOB, GLOBEX = Scope("acme", "alice"), Scope("acme", "bob"), Scope("globex", "alice")
 CARD = "4111 1111 1111 1111"
 MEM = ("memories",)
@@ -178,3 +182,55 @@ async def test_langmem_agent_under_the_server(server: LangGraphServer, stub_llm:
             "/memory/export", headers={"Authorization": f"Bearer {mint_token(ALICE, SECRET)}"}
         )
     assert exported.status_code == 200 and f"Kelpnut{TAG}" in exported.text
+
+
+async def _chat(client: LangGraphClient, assistant: str, text: str) -> None:
+    thread = await client.threads.create()
+    await client.runs.wait(
+        thread["thread_id"], assistant, input={"messages": [{"role": "user", "content": text}]}
+    )
+
+
+async def test_two_assistants_share_knowledge_not_private_memory(
+    server: LangGraphServer, stub_llm: StubLLM, pg_db_url: str
+) -> None:
+    admin = _client(server, Scope("acme", "root"), permissions=[PERMISSION_ADMIN])
+    planner = await admin.assistants.create(
+        "agent", context={"agent_id": "planner", "share_categories": ["failure_lesson"]}
+    )
+    helper = await admin.assistants.create("agent", context={"agent_id": "helper"})
+    alice, bob, globex = (_client(server, s) for s in (ALICE, BOB, GLOBEX))
+    lesson = f"Lesson learned: deploying Frobnicator{TAG} fails unless the cache is warmed first."
+    private = f"I prefer the Quibble{WORD} build tool for all my projects."
+    await _chat(alice, planner["assistant_id"], lesson)
+    await _chat(alice, planner["assistant_id"], private)
+    await _chat(alice, helper["assistant_id"], f"Lesson learned: Gronk{TAG} crashes without RAM.")
+
+    stub_llm.reset()
+    await _chat(bob, helper["assistant_id"], f"How do I deploy Frobnicator{TAG}?")
+    await _chat(globex, helper["assistant_id"], f"How do I deploy Frobnicator{TAG}?")
+    prompts = [json.dumps(r["messages"]) for r in stub_llm.requests() if "tools" in r]
+    assert len(prompts) == 2
+    bob_prompt, globex_prompt = prompts
+    assert f"Frobnicator{TAG} fails unless the cache is warmed" in bob_prompt
+    assert "shared by agent planner, low trust" in bob_prompt  # labelled with its origin
+    assert f"Quibble{WORD}" not in bob_prompt  # Alice's private preference stays hers
+    assert f"Frobnicator{TAG} fails" not in globex_prompt  # another tenant sees nothing
+
+    conn = await asyncpg.connect(pg_db_url)
+    try:
+        shared = [
+            r["content"]
+            for r in await conn.fetch(
+                "SELECT content, tenant_id FROM memories WHERE user_id = 'agents:shared'"
+            )
+        ]
+        rows = await conn.fetch(
+            "SELECT tenant_id, provenance->>'agent_id' AS agent, provenance->>'trust' AS trust"
+            " FROM memories WHERE user_id = 'agents:shared' AND content LIKE $1",
+            f"%Frobnicator{TAG}%",
+        )
+    finally:
+        await conn.close()
+    assert [(r["tenant_id"], r["agent"], r["trust"]) for r in rows] == [("acme", "planner", "low")]
+    assert all(f"Quibble{WORD}" not in c and f"Gronk{TAG}" not in c for c in shared)
