@@ -45,6 +45,7 @@ import hashlib
 import json
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
@@ -95,6 +96,7 @@ INSISTED_IMPORTANCE = 0.5
 _FILTER_OPS = frozenset({"$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$in", "$nin"})
 
 CallerScope = Callable[[], Scope | None]
+_SYNC_CALLER: ContextVar[tuple[Scope | None] | None] = ContextVar("store_sync_caller", default=None)
 
 
 class ScopeDeniedError(PermissionError):
@@ -289,7 +291,26 @@ class GovernedStore(BaseStore):
                 "synchronous store calls inside the store's event loop would deadlock; "
                 "use the async methods (aget, aput, asearch, adelete, alist_namespaces)"
             )
-        return asyncio.run_coroutine_threadsafe(self.abatch(list(ops)), self._loop).result()
+        if not self._loop.is_running():
+            raise asyncio.InvalidStateError(
+                "the store's event loop is not running: open the store where it is used"
+            )
+        # The caller is whoever called here, on this thread: the coroutine runs as a task of
+        # the store's loop, which does not see this thread's context (the run's auth user).
+        caller = self.caller()
+        work = self._batch_as(list(ops), caller)
+        return asyncio.run_coroutine_threadsafe(work, self._loop).result()
+
+    async def _batch_as(self, ops: list[Op], caller: Scope | None) -> list[Result]:
+        token = _SYNC_CALLER.set((caller,))
+        try:
+            return await self.abatch(ops)
+        finally:
+            _SYNC_CALLER.reset(token)
+
+    def _caller(self) -> Scope | None:
+        passed = _SYNC_CALLER.get()
+        return passed[0] if passed is not None else self.caller()
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         """Run each operation in order (puts see the effect of earlier ones)."""
@@ -317,7 +338,7 @@ class GovernedStore(BaseStore):
             raise ScopeDeniedError(
                 "the shared agent namespace is written only by agents, through the agent bus"
             )
-        caller = self.caller()
+        caller = self._caller()
         same_tenant_shared = (
             shared and caller is not None and target.scope.tenant_id == caller.tenant_id
         )
@@ -447,7 +468,7 @@ class GovernedStore(BaseStore):
         return out
 
     async def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
-        caller = self.caller()
+        caller = self._caller()
         conditions = op.match_conditions or ()
         prefix = next((tuple(c.path) for c in conditions if c.match_type == "prefix"), ())
         fixed = [p if p != "*" else None for p in prefix[:2]]

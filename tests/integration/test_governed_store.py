@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
+from contextvars import ContextVar
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from langgraph.store.base import InvalidNamespaceError
 
-from memory.governed_store import GovernedStore, parse_namespace
+from memory.governed_store import GovernedStore, ScopeDeniedError, parse_namespace
 from memory.settings import Settings
 from memory.storage.export import export_user
 from memory.storage.store import MemoryStore, open_store
@@ -187,6 +188,21 @@ async def test_sync_api_from_a_worker_thread(store: GovernedStore) -> None:
     assert await asyncio.to_thread(work) == ["s"]
     with pytest.raises(asyncio.InvalidStateError):
         store.get(NS_A, "s")
+
+
+async def test_sync_calls_are_checked_against_the_calling_threads_identity(
+    memory: MemoryStore,
+) -> None:
+    who: ContextVar[Scope | None] = ContextVar("who", default=None)
+    guarded = GovernedStore(memory, caller=who.get, require_approval=False)
+    await guarded.aput(NS_A, "secret", {"content": "I am allergic to peanuts."})
+
+    def as_bob() -> None:
+        who.set(BOB)  # this thread's run is Bob's; the store's loop thread knows nothing of it
+        guarded.get(NS_A, "secret")
+
+    with pytest.raises(ScopeDeniedError):
+        await asyncio.to_thread(as_bob)
 
 
 async def test_store_items_are_the_projects_memories(
