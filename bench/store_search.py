@@ -108,6 +108,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         )
         governed = GovernedStore(memory)
         load = await _load(memory, baseline, cache, args.memories)
+        memory.embedder = model  # searches embed their queries with the model itself
         rng = random.Random(7)
         queries = [
             f"what did they decide about {rng.choice(_SUBJECTS)}?" for _ in range(args.queries)

@@ -386,9 +386,14 @@ class GovernedStore(BaseStore):
     # -- reads -------------------------------------------------------------------------------
 
     async def _record(self, target: Target, key: str) -> MemoryRecord | None:
-        memory_id = await self._memory_id(target.scope, key) or key
-        record = await self.memory.get(target.scope, memory_id)
+        bound = await self._memory_id(target.scope, key)
+        record = await self.memory.get(target.scope, bound or key)
         if record is None or record.status is Status.DELETED:
+            return None
+        if bound is None and record.status is Status.SUPERSEDED:
+            # A bare memory id names that memory while it is current. Once replaced, the id
+            # is either bound to its successor or (the successor deleted) names nothing: the
+            # superseded version is history, not the item.
             return None
         if target.kinds is not None and record.kind not in target.kinds:
             return None
