@@ -93,6 +93,9 @@ MAX_OFFSET = 10_000
 # Insisted-on statements rank like an ordinary explicit fact, not like the noise they were
 # classified as: the caller's word is the evidence that it matters.
 INSISTED_IMPORTANCE = 0.5
+# A put whose new memory lost its conflict, or waits for approval, leaves the key's current
+# memory in force; the key then shows the new one as it stands (superseded, or pending).
+_KEEPS_PREVIOUS = frozenset({"rejected", "pending_approval"})
 _FILTER_OPS = frozenset({"$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$in", "$nin"})
 
 CallerScope = Callable[[], Scope | None]
@@ -532,10 +535,12 @@ class GovernedStore(BaseStore):
             if ttl <= 0:
                 raise ValueError("ttl must be a positive number of minutes")
             item = replace(item, ttl_days=float(ttl) / 1440.0)
-        previous = await self._memory_id(scope, key)
+        current = await self._record(target, key)
+        previous = current.id if current is not None else None
         outcome = await apply_resolution(self.memory, scope, decision, item, self.conflict_strategy)
         if outcome.memory_id is not None:
-            if previous is not None and previous != outcome.memory_id:
+            replaced = outcome.action not in _KEEPS_PREVIOUS
+            if replaced and previous is not None and previous != outcome.memory_id:
                 # The caller replaced what this key named: the old memory stays, superseded.
                 await self.memory.set_status(
                     scope,

@@ -17,7 +17,7 @@ from memory.governed_store import GovernedStore, ScopeDeniedError, parse_namespa
 from memory.settings import Settings
 from memory.storage.export import export_user
 from memory.storage.store import MemoryStore, open_store
-from memory.types import MemoryKind, Scope, Status
+from memory.types import MemoryKind, NewMemory, Scope, Status
 from tests.support.memory_stores import truncate
 
 ALICE, BOB = Scope("acme", "alice"), Scope("acme", "bob")
@@ -229,3 +229,19 @@ def test_namespace_parse_is_total_and_exact(labels: list[str]) -> None:
         return
     assert len(labels) == 3
     assert (target.scope.tenant_id, target.scope.user_id, target.section) == tuple(labels)
+
+
+async def test_an_edit_under_a_memory_id_replaces_that_memory(
+    store: GovernedStore, memory: MemoryStore
+) -> None:
+    # Memories the agent wrote have no store key: their id is the key Studio shows and edits.
+    await store.aput(NS_A, "seed", {"content": "I am allergic to peanuts."})
+    first = (await store.asearch(NS_A))[0]
+    original = await memory.write(ALICE, NewMemory("I work as a nurse at the city hospital."))
+    await store.aput(NS_A, original.id, {"content": "I work as a teacher at the village school."})
+    edited = await store.aget(NS_A, original.id)
+    assert edited is not None and "teacher" in edited.value["content"]
+    old = await memory.get(ALICE, original.id)
+    assert old is not None and old.status is Status.SUPERSEDED
+    assert old.superseded_by == edited.value["memory_id"]
+    assert (await store.aget(NS_A, first.key)) is not None  # other items untouched
