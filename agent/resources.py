@@ -55,7 +55,7 @@ def _runtime_store() -> GovernedStore | None:
     # reuse it, so the nodes and `runtime.store` share one pool and one recall cache.
     try:
         store = get_runtime_store()
-    except RuntimeError:  # not inside a run
+    except (RuntimeError, KeyError):  # not inside a run, or a runnable that is not a graph
         return None
     if isinstance(store, GovernedStore) and store.on_current_loop():
         return store
