@@ -176,12 +176,23 @@ async def assistants(ctx: Auth.types.AuthContext, value: Any) -> Any:
 
 @auth.on.store
 async def store_namespace(ctx: Auth.types.AuthContext, value: Any) -> Any:
-    """LangGraph's key-value store: confine every operation to the caller's namespace."""
+    """LangGraph's store (governed memory): confine every operation to the caller's namespace.
+
+    A client names only the part below its own (tenant, user): `("memories",)` or a kind such
+    as `("preference",)`, or nothing to list. The prefix comes from the token, for admins too:
+    `memory:admin` covers graphs and crons, never another user's memory.
+    """
     owner = _owner(ctx)
     if owner is None:
         return None
-    prefix = (owner["tenant_id"], owner["owner"])
-    value["namespace"] = (*prefix, *tuple(value.get("namespace") or ()))
+    relative = tuple(value.get("namespace") or ())
+    if len(relative) > 1:
+        raise Auth.exceptions.HTTPException(
+            status_code=403,
+            detail="store namespaces are relative to your own memory: send ('memories',) or"
+            " a memory kind, never a tenant or user",
+        )
+    value["namespace"] = (owner["tenant_id"], owner["owner"], *relative)
     return None
 
 

@@ -12,6 +12,8 @@ from typing import Annotated, Literal
 
 from memory.recall.ranking import RankingWeights
 
+SharedCategory = Literal["preference", "constraint", "decision", "failure_lesson", "fact"]
+
 
 def _env_model() -> str:
     return os.environ.get("MEMORY_AGENT_MODEL", "").strip()
@@ -102,6 +104,28 @@ class Context:
     conflict_strategy: Literal["policy", "last_write_wins", "merge", "mark_conflict"] = field(
         default="policy",
         metadata=_describe("How a new memory that contradicts an old one is resolved."),
+    )
+    # Shared memory between the agents (assistants) of one tenant.
+    agent_id: str = field(
+        default="",
+        metadata=_describe(
+            "This agent's name in the tenant's shared memory; empty: the assistant id."
+        ),
+    )
+    share_categories: list[SharedCategory] = field(
+        default_factory=list,
+        metadata=_describe(
+            "The explicit rule for sharing: categories of what this agent learns from a user "
+            "(e.g. failure_lesson, fact) that it publishes to the tenant's shared memory as "
+            "low-trust knowledge. Empty (the default): nothing of a user's memory is shared."
+        ),
+    )
+    recall_shared_k: int = field(
+        default=3,
+        metadata=_describe(
+            "How many memories of the tenant's shared agent memory recall adds beside the "
+            "user's own, labelled with the agent that published them (0: none)."
+        ),
     )
     tool_output_max_tokens: int = field(
         default=800, metadata=_describe("Tool results longer than this are truncated.")

@@ -15,7 +15,9 @@ from contextlib import AsyncExitStack
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
+from langgraph.config import get_store as get_runtime_store
 
+from memory.governed_store import GovernedStore
 from memory.settings import apply_privacy_defaults
 from memory.storage.cache_sync import open_cache_sync
 from memory.storage.store import MemoryStore, open_store
@@ -32,6 +34,9 @@ async def get_store(config: RunnableConfig | None = None) -> MemoryStore:
     injected: Any = ((config or {}).get("configurable") or {}).get("memory_store")
     if isinstance(injected, MemoryStore):
         return injected
+    governed = _runtime_store()
+    if governed is not None:
+        return governed.memory
     loop = asyncio.get_running_loop()
     lock = _LOCKS.setdefault(loop, asyncio.Lock())
     async with lock:
@@ -43,6 +48,18 @@ async def get_store(config: RunnableConfig | None = None) -> MemoryStore:
             await stack.enter_async_context(open_cache_sync(store))
             _STORES[loop] = (store, stack)
         return _STORES[loop][0]
+
+
+def _runtime_store() -> GovernedStore | None:
+    # Under the server the run's store is the governed store over this loop's MemoryStore:
+    # reuse it, so the nodes and `runtime.store` share one pool and one recall cache.
+    try:
+        store = get_runtime_store()
+    except (RuntimeError, KeyError):  # not inside a run, or a runnable that is not a graph
+        return None
+    if isinstance(store, GovernedStore) and store.on_current_loop():
+        return store
+    return None
 
 
 async def close_stores() -> None:

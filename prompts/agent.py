@@ -44,3 +44,7 @@ DEGRADED_NOTE = (
     "answer plainly with what you have, say what is unfinished, and suggest handing the task "
     "to a human."
 )
+
+# How a memory from the tenant's shared agent memory is labelled among the user's own evidence:
+# it came from another agent, unverified, so the model weighs it accordingly.
+SHARED_EVIDENCE_KIND = "{kind}, shared by agent {agent}, low trust"

@@ -20,6 +20,7 @@ from agent.identity import resolve_scope
 from agent.model import load_chat_model
 from agent.nodes.perceive import latest_human
 from agent.resources import get_store
+from agent.shared_memory import publish_learned
 from agent.state import GateRecord, State
 from memory.gating.ingest import IngestResult, ingest_text
 from memory.observability.metrics_usage import record_injection, used_memory_ids
@@ -77,7 +78,7 @@ async def _store_turn(state: State, ctx: Context, config: RunnableConfig) -> lis
         await store.touch_thread(scope, str(thread_id))
     await _record_usage(store, scope, state)
     context, reply = _answers_around(state)
-    return await ingest_text(
+    results = await ingest_text(
         store,
         scope,
         str(human.content),
@@ -90,6 +91,9 @@ async def _store_turn(state: State, ctx: Context, config: RunnableConfig) -> lis
         conflict_strategy=ctx.conflict_strategy,
         require_approval=ctx.require_approval,
     )
+    # Only under the context's explicit sharing rule (none by default).
+    await publish_learned(store, scope, ctx, config, results)
+    return results
 
 
 async def _record_usage(store: MemoryStore, scope: Scope, state: State) -> None:

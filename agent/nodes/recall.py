@@ -11,6 +11,7 @@ from agent.context import Context
 from agent.identity import resolve_scope
 from agent.nodes.perceive import latest_human
 from agent.resources import get_store
+from agent.shared_memory import recall_shared
 from agent.state import State
 from memory.longterm.profile import load_profile, profile_rules
 from memory.types import MemoryKind, MemoryRecord, ScoredMemory
@@ -63,8 +64,10 @@ async def recall(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         for (name, field), text in zip(profile.fields.items(), profile_rules(profile), strict=True)
     ]
     rule_ids = {r.id for r in long_term}
+    # The tenant's shared agent memory, beside the user's own and labelled by its agent.
+    shared = await recall_shared(store, scope, query, ctx.recall_shared_k)
     return {
         "preferences": rules + [_preference(r) for r in long_term if r.id not in sources],
         "rules_recalled": [_as_item(r) for r in long_term],
-        "evidence": [_evidence(h) for h in hits if h.record.id not in rule_ids],
+        "evidence": [_evidence(h) for h in hits if h.record.id not in rule_ids] + shared,
     }

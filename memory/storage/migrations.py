@@ -201,6 +201,19 @@ MIGRATIONS: list[str] = [
     """
     CREATE SEQUENCE scope_epoch_seq;
     """,
+    # 6: the keys a LangGraph BaseStore caller chose for its items (LangMem, Studio, the
+    # /store API). A key names one memory of one user; deleting the memory drops its keys.
+    """
+    CREATE TABLE memory_store_keys (
+        tenant_id   text NOT NULL,
+        user_id     text NOT NULL,
+        key         text NOT NULL,
+        memory_id   text NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+        updated_at  timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (tenant_id, user_id, key)
+    );
+    CREATE INDEX memory_store_keys_memory ON memory_store_keys (memory_id);
+    """,
 ]
 
 
