@@ -139,7 +139,11 @@ async def open_store(
     settings = settings or Settings.from_env()
     url = await asyncio.to_thread(database_url, settings)
     embedder = await asyncio.to_thread(
-        get_embedder, settings.embedding_model, settings.embedding_model_dir
+        get_embedder,
+        settings.embedding_model,
+        settings.embedding_model_dir,
+        download_url=settings.embedding_model_url,
+        sha256=settings.embedding_model_sha256,
     )
     async with open_pool(url) as pool:
         store = MemoryStore(pool, VectorIndex(settings), embedder)

@@ -26,6 +26,8 @@ PRIVACY_ENV: dict[str, str] = {
     "LANGSMITH_TRACING": "false",
     "LANGCHAIN_TRACING_V2": "false",
     "HF_HUB_OFFLINE": "1",
+    # Tests never download: a test of the download path points this at a local server.
+    "MEMORY_EMBEDDING_MODEL_URL": "off",
 }
 
 
