@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -75,9 +77,20 @@ def test_readme_quick_start_is_two_commands_and_the_first_is_the_dev_server() ->
     assert readme_first_command() == "cp .env.example .env && uv run memory-agent dev"
 
 
+@pytest.fixture
+def fresh_dir() -> Iterator[Path]:
+    # Not pytest's tmp_path: its 0700 parents keep out the unprivileged user the embedded
+    # PostgreSQL runs as when the tests run as root.
+    path = Path(tempfile.mkdtemp(prefix="lma-fresh-"))
+    path.chmod(0o755)
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
 async def test_fresh_clone_runs_the_first_command_and_answers_without_a_key(
-    tmp_path: Path, model_host: ModelServer
+    fresh_dir: Path, model_host: ModelServer
 ) -> None:
+    tmp_path = fresh_dir
     home, parent = tmp_path / "home", tmp_path / "work"
     home.mkdir()
     parent.mkdir()
@@ -93,8 +106,10 @@ async def test_fresh_clone_runs_the_first_command_and_answers_without_a_key(
     command = f"{readme_first_command()} --port {port} --no-browser"
     log = tmp_path / "first-run.log"
     with log.open("wb") as sink:
-        proc = subprocess.Popen(["bash", "-c", command], cwd=clone, env=env, stdin=subprocess.DEVNULL,
-                                stdout=sink, stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
+        proc = subprocess.Popen(
+            ["bash", "-c", command], cwd=clone, env=env, stdin=subprocess.DEVNULL,
+            stdout=sink, stderr=subprocess.STDOUT, start_new_session=True,
+        )  # fmt: skip
     try:
         url = f"http://127.0.0.1:{port}"
         wait_until(lambda: http_ok(f"{url}/ok"), timeout=900, what="the first command", log=log,
