@@ -44,6 +44,15 @@ DEFAULT_MODEL_SHA256 = "913d7300ceae3b2dbc2c50d1de4baacab4be7b9380491c27fab74186
 _NO_DOWNLOAD = ("off", "none", "0", "false", "no")
 
 
+def _server_pg_url(name: str) -> str | None:
+    # The names the LangGraph server documents for its database. `langgraph dev` sets
+    # DATABASE_URI=":memory:" for its in-memory runtime: only a PostgreSQL URL counts.
+    value = _env(name)
+    if value and value.lower().startswith(("postgresql://", "postgres://")):
+        return value
+    return None
+
+
 def _download_url() -> str | None:
     value = _env("MEMORY_EMBEDDING_MODEL_URL")
     if value is None:
@@ -82,8 +91,9 @@ class Settings:
         """Read the settings from `MEMORY_*`, `DATABASE_URL` and `CHROMA_URL`."""
         data_dir = Path(_env("MEMORY_DATA_DIR") or ".data")
         return cls(
-            # DATABASE_URI and POSTGRES_URI are the names the LangGraph server documents.
-            database_url=_env("DATABASE_URL") or _env("DATABASE_URI") or _env("POSTGRES_URI"),
+            database_url=_env("DATABASE_URL")
+            or _server_pg_url("DATABASE_URI")
+            or _server_pg_url("POSTGRES_URI"),
             server_variant=_env("LANGSMITH_LANGGRAPH_API_VARIANT"),
             chroma_url=_env("CHROMA_URL"),
             data_dir=data_dir,

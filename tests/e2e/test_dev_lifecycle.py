@@ -1,0 +1,72 @@
+"""Plain `langgraph dev` as users run it: reads `.env`, and stops the embedded PostgreSQL it
+started when it is stopped (Ctrl-C, or SIGTERM from a process manager)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.support.langgraph_server import isolated_config
+from tests.support.ports import (
+    REPO_ROOT,
+    child_env,
+    free_port,
+    http_ok,
+    log_tail,
+    spawn,
+    venv_bin,
+    wait_until,
+)
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
+
+
+@pytest.fixture
+def workdir() -> Iterator[Path]:
+    # World-readable: under root the embedded PostgreSQL runs as an unprivileged user.
+    path = Path(tempfile.mkdtemp(prefix="lma-dev-"))
+    path.chmod(0o755)
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def test_langgraph_json_reads_dotenv() -> None:
+    assert json.loads((REPO_ROOT / "langgraph.json").read_text())["env"] == ".env"
+
+
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_plain_langgraph_dev_stops_its_embedded_postgres(workdir: Path, stop: int) -> None:
+    config = isolated_config(REPO_ROOT / "langgraph.json", workdir)
+    data = workdir / "data-from-dotenv"  # not the default `.data`: proves `.env` was read
+    # The server reads MEMORY_DATA_DIR from .env in its working directory, as a user's would.
+    (workdir / ".env").write_text(f"MEMORY_DATA_DIR={data}\n")
+    unset = ("DATABASE_URL", "DATABASE_URI", "POSTGRES_URI", "MEMORY_DATA_DIR")
+    env = {k: v for k, v in child_env({"LOG_COLOR": "false"}).items() if k not in unset}
+    port = free_port()
+    log = workdir / "dev.log"
+    cmd = [venv_bin("langgraph"), "dev", "--port", str(port), "--host", "127.0.0.1",
+           "--no-browser", "--no-reload", "--config", str(config)]  # fmt: skip
+    proc = spawn(cmd, env=env, cwd=workdir, log=log)
+    try:
+        wait_until(lambda: http_ok(f"http://127.0.0.1:{port}/ok"), timeout=300,
+                   what="langgraph dev", log=log, proc=proc)  # fmt: skip
+        assert (data / "pg" / "postmaster.pid").exists(), "the embedded database did not start"
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, stop)
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            raise
+    assert not (data / "pg" / "postmaster.pid").exists(), log_tail(log)
+    assert "Traceback" not in log.read_text(errors="replace"), log_tail(log, 120)
