@@ -70,3 +70,35 @@ def test_plain_langgraph_dev_stops_its_embedded_postgres(workdir: Path, stop: in
             raise
     assert not (data / "pg" / "postmaster.pid").exists(), log_tail(log)
     assert "Traceback" not in log.read_text(errors="replace"), log_tail(log, 120)
+
+
+@pytest.mark.parametrize("to_group", [True, False], ids=["ctrl-c-to-group", "sigterm-to-cli"])
+def test_memory_agent_dev_stops_cleanly(workdir: Path, to_group: bool) -> None:
+    data = workdir / ".data"
+    env = {k: v for k, v in child_env({"LOG_COLOR": "false", "MEMORY_DATA_DIR": str(data)}).items()
+           if k not in ("DATABASE_URL", "DATABASE_URI", "POSTGRES_URI")}  # fmt: skip
+    isolated_config(REPO_ROOT / "langgraph.json", workdir)  # the CLI runs in `workdir`
+    port = free_port()
+    log = workdir / "cli-dev.log"
+    cmd = [venv_bin("memory-agent"), "dev", "--port", str(port), "--no-browser"]
+    proc = spawn(cmd, env=env, cwd=workdir, log=log)
+    try:
+        wait_until(lambda: http_ok(f"http://127.0.0.1:{port}/ok"), timeout=300,
+                   what="memory-agent dev", log=log, proc=proc)  # fmt: skip
+        assert (data / "pg" / "postmaster.pid").exists()
+    finally:
+        if proc.poll() is None:
+            if to_group:
+                os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does
+            else:
+                proc.send_signal(signal.SIGTERM)  # a process manager signals the CLI alone
+        try:
+            rc = proc.wait(timeout=90)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            raise
+    assert rc == 0, log_tail(log)
+    assert "Traceback" not in log.read_text(errors="replace"), log_tail(log, 120)
+    assert not (data / "pg" / "postmaster.pid").exists(), log_tail(log)
+    assert not http_ok(f"http://127.0.0.1:{port}/ok"), "the server outlived the CLI"
