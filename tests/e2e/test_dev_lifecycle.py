@@ -4,11 +4,7 @@ started when it is stopped (Ctrl-C, or SIGTERM from a process manager)."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import signal
-import subprocess
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,7 +17,9 @@ from tests.support.ports import (
     free_port,
     http_ok,
     log_tail,
+    shared_tmpdir,
     spawn,
+    stop_with,
     venv_bin,
     wait_until,
 )
@@ -31,11 +29,8 @@ pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
 
 @pytest.fixture
 def workdir() -> Iterator[Path]:
-    # World-readable: under root the embedded PostgreSQL runs as an unprivileged user.
-    path = Path(tempfile.mkdtemp(prefix="lma-dev-"))
-    path.chmod(0o755)
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
+    with shared_tmpdir("lma-dev-") as path:
+        yield path
 
 
 def test_langgraph_json_reads_dotenv() -> None:
@@ -60,14 +55,7 @@ def test_plain_langgraph_dev_stops_its_embedded_postgres(workdir: Path, stop: in
                    what="langgraph dev", log=log, proc=proc)  # fmt: skip
         assert (data / "pg" / "postmaster.pid").exists(), "the embedded database did not start"
     finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, stop)
-        try:
-            proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-            raise
+        stop_with(proc, stop)
     assert not (data / "pg" / "postmaster.pid").exists(), log_tail(log)
     assert "Traceback" not in log.read_text(errors="replace"), log_tail(log, 120)
 
@@ -87,17 +75,8 @@ def test_memory_agent_dev_stops_cleanly(workdir: Path, to_group: bool) -> None:
                    what="memory-agent dev", log=log, proc=proc)  # fmt: skip
         assert (data / "pg" / "postmaster.pid").exists()
     finally:
-        if proc.poll() is None:
-            if to_group:
-                os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does
-            else:
-                proc.send_signal(signal.SIGTERM)  # a process manager signals the CLI alone
-        try:
-            rc = proc.wait(timeout=90)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-            raise
+        # A terminal's Ctrl-C reaches the group; a process manager signals the CLI alone.
+        rc = stop_with(proc, signal.SIGINT if to_group else signal.SIGTERM, group=to_group)
     assert rc == 0, log_tail(log)
     assert "Traceback" not in log.read_text(errors="replace"), log_tail(log, 120)
     assert not (data / "pg" / "postmaster.pid").exists(), log_tail(log)

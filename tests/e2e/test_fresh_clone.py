@@ -14,11 +14,9 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -27,7 +25,15 @@ from langgraph_sdk import get_client
 
 from prompts.agent import MEMORY_ONLY_LABEL
 from tests.support.model_server import ModelServer, build_model_archive, serve_model_archive
-from tests.support.ports import REPO_ROOT, free_port, http_ok, log_tail, wait_until
+from tests.support.ports import (
+    REPO_ROOT,
+    free_port,
+    http_ok,
+    log_tail,
+    shared_tmpdir,
+    stop_with,
+    wait_until,
+)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(1200)]
 
@@ -79,12 +85,8 @@ def test_readme_quick_start_is_two_commands_and_the_first_is_the_dev_server() ->
 
 @pytest.fixture
 def fresh_dir() -> Iterator[Path]:
-    # Not pytest's tmp_path: its 0700 parents keep out the unprivileged user the embedded
-    # PostgreSQL runs as when the tests run as root.
-    path = Path(tempfile.mkdtemp(prefix="lma-fresh-"))
-    path.chmod(0o755)
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
+    with shared_tmpdir("lma-fresh-") as path:
+        yield path
 
 
 async def test_fresh_clone_runs_the_first_command_and_answers_without_a_key(
@@ -132,14 +134,7 @@ async def test_fresh_clone_runs_the_first_command_and_answers_without_a_key(
         assert (cached / "model.onnx").is_file(), "the model was not downloaded into HOME's cache"
         assert model_host.requests.count("/onnx.tar.gz") == 1, model_host.requests
     finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C in a terminal
-        try:
-            rc = proc.wait(timeout=90)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-            raise
+        rc = stop_with(proc, signal.SIGINT)  # Ctrl-C in a terminal
     output = log.read_text(errors="replace")
     assert rc in (0, 130, -signal.SIGINT), f"exit {rc}; log:\n{log_tail(log)}"
     assert "Traceback" not in output, log_tail(log, 120)
