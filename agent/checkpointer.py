@@ -40,11 +40,17 @@ async def open_checkpointer(
 async def make_checkpointer() -> AsyncIterator[AsyncPostgresSaver]:
     """Entry point named in `langgraph.json` (`checkpointer.path`): lives as long as the server.
 
-    When the server stops, its handle on the embedded PostgreSQL is released, so the database
-    stops with the last process that uses it instead of outliving `langgraph dev`.
+    When the server stops, the memory stores its runs opened are closed and its handle on the
+    embedded PostgreSQL is released, so the database stops with the last process that uses it
+    instead of outliving `langgraph dev`.
     """
+    from agent.resources import close_all_stores
+
     try:
         async with open_checkpointer() as saver:
             yield saver
     finally:
-        await asyncio.to_thread(release_embedded_databases)
+        try:
+            await close_all_stores()
+        finally:
+            await asyncio.to_thread(release_embedded_databases)

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from langgraph_sdk import get_sync_client
 
 from tests.support.langgraph_server import isolated_config
 from tests.support.ports import (
@@ -74,6 +75,12 @@ def test_memory_agent_dev_stops_cleanly(workdir: Path, to_group: bool) -> None:
         wait_until(lambda: http_ok(f"http://127.0.0.1:{port}/ok"), timeout=300,
                    what="memory-agent dev", log=log, proc=proc)  # fmt: skip
         assert (data / "pg" / "postmaster.pid").exists()
+        # A turn opens the memory store (a pool on the server's loop) that shutdown must close.
+        client = get_sync_client(url=f"http://127.0.0.1:{port}")
+        thread = client.threads.create()["thread_id"]
+        said = {"messages": [{"role": "user", "content": "I prefer window seats."}]}
+        out = client.runs.wait(thread, "agent", input=said, context={"user_id": "dev-user"})
+        assert isinstance(out, dict) and out["messages"][-1]["type"] == "ai", out
     finally:
         # A terminal's Ctrl-C reaches the group; a process manager signals the CLI alone.
         rc = stop_with(proc, signal.SIGINT if to_group else signal.SIGTERM, group=to_group)
