@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -90,6 +91,7 @@ def main() -> None:
         ok = "yes" if f["median_s"] <= TARGETS[name] else "NO"
         print(f"{name:<10} {f['median_s']:>7.3f}s {f['min_s']:>7.3f}s {f['max_s']:>7.3f}s "
               f"{f['median_s'] / base:>7.1f}x {TARGETS[name]:>7.1f}s  {ok}")  # fmt: skip
+    shutil.rmtree(work, ignore_errors=True)  # the embedded stores stopped with each command
     if args.json:
         args.json.write_text(json.dumps({"baseline_s": base, "commands": figures,
                                          "compiled": compiled is not None}, indent=2))  # fmt: skip
