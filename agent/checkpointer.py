@@ -15,7 +15,7 @@ from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
 from memory.settings import Settings, apply_privacy_defaults
-from memory.storage.pg import database_url
+from memory.storage.pg import database_url, release_embedded_databases
 
 
 @asynccontextmanager
@@ -38,6 +38,19 @@ async def open_checkpointer(
 
 @asynccontextmanager
 async def make_checkpointer() -> AsyncIterator[AsyncPostgresSaver]:
-    """Entry point named in `langgraph.json` (`checkpointer.path`)."""
-    async with open_checkpointer() as saver:
-        yield saver
+    """Entry point named in `langgraph.json` (`checkpointer.path`): lives as long as the server.
+
+    When the server stops, the memory stores its runs opened are closed and its handle on the
+    embedded PostgreSQL is released, so the database stops with the last process that uses it
+    instead of outliving `langgraph dev`.
+    """
+    from agent.resources import close_all_stores
+
+    try:
+        async with open_checkpointer() as saver:
+            yield saver
+    finally:
+        try:
+            await close_all_stores()
+        finally:
+            await asyncio.to_thread(release_embedded_databases)

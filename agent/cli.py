@@ -1,6 +1,8 @@
 """`memory-agent`: the command line; runs on the embedded stores unless URLs are set.
 
-Subcommands are implemented in `agent.commands`; this module only parses arguments.
+Subcommands are implemented in `agent.commands`; this module only parses arguments. Handlers
+are named as "module:function" and imported after parsing, so `--help` and each command load
+only what they use (importing every command took seconds).
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from memory.settings import apply_privacy_defaults
 
 Handler = Callable[[argparse.Namespace], Coroutine[Any, Any, int]]
 
+_BASIC = "agent.commands.basic"
+
 
 def _scoped(parser: argparse.ArgumentParser, *, user_required: bool = True) -> None:
     default_tenant = os.environ.get("MEMORY_DEFAULT_TENANT", "default")
@@ -30,8 +34,6 @@ def _scoped(parser: argparse.ArgumentParser, *, user_required: bool = True) -> N
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser for every subcommand."""
-    from agent import commands as c
-
     parser = argparse.ArgumentParser(prog="memory-agent", description=__doc__)
     parser.add_argument("-v", "--verbose", action="store_true", help="log at INFO level")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -40,18 +42,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, default=2025)
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--no-browser", action="store_true")
-    p.set_defaults(handler=c.dev)
+    p.set_defaults(handler="agent.commands.dev:dev")
 
     p = sub.add_parser("chat", help="chat with the agent in the terminal")
     _scoped(p)
     p.add_argument("--thread", help="thread id to continue (default: a new thread)")
-    p.set_defaults(handler=c.chat)
+    p.set_defaults(handler="agent.commands.chat:chat")
 
     p = sub.add_parser("remember", help="store text through the memory gate, as the agent would")
     _scoped(p)
     p.add_argument("text")
     p.add_argument("--json", action="store_true", help="print the decisions as JSON")
-    p.set_defaults(handler=c.remember)
+    p.set_defaults(handler=f"{_BASIC}:remember")
 
     p = sub.add_parser("recall", help="ranked memories of a user for a query")
     _scoped(p)
@@ -59,7 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-k", type=int, default=8)
     p.add_argument("--json", action="store_true")
     p.add_argument("--explain", action="store_true", help="print each score's breakdown")
-    p.set_defaults(handler=c.recall)
+    p.set_defaults(handler=f"{_BASIC}:recall")
 
     p = sub.add_parser("gate", help="show the gate's decision for an utterance (stores nothing)")
     p.add_argument("text")
@@ -67,16 +69,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--context", default=None, help="the message the utterance answers")
     p.add_argument("--reply", default=None, help="the reply the utterance got")
     p.add_argument("--json", action="store_true")
-    p.set_defaults(handler=c.gate)
+    p.set_defaults(handler=f"{_BASIC}:gate")
 
     p = sub.add_parser("why", help="why a memory exists: its record and audit trail")
     _scoped(p)
     p.add_argument("memory_id")
     p.add_argument("--json", action="store_true")
-    p.set_defaults(handler=c.why)
+    p.set_defaults(handler=f"{_BASIC}:why")
 
     p = sub.add_parser("reindex", help="index every memory not yet in Chroma")
-    p.set_defaults(handler=c.reindex)
+    p.set_defaults(handler=f"{_BASIC}:reindex")
 
     p = sub.add_parser("consolidate", help="expire, forget, distil and merge memories (versioned)")
     p.add_argument("--user", help="user id to consolidate")
@@ -86,14 +88,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--batch-size", type=int, default=50, help="users per batch (default 50)")
     p.add_argument("--model", help="'provider:model' to distil with a model (default: rules)")
     p.add_argument("--json", action="store_true")
-    p.set_defaults(handler=c.consolidate)
+    p.set_defaults(handler="agent.commands.consolidate:consolidate")
 
     p = sub.add_parser("rollback", help="undo a consolidation run exactly (Postgres and Chroma)")
     p.add_argument("run_id")
     p.add_argument("--user", help="only this user's part of the run")
     p.add_argument("--tenant", help="tenant of --user (default MEMORY_DEFAULT_TENANT)")
     p.add_argument("--json", action="store_true")
-    p.set_defaults(handler=c.rollback_run)
+    p.set_defaults(handler="agent.commands.consolidate:rollback_run")
 
     from agent.commands import privacy, stats
 
@@ -111,18 +113,28 @@ def main(argv: list[str] | None = None) -> int:
         level=logging.INFO if args.verbose else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",
     )
-    handler: Handler = args.handler
+    handler = _resolve(args.handler)
     try:
         return asyncio.run(handler(args))
     except KeyboardInterrupt:
         return 130
     except Exception as exc:  # one clear line instead of a traceback for expected failures
-        from agent.commands import EXPECTED_ERRORS
+        from agent.commands import expected_errors
 
-        if isinstance(exc, EXPECTED_ERRORS):
+        if isinstance(exc, expected_errors()):
             print(f"error: {exc}", file=sys.stderr)
             return 2
         raise
+
+
+def _resolve(handler: Handler | str) -> Handler:
+    if not isinstance(handler, str):
+        return handler
+    import importlib
+
+    module, _, name = handler.partition(":")
+    resolved: Handler = getattr(importlib.import_module(module), name)
+    return resolved
 
 
 def _load_dotenv() -> None:

@@ -11,11 +11,15 @@ one). The nodes share a run's open batch (locks, working sets) through
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Literal, TypedDict
+from typing import Annotated, Any, Literal
 
-from langchain_core.runnables import RunnableConfig
+from langgraph.config import get_config
 from langgraph.graph import START, StateGraph
+from langgraph.runtime import Runtime
+from pydantic import Field
+from typing_extensions import TypedDict
 
 from agent.resources import get_store
 from memory.longterm.consolidation import RunSummary, new_run_id, next_scopes
@@ -30,36 +34,58 @@ apply_privacy_defaults()
 RECURSION_LIMIT = 100_000
 
 
+def _d(text: str) -> Any:
+    return Field(description=text)
+
+
 class ConsolidateInput(TypedDict, total=False):
     """What a caller (cron, CLI, Studio) sends."""
 
-    tenant_id: str  # the user's tenant; with all=true, limits the run to this tenant
-    user_id: str  # consolidate this user ...
-    all: bool  # ... or every user, in batches
-    dry_run: bool  # plan and report, change nothing
-    batch_size: int  # users per batch (default 50)
-    model: str  # "provider:model" to distil with a model; rules when empty
-    as_of: str  # ISO time to consolidate as of (backfills, tests); default now
+    tenant_id: Annotated[str, _d("The user's tenant; with all=true, limits the run to it.")]
+    user_id: Annotated[str, _d("Consolidate this user (or set all=true).")]
+    all: Annotated[bool, _d("Consolidate every user, in batches.")]
+    dry_run: Annotated[bool, _d("Plan and report, change nothing.")]
+    batch_size: Annotated[int, _d("Users per batch (default: the context's batch_size).")]
+    model: Annotated[
+        str, _d("'provider:model' to distil with a model; empty: the context's model or rules.")
+    ]
+    as_of: Annotated[str, _d("ISO time to consolidate as of (backfills, tests); default now.")]
 
 
 class ConsolidateOutput(TypedDict, total=False):
     """What a run reports: its id and per-step counts (details in `consolidation_runs`)."""
 
-    run_id: str
-    dry_run: bool
-    users: int
-    counts: dict[str, int]
-    skipped: list[str]
-    errors: list[str]
-    recovered: list[str]
-    decisions: list[dict[str, Any]]
+    run_id: Annotated[str, _d("The run's id (for `memory-agent rollback`).")]
+    dry_run: Annotated[bool, _d("Whether nothing was changed.")]
+    users: Annotated[int, _d("Users consolidated.")]
+    counts: Annotated[dict[str, int], _d("Changes per step (expired, forgotten, distilled...).")]
+    skipped: Annotated[list[str], _d("Users skipped (locked by another run).")]
+    errors: Annotated[list[str], _d("Users whose consolidation failed, with the error.")]
+    recovered: Annotated[list[str], _d("Crashed earlier runs rolled back by this one.")]
+    decisions: Annotated[list[dict[str, Any]], _d("Every decision the run made, logged.")]
 
 
 class ConsolidateState(ConsolidateInput, ConsolidateOutput, total=False):
     """Input, output and the batch cursor."""
 
-    cursor: list[str] | None
-    done: bool
+    cursor: Annotated[list[str] | None, _d("Last (tenant, user) of the previous batch.")]
+    done: Annotated[bool, _d("No users are left.")]
+
+
+@dataclass(kw_only=True)
+class ConsolidateContext:
+    """Per-assistant defaults of a consolidation run (the input overrides them)."""
+
+    model: str = field(
+        default="",
+        metadata={
+            "description": "'provider:model' to distil with when the input names none; empty "
+            "or 'memory-only': rules (no model call)."
+        },
+    )
+    batch_size: int = field(
+        default=50, metadata={"description": "Users per batch when the input gives none."}
+    )
 
 
 def _scope(state: ConsolidateState) -> Scope | None:
@@ -72,29 +98,31 @@ def _scope(state: ConsolidateState) -> Scope | None:
     return Scope(state.get("tenant_id") or Settings.from_env().default_tenant, state["user_id"])
 
 
-def _context(state: ConsolidateState, store: Any) -> StepContext:
-    model = None
-    if state.get("model"):
-        from agent.model import load_chat_model
+def _context(state: ConsolidateState, store: Any, ctx: ConsolidateContext) -> StepContext:
+    from agent.model import is_memory_only, load_chat_model
 
-        model = load_chat_model(state["model"])
+    spec = state.get("model") or ctx.model
+    # The memory-only responder generates no language: distil by the rules instead.
+    model = None if is_memory_only(spec) else load_chat_model(spec)
     return StepContext(store, ConsolidationPolicy(), model)
 
 
-async def begin(state: ConsolidateState, config: RunnableConfig) -> dict[str, Any]:
+async def begin(state: ConsolidateState, runtime: Runtime[ConsolidateContext]) -> dict[str, Any]:
     """Pick the next batch of users, lock them, recover interrupted runs, load them."""
+    ctx = runtime.context or ConsolidateContext()
     scope = _scope(state)
     run_id = state.get("run_id") or new_run_id()
-    store = await get_store(config)
+    store = await get_store(get_config())
     tenant = state.get("tenant_id") if scope is None else None
+    batch_size = int(state.get("batch_size") or ctx.batch_size)
     scopes = await next_scopes(store, scope=scope, tenant=tenant, cursor=state.get("cursor"),
-                               batch_size=int(state.get("batch_size") or 50))  # fmt: skip
+                               batch_size=batch_size)  # fmt: skip
     dry_run = bool(state.get("dry_run"))
     if not scopes:
         return {"run_id": run_id, "dry_run": dry_run, "done": True}
     as_of = state.get("as_of")
     now = datetime.fromisoformat(as_of) if as_of else datetime.now(UTC)
-    await open_batch(_context(state, store), run_id, scopes, now=now, dry_run=dry_run)
+    await open_batch(_context(state, store, ctx), run_id, scopes, now=now, dry_run=dry_run)
     return {
         "run_id": run_id,
         "dry_run": dry_run,
@@ -131,10 +159,15 @@ def _after_begin(state: ConsolidateState) -> Literal["expire", "__end__"]:
     return "__end__" if state.get("done") else "expire"
 
 
-def build_graph() -> StateGraph[ConsolidateState, None, ConsolidateInput, ConsolidateOutput]:
+def build_graph() -> (
+    StateGraph[ConsolidateState, ConsolidateContext, ConsolidateInput, ConsolidateOutput]
+):
     """The uncompiled graph, for callers that compile it with their own checkpointer."""
     builder = StateGraph(
-        ConsolidateState, input_schema=ConsolidateInput, output_schema=ConsolidateOutput
+        ConsolidateState,
+        context_schema=ConsolidateContext,
+        input_schema=ConsolidateInput,
+        output_schema=ConsolidateOutput,
     )
     builder.add_node("begin", begin)
     for step in STEPS:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Annotated, Literal
 
 from memory.recall.ranking import RankingWeights
+from prompts.agent import DEFAULT_SYSTEM_RULES
 
 SharedCategory = Literal["preference", "constraint", "decision", "failure_lesson", "fact"]
 
@@ -31,7 +32,9 @@ class Context:
         default_factory=_env_model,
         metadata=_describe(
             "Chat model as 'provider:model' (e.g. 'openai:gpt-4o-mini'). Defaults to "
-            "MEMORY_AGENT_MODEL. Any OpenAI-compatible server works via OPENAI_BASE_URL."
+            "MEMORY_AGENT_MODEL. Any OpenAI-compatible server works via OPENAI_BASE_URL. "
+            "Empty or 'memory-only': the built-in responder that needs no model and only "
+            "reports what recall returned."
         ),
     )
     gate_model: str = field(
@@ -55,9 +58,16 @@ class Context:
             "'local-dev' is for a single developer in `langgraph dev`: set it per user."
         ),
     )
+    base_system_prompt: str = field(
+        default=DEFAULT_SYSTEM_RULES,
+        metadata=_describe(
+            "The base system prompt, first in every composed prompt. Replace it per assistant "
+            "to change the agent's role; empty restores the default."
+        ),
+    )
     system_prompt: str = field(
         default="",
-        metadata=_describe("Extra system rules, highest priority in the composed prompt."),
+        metadata=_describe("Extra system rules, added after the base system prompt."),
     )
     recall_k: int = field(default=6, metadata=_describe("How many memories recall injects."))
     similarity_weight: float = field(

@@ -1,4 +1,4 @@
-"""The memory agent graph: perceive → recall → compose → respond → gate_and_store.
+"""The memory agent graph: perceive → recall → compose → respond ⇄ tools → gate_and_store.
 
 `graph` is compiled without a checkpointer or store: `langgraph dev` / LangGraph Platform supply
 the Postgres checkpointer named in `langgraph.json`. Tests and the CLI call `build_graph()` and
@@ -17,8 +17,9 @@ from agent.nodes.compose import compose
 from agent.nodes.gate_and_store import gate_and_store
 from agent.nodes.perceive import perceive
 from agent.nodes.recall import recall
-from agent.nodes.respond import respond
+from agent.nodes.respond import respond, route_after_respond
 from agent.state import InputState, State
+from agent.tools import make_tool_node
 from memory.settings import apply_privacy_defaults
 
 apply_privacy_defaults()
@@ -40,13 +41,15 @@ def build_graph() -> StateGraph[State, Context, InputState, State]:
     builder.add_node("recall", recall)
     builder.add_node("compose", compose)
     builder.add_node("respond", respond)
+    builder.add_node("tools", make_tool_node())
     builder.add_node("gate_and_store", gate_and_store)
     builder.add_node("await_approval", await_approval)
     builder.add_edge(START, "perceive")
     builder.add_conditional_edges("perceive", _after_perceive)
     builder.add_edge("recall", "compose")
     builder.add_edge("compose", "respond")
-    builder.add_edge("respond", "gate_and_store")
+    builder.add_conditional_edges("respond", route_after_respond)
+    builder.add_edge("tools", "respond")
     builder.add_conditional_edges("gate_and_store", _after_store)
     builder.add_edge("await_approval", END)
     return builder

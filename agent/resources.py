@@ -69,3 +69,19 @@ async def close_stores() -> None:
     if pair is not None:
         with contextlib.suppress(Exception):
             await pair[1].aclose()
+
+
+async def close_all_stores(timeout_s: float = 10.0) -> None:
+    """Close every loop's shared store: the server's shutdown, before its loops stop.
+
+    Left open, a store is finalised by the interpreter's async-generator cleanup at exit, which
+    closes the nested pool generators concurrently and prints tracebacks on Ctrl-C.
+    """
+    current = asyncio.get_running_loop()
+    for loop in list(_STORES.keys()):
+        if loop is current:
+            await close_stores()
+        elif loop.is_running() and not loop.is_closed():
+            future = asyncio.run_coroutine_threadsafe(close_stores(), loop)
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(asyncio.wrap_future(future), timeout_s)

@@ -1,15 +1,20 @@
 """The agent's graph state: working memory, persisted per thread by the Postgres checkpointer.
 
 Every value is plain JSON-like data (TypedDicts, lists, strings, numbers) plus LangChain
-messages, so the checkpointer's serializer round-trips it exactly (seed 003 pitfall 10).
+messages, so the checkpointer's serializer round-trips it exactly. The TypedDicts come from
+`typing_extensions` and every field carries a `Field` description: the server derives the
+input/output/state JSON schemas Studio shows from them (pydantic refuses `typing.TypedDict`
+before Python 3.12, and the schemas would come back null).
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, TypedDict
+from typing import Annotated, Any
 
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
+from pydantic import Field
+from typing_extensions import TypedDict
 
 from memory.working.brakes import BrakeTrip
 from memory.working.prompt_sections import EvidenceItem, PrefItem
@@ -19,38 +24,68 @@ from memory.working.task_state import TaskState
 from memory.working.working_types import SummaryState
 
 
+def _d(text: str) -> Any:
+    return Field(description=text)
+
+
 class InputState(TypedDict):
     """What a caller sends: the new message(s)."""
 
-    messages: Annotated[list[AnyMessage], add_messages]
+    # The reducer must stay the last annotation: LangGraph reads the channel's reducer from it.
+    messages: Annotated[
+        list[AnyMessage],
+        _d("The conversation: send the user's new message; the agent appends its reply."),
+        add_messages,
+    ]
 
 
 class GateRecord(TypedDict):
     """One gate decision of the last turn, for Studio and tests (content is redacted)."""
 
-    action: str
-    category: str
-    kind: str
-    importance: float
-    reason: str
-    memory_id: str | None
+    action: Annotated[str, _d("What the gate did: stored, updated, dropped, pending, ...")]
+    category: Annotated[str, _d("The gate's category for the candidate.")]
+    kind: Annotated[str, _d("Memory kind: episodic, semantic, procedural or preference.")]
+    importance: Annotated[float, _d("Importance score in [0, 1].")]
+    reason: Annotated[str, _d("Why the gate decided so.")]
+    memory_id: Annotated[str | None, _d("The memory written or updated, if any.")]
 
 
 class State(InputState, total=False):
-    """Working memory: the thread's turns plus the structures the seeds describe."""
+    """Working memory: the thread's turns plus the structures the agent keeps per thread."""
 
-    sensory: SensoryFeatures  # this turn's input features (sensory memory)
-    turn_kind: str  # question / instruction / preference / correction / chitchat
-    rejected: str  # why this turn's input was refused (empty input), if it was
-    task: TaskState  # goal, step, constraints, attempts, last error, next action, counters
-    scratchpad: list[ScratchpadEntry]
-    summary: SummaryState | None  # newest finished rolling summary
-    brake: BrakeTrip | None  # the brake that tripped this turn, if any
-    preferences: list[PrefItem]  # long-term memories injected as rules
-    evidence: list[EvidenceItem]  # recalled memories injected as cited snippets
-    rules_recalled: list[EvidenceItem]  # the long-term memories behind `preferences`
-    prompt: list[AnyMessage]  # what compose built for respond (replaced every turn)
-    prompt_tokens: dict[str, int]  # compose's per-section token accounting
-    injected_ids: list[str]  # the memories that made it into the prompt (for hit-rate metrics)
-    gate: list[GateRecord]  # what gate_and_store did with this turn
-    pending_approval: list[dict[str, Any]]  # memories waiting for a human decision
+    sensory: Annotated[SensoryFeatures, _d("This turn's input features (sensory memory).")]
+    turn_kind: Annotated[
+        str, _d("The turn's class: question, instruction, preference, correction or chitchat.")
+    ]
+    rejected: Annotated[str, _d("Why this turn's input was refused (e.g. empty), if it was.")]
+    task: Annotated[
+        TaskState,
+        _d("Task state: goal, step, constraints, attempts, last error, next action, counters."),
+    ]
+    scratchpad: Annotated[list[ScratchpadEntry], _d("The agent's categorised notes.")]
+    summary: Annotated[
+        SummaryState | None, _d("The newest rolling summary of older turns (decision state).")
+    ]
+    brake: Annotated[BrakeTrip | None, _d("The hard brake that tripped this turn, if any.")]
+    preferences: Annotated[list[PrefItem], _d("Long-term preferences injected as rules.")]
+    evidence: Annotated[
+        list[EvidenceItem], _d("Recalled memories injected as cited snippets this turn.")
+    ]
+    rules_recalled: Annotated[
+        list[EvidenceItem], _d("The long-term memories behind `preferences`.")
+    ]
+    prompt: Annotated[
+        list[dict[str, Any]],
+        _d(
+            "The prompt compose built for respond, as serialised messages (kept out of the "
+            "chat; replaced every turn)."
+        ),
+    ]
+    prompt_tokens: Annotated[dict[str, int], _d("Compose's token count per prompt section.")]
+    injected_ids: Annotated[
+        list[str], _d("The memories that made it into the prompt (for hit-rate metrics).")
+    ]
+    gate: Annotated[list[GateRecord], _d("What gate_and_store did with this turn.")]
+    pending_approval: Annotated[
+        list[dict[str, Any]], _d("High-risk memories waiting for a human decision.")
+    ]

@@ -27,13 +27,37 @@ def apply_privacy_defaults() -> None:
 
 
 def _default_model_dir() -> Path:
-    # Chroma's own download location: on a machine with internet, Chroma fills it.
+    # Chroma's own download location: a model Chroma already fetched is reused, and ours is
+    # downloaded there (same files) when it is missing.
     return Path.home() / ".cache" / "chroma" / "onnx_models" / "all-MiniLM-L6-v2"
 
 
 def _env(name: str) -> str | None:
     value = os.environ.get(name, "").strip()
     return value or None
+
+
+# The archive Chroma's default embedding function downloads (the same ONNX files, so the same
+# vectors) and the SHA-256 it verifies (chromadb 1.x, ONNXMiniLM_L6_V2).
+DEFAULT_MODEL_URL = "https://chroma-onnx-models.s3.amazonaws.com/all-MiniLM-L6-v2/onnx.tar.gz"
+DEFAULT_MODEL_SHA256 = "913d7300ceae3b2dbc2c50d1de4baacab4be7b9380491c27fab7418616a16ec3"
+_NO_DOWNLOAD = ("off", "none", "0", "false", "no")
+
+
+def _server_pg_url(name: str) -> str | None:
+    # The names the LangGraph server documents for its database. `langgraph dev` sets
+    # DATABASE_URI=":memory:" for its in-memory runtime: only a PostgreSQL URL counts.
+    value = _env(name)
+    if value and value.lower().startswith(("postgresql://", "postgres://")):
+        return value
+    return None
+
+
+def _download_url() -> str | None:
+    value = _env("MEMORY_EMBEDDING_MODEL_URL")
+    if value is None:
+        return DEFAULT_MODEL_URL
+    return None if value.lower() in _NO_DOWNLOAD else value
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,19 +69,38 @@ class Settings:
     data_dir: Path = field(default_factory=lambda: Path(".data"))
     embedding_model: str = "local:all-MiniLM-L6-v2"
     embedding_model_dir: Path = field(default_factory=_default_model_dir)
+    # Where a missing local model is downloaded from (None: never download) and its checksum.
+    embedding_model_url: str | None = DEFAULT_MODEL_URL
+    embedding_model_sha256: str = DEFAULT_MODEL_SHA256
     chroma_prefix: str = "lma"
     default_tenant: str = "default"
+    # Set by the LangGraph server: "local_dev" under `langgraph dev`, something else when deployed.
+    server_variant: str | None = None
+
+    @property
+    def embedded_allowed(self) -> bool:
+        """Whether a missing database URL may start the embedded PostgreSQL.
+
+        Deployed (a server variant other than local_dev), each worker would start its own empty
+        database in its container and lose it on restart: that must be an error instead.
+        """
+        return self.server_variant in (None, "local_dev")
 
     @classmethod
     def from_env(cls) -> Settings:
         """Read the settings from `MEMORY_*`, `DATABASE_URL` and `CHROMA_URL`."""
         data_dir = Path(_env("MEMORY_DATA_DIR") or ".data")
         return cls(
-            database_url=_env("DATABASE_URL") or _env("POSTGRES_URI"),
+            database_url=_env("DATABASE_URL")
+            or _server_pg_url("DATABASE_URI")
+            or _server_pg_url("POSTGRES_URI"),
+            server_variant=_env("LANGSMITH_LANGGRAPH_API_VARIANT"),
             chroma_url=_env("CHROMA_URL"),
             data_dir=data_dir,
             embedding_model=_env("MEMORY_EMBEDDING_MODEL") or "local:all-MiniLM-L6-v2",
             embedding_model_dir=Path(_env("MEMORY_EMBEDDING_MODEL_DIR") or _default_model_dir()),
+            embedding_model_url=_download_url(),
+            embedding_model_sha256=_env("MEMORY_EMBEDDING_MODEL_SHA256") or DEFAULT_MODEL_SHA256,
             chroma_prefix=_env("MEMORY_CHROMA_PREFIX") or "lma",
             default_tenant=_env("MEMORY_DEFAULT_TENANT") or "default",
         )

@@ -48,3 +48,15 @@ DEGRADED_NOTE = (
 # How a memory from the tenant's shared agent memory is labelled among the user's own evidence:
 # it came from another agent, unverified, so the model weighs it accordingly.
 SHARED_EVIDENCE_KIND = "{kind}, shared by agent {agent}, low trust"
+# The built-in memory-only responder (no chat model configured): every reply starts with the
+# label, so nobody mistakes a list of recalled memories for a model's answer.
+MEMORY_ONLY_LABEL = (
+    "[memory-only mode: no chat model is configured, so this reply only reports what I "
+    "recalled. Set MEMORY_AGENT_MODEL to chat with a model.]"
+)
+MEMORY_ONLY_EVIDENCE_HEADER = "What I remember that matches your message:"
+MEMORY_ONLY_PREFERENCES_HEADER = "Your long-term preferences:"
+MEMORY_ONLY_NOTHING = (
+    "I recalled nothing for this message. Tell me a preference, a constraint or a decision "
+    "and the memory gate decides whether to keep it."
+)

@@ -1,23 +1,33 @@
-"""remember / recall / gate / why / reindex."""
+"""remember / recall / gate / why / reindex.
+
+Each command imports what it needs: `recall` does not load the gate's ~200 compiled patterns,
+`gate` opens no store (start-up time is most of a CLI command's time).
+"""
 
 from __future__ import annotations
 
 import argparse
 from dataclasses import asdict
+from typing import TYPE_CHECKING
 
 from agent.commands.output import print_json, scored_to_dict
-from memory.gating.gate import gate as run_gate
-from memory.gating.ingest import ingest_text
-from memory.storage.store import open_store
-from memory.types import Scope, Source
+
+if TYPE_CHECKING:
+    from memory.types import Scope
 
 
 def _scope(args: argparse.Namespace) -> Scope:
+    from memory.types import Scope
+
     return Scope(args.tenant, args.user)
 
 
 async def remember(args: argparse.Namespace) -> int:
     """Store text through the same gate, redaction, dedupe and conflict path as the agent."""
+    from memory.gating.ingest import ingest_text
+    from memory.storage.store import open_store
+    from memory.types import Source
+
     async with open_store() as store:
         results = await ingest_text(
             store,
@@ -54,6 +64,8 @@ async def remember(args: argparse.Namespace) -> int:
 
 async def recall(args: argparse.Namespace) -> int:
     """Print the ranked memories of a user for a query."""
+    from memory.storage.store import open_store
+
     async with open_store() as store:
         hits = await store.recall(_scope(args), args.query, k=args.k)
     if args.json:
@@ -74,6 +86,8 @@ async def recall(args: argparse.Namespace) -> int:
 
 async def gate(args: argparse.Namespace) -> int:
     """Print the gate's decision for one utterance, storing nothing."""
+    from memory.gating.gate import gate as run_gate
+
     decision = run_gate(args.text, role=args.role, context=args.context, reply=args.reply)
     data = {k: (v.value if hasattr(v, "value") else v) for k, v in asdict(decision).items()}
     if args.json:
@@ -90,6 +104,8 @@ async def gate(args: argparse.Namespace) -> int:
 
 async def why(args: argparse.Namespace) -> int:
     """Show a memory and every audit event about it."""
+    from memory.storage.store import open_store
+
     async with open_store() as store:
         record = await store.get(_scope(args), args.memory_id)
         events = await store.events(_scope(args), args.memory_id)
@@ -116,6 +132,8 @@ async def why(args: argparse.Namespace) -> int:
 
 async def reindex(args: argparse.Namespace) -> int:
     """Index every memory that is in Postgres but not yet in Chroma."""
+    from memory.storage.store import open_store
+
     async with open_store(reindex_on_start=False) as store:
         done = await store.reindex()
     print(f"indexed {done} memories")

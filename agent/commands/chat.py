@@ -1,21 +1,31 @@
-"""`memory-agent chat`: the agent in a terminal, on the server's checkpointer and stores."""
+"""`memory-agent chat`: the agent in a terminal, on the server's checkpointer and stores.
+
+The reply streams token by token; a spinner shows while perceive/recall/compose run (only on a
+terminal); log lines go to a file, not between the turns. Slash commands inspect and edit the
+user's memory without leaving the chat: /memories, /why ID, /forget ID, /help, /quit.
+"""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import itertools
+import logging
 import sys
 import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
-from langchain_core.messages import AIMessage
-from langgraph.types import Command
+HELP = """commands:
+  /memories      list what I remember about you (newest first)
+  /why ID        a memory and its audit trail (ID: the 8 characters shown in [mem:...])
+  /forget ID     delete one memory everywhere it went
+  /help          this help
+  /quit          leave (Ctrl-D works too)"""
 
-from agent.checkpointer import open_checkpointer
-from agent.context import Context
-from agent.graph import build_graph
-from agent.model import load_chat_model
-from agent.resources import close_stores
+_SPIN = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 
 
 def _ask(prompt: str) -> str | None:
@@ -25,9 +35,8 @@ def _ask(prompt: str) -> str | None:
         return None
 
 
-def _answer_interrupt(payload: Any) -> Any:
+def _answer_interrupt(value: Any) -> Any:
     """Show an interrupt (brake or approval) and read the human's answer."""
-    value = payload.value if hasattr(payload, "value") else payload
     if isinstance(value, dict) and value.get("type") == "memory_approval":
         for m in value.get("memories", []):
             print(f"  needs approval: {m['content']!r} ({m['reason']})")
@@ -37,29 +46,167 @@ def _answer_interrupt(payload: Any) -> Any:
     return "continue" if go_on else "stop"
 
 
+def _logs_to_file(data_dir: Path, verbose: bool) -> Path | None:
+    """Send log records to a file so they never land between the chat's lines."""
+    if verbose:
+        return None
+    path: Path | None = data_dir / "logs" / "chat.log"
+    handler: logging.Handler
+    try:
+        assert path is not None
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handler = logging.FileHandler(path, encoding="utf-8")
+    except OSError:
+        handler, path = logging.NullHandler(), None
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    for old in list(root.handlers):
+        root.removeHandler(old)
+    root.addHandler(handler)
+    logging.captureWarnings(True)
+    return path
+
+
+@contextlib.asynccontextmanager
+async def _spinner(text: str) -> AsyncIterator[asyncio.Event]:
+    """Spin on stderr until the yielded event is set (no-op when stderr is not a terminal)."""
+    done = asyncio.Event()
+
+    async def spin() -> None:
+        for frame in itertools.cycle(_SPIN):
+            sys.stderr.write(f"\r{frame} {text}")
+            sys.stderr.flush()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(done.wait(), 0.1)
+                break
+        sys.stderr.write("\r" + " " * (len(text) + 2) + "\r")
+        sys.stderr.flush()
+
+    task = asyncio.create_task(spin()) if sys.stderr.isatty() else None
+    try:
+        yield done
+    finally:
+        done.set()
+        if task is not None:
+            await task
+
+
+async def _turn(graph: Any, payload: Any, config: dict[str, Any], ctx: Any) -> Any:
+    """Stream one run: print the reply's tokens as they come; return a pending interrupt."""
+    from langchain_core.messages import AIMessage
+
+    pending = None
+    printed = False
+    async with _spinner("recalling…") as first_token:
+        async for mode, data in graph.astream(
+            payload, config, context=ctx, stream_mode=["messages", "updates"]
+        ):
+            if mode == "updates" and isinstance(data, dict) and "__interrupt__" in data:
+                pending = data["__interrupt__"][0].value
+            if mode != "messages":
+                continue
+            message, meta = data
+            if meta.get("langgraph_node") != "respond" or not isinstance(message, AIMessage):
+                continue
+            text = message.content if isinstance(message.content, str) else ""
+            if not text:
+                continue
+            if not printed:
+                first_token.set()
+                await asyncio.sleep(0)  # let the spinner clear its line first
+                print("agent> ", end="")
+                printed = True
+            # Chunks from a streaming model, or the whole message from one that does not.
+            print(text, end="", flush=True)
+    if printed:
+        print()
+    return pending
+
+
+async def _resolve(store: Any, scope: Any, prefix: str) -> str | None:
+    """The full id of this user's memory whose id starts with `prefix` (hyphens ignored)."""
+    want = prefix.strip().removeprefix("mem:").replace("-", "").lower()
+    if len(want) < 4:
+        return None
+    statuses = ("active", "pending_approval", "superseded", "expired")
+    records = await store.list_memories(scope, statuses=statuses, limit=1000)
+    found = [r.id for r in records if r.id.replace("-", "").lower().startswith(want)]
+    return found[0] if len(found) == 1 else None
+
+
+async def _command(line: str, scope: Any) -> None:
+    from agent.resources import get_store
+    from memory.storage.forget_one import delete_memory
+
+    name, _, arg = line.strip().partition(" ")
+    if name == "/help":
+        print(HELP)
+        return
+    store = await get_store()
+    if name == "/memories":
+        records = await store.list_memories(scope, limit=50)
+        if not records:
+            print("  (no memories yet)")
+        for r in records:
+            short = r.id.replace("-", "")[:8]
+            print(f"  [{short} · {r.occurred_at.date()} · {r.kind.value}] {r.content}")
+        return
+    if name not in ("/why", "/forget") or not arg.strip():
+        print(f"  unknown command {line.strip()!r}; /help lists them")
+        return
+    memory_id = await _resolve(store, scope, arg)
+    if memory_id is None:
+        print(f"  no single memory of yours matches {arg.strip()!r} (see /memories)")
+        return
+    if name == "/why":
+        record = await store.get(scope, memory_id)
+        if record is not None:
+            print(f"  {record.id} [{record.status.value}] {record.kind.value}: {record.content}")
+        for e in await store.events(scope, memory_id):
+            print(f"  {e['at']:%Y-%m-%d %H:%M:%S} {e['event']}: {e['reason']}")
+        return
+    receipt = await delete_memory(store, scope, memory_id, reason="deleted in chat")
+    print(f"  forgot {memory_id}" if receipt.get("memories") else "  nothing was deleted")
+
+
 async def chat(args: argparse.Namespace) -> int:
     """Read lines from stdin and answer them until EOF or /quit."""
+    from langgraph.types import Command
+
+    from agent.checkpointer import open_checkpointer
+    from agent.context import Context
+    from agent.graph import build_graph
+    from agent.model import is_memory_only, load_chat_model
+    from agent.resources import close_stores
+    from memory.settings import Settings
+    from memory.types import Scope
+
     ctx = Context(tenant_id=args.tenant, user_id=args.user)
+    scope = Scope(ctx.tenant_id, ctx.user_id)
     load_chat_model(ctx.model)  # fail now, clearly, rather than after the first message
+    log_file = _logs_to_file(Settings.from_env().data_dir, bool(getattr(args, "verbose", False)))
     thread = args.thread or uuid.uuid4().hex
-    print(f"thread {thread} (continue it with --thread {thread}); /quit to leave")
+    print(f"thread {thread} (continue it with --thread {thread}); /help for commands")
+    if is_memory_only(ctx.model):
+        print("memory-only mode: no chat model is set (MEMORY_AGENT_MODEL); replies list recalls")
+    if log_file is not None:
+        print(f"logs: {log_file}")
     try:
         async with open_checkpointer() as saver:
             graph = build_graph().compile(checkpointer=saver)
             config: dict[str, Any] = {"configurable": {"thread_id": thread}}
             while (line := await asyncio.to_thread(_ask, "you> ")) is not None:
-                if line.strip() in ("/quit", "/exit"):
+                text = line.strip()
+                if not text:
+                    continue
+                if text in ("/quit", "/exit"):
                     break
+                if text.startswith("/"):
+                    await _command(text, scope)
+                    continue
                 payload: Any = {"messages": [("user", line)]}
-                while True:
-                    out = await graph.ainvoke(payload, config, context=ctx)  # type: ignore[call-overload]
-                    pending = out.get("__interrupt__")
-                    if not pending:
-                        break
-                    payload = Command(resume=_answer_interrupt(pending[0]))
-                last = out["messages"][-1] if out.get("messages") else None
-                if isinstance(last, AIMessage):
-                    print(f"agent> {last.content}")
+                while (pending := await _turn(graph, payload, config, ctx)) is not None:
+                    payload = Command(resume=_answer_interrupt(pending))
     finally:
         await close_stores()
     sys.stdout.flush()

@@ -1,15 +1,41 @@
-"""`memory-agent dev`: langgraph dev (Studio) on the embedded stores, no servers to install."""
+"""`memory-agent dev`: langgraph dev (Studio) on the embedded stores, no servers to install.
+
+Ctrl-C stops it cleanly: the terminal sends SIGINT to the whole process group, so the server
+gets it too and shuts down on its own while this process waits; signalling it a second time
+would make it abort mid-shutdown (with tracebacks). A signal sent to this process alone (a
+process manager's SIGTERM) is passed on after a grace period. The embedded PostgreSQL this
+process started stops when the server has exited.
+"""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import shutil
+import signal
 import sys
 
 from memory.settings import Settings, apply_privacy_defaults
-from memory.storage.pg import database_url
+from memory.storage.pg import database_url, release_embedded_databases
+
+# Seconds the server gets to stop on the signal it received itself before it is sent one.
+_GRACE_S = 10.0
+_KILL_AFTER_S = 20.0
+
+
+async def _stop(proc: asyncio.subprocess.Process, waiting: asyncio.Task[int], sig: int) -> None:
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(asyncio.shield(waiting), _GRACE_S)
+        return
+    with contextlib.suppress(ProcessLookupError):
+        proc.send_signal(sig)
+    try:
+        await asyncio.wait_for(asyncio.shield(waiting), _KILL_AFTER_S)
+    except TimeoutError:
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
 
 
 async def dev(args: argparse.Namespace) -> int:
@@ -22,11 +48,29 @@ async def dev(args: argparse.Namespace) -> int:
     cmd = [exe, "dev", "--host", args.host, "--port", str(args.port), "--no-reload"]
     if args.no_browser:
         cmd.append("--no-browser")
+    loop = asyncio.get_running_loop()
+    received: list[int] = []
+    stopping = asyncio.Event()
+
+    def on_signal(sig: int) -> None:
+        received.append(sig)
+        stopping.set()
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, on_signal, sig)
     print(f"memory inspector: http://{args.host}:{args.port}/memory/ui", flush=True)
-    proc = await asyncio.create_subprocess_exec(*cmd)
     try:
-        return await proc.wait()
+        proc = await asyncio.create_subprocess_exec(*cmd)
+        waiting = asyncio.create_task(proc.wait())
+        stop = asyncio.create_task(stopping.wait())
+        await asyncio.wait({waiting, stop}, return_when=asyncio.FIRST_COMPLETED)
+        stop.cancel()
+        if not waiting.done():
+            await _stop(proc, waiting, received[0])
+        code = await waiting
     finally:
-        if proc.returncode is None:
-            proc.terminate()
-            await proc.wait()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
+        await asyncio.to_thread(release_embedded_databases)
+    # Stopped on request: a clean exit, whatever code the server's own signal handling left.
+    return 0 if received else code

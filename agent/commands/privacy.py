@@ -14,14 +14,15 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent.commands.output import print_json
-from memory.storage.export import export_user
-from memory.storage.forget import ForgetIncompleteError, forget_user
-from memory.storage.forget_one import delete_memory
-from memory.storage.store import open_store
-from memory.types import Scope
+
+if TYPE_CHECKING:
+    from memory.types import Scope
+
+# The memory modules are imported inside the commands: the CLI imports this module to build its
+# parser, for every command.
 
 
 def _scoped(parser: argparse.ArgumentParser) -> None:
@@ -53,21 +54,32 @@ def _confirmed(scope: Scope) -> bool:
     return answer.strip() == scope.user_id
 
 
-async def _forget_one(scope: Scope, memory_id: str) -> int:
+async def _forget_one(scope: Scope, memory_id: str, *, as_json: bool) -> int:
+    from memory.storage.forget_one import delete_memory
+    from memory.storage.store import open_store
+
     async with open_store() as store:
         receipt = await delete_memory(store, scope, memory_id, reason="deleted via CLI")
-    print_json(receipt)
+    if as_json:
+        print_json(receipt)
     if not receipt["memories"]:
         print(f"error: {scope.key} has no memory {memory_id}", file=sys.stderr)
         return 1
+    if not as_json:
+        removed = ", ".join(f"{k} {v}" for k, v in receipt.items() if isinstance(v, int) and v)
+        print(f"forgot memory {memory_id} of {scope.key}" + (f": {removed}" if removed else ""))
     return 0
 
 
 async def forget(args: argparse.Namespace) -> int:
     """Delete everything of one user (or one memory with --memory) and print the receipt."""
+    from memory.storage.forget import ForgetIncompleteError, forget_user
+    from memory.storage.store import open_store
+    from memory.types import Scope
+
     scope = Scope(args.tenant, args.user)
     if args.memory:
-        return await _forget_one(scope, args.memory)
+        return await _forget_one(scope, args.memory, as_json=args.json)
     if not args.yes and not _confirmed(scope):
         return 1
     async with open_store() as store:
@@ -75,7 +87,8 @@ async def forget(args: argparse.Namespace) -> int:
             receipt = await forget_user(store, scope)
         except ForgetIncompleteError as exc:
             print(f"error: {exc}", file=sys.stderr)
-            print_json(exc.receipt.as_dict())
+            if args.json:
+                print_json(exc.receipt.as_dict())
             return 3
     if args.json:
         print_json(receipt.as_dict())
@@ -88,6 +101,10 @@ async def forget(args: argparse.Namespace) -> int:
 
 async def export(args: argparse.Namespace) -> int:
     """Print (or write) everything kept about one user as JSON."""
+    from memory.storage.export import export_user
+    from memory.storage.store import open_store
+    from memory.types import Scope
+
     scope = Scope(args.tenant, args.user)
     async with open_store() as store:
         data = await export_user(store, scope)

@@ -11,10 +11,6 @@ import argparse
 from typing import Any
 
 from agent.commands.output import print_json
-from memory.observability.metrics import chroma_dir_for, collect_stats
-from memory.settings import Settings
-from memory.storage.store import open_store
-from memory.types import Scope
 
 
 def register(subparsers: Any) -> None:
@@ -64,6 +60,12 @@ def _lines(s: dict[str, Any]) -> list[str]:
 
 async def stats(args: argparse.Namespace) -> int:
     """Print the metrics (text or JSON)."""
+    # Imported here: the CLI imports this module to build its parser, for every command.
+    from memory.observability.metrics import chroma_dir_for, collect_stats
+    from memory.settings import Settings
+    from memory.storage.store import open_store
+    from memory.types import Scope
+
     if args.tenant is not None:
         Scope(args.tenant, "stats")  # the same id rules as everywhere; raises ScopeError
     settings = Settings.from_env()

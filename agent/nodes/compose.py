@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from langchain_core.messages import messages_to_dict
 from langgraph.runtime import Runtime
 
 from agent.context import Context
@@ -19,7 +20,7 @@ from prompts.agent import DEFAULT_SYSTEM_RULES, DEGRADED_NOTE
 
 
 def _rules(state: State, ctx: Context) -> str:
-    rules = DEFAULT_SYSTEM_RULES
+    rules = ctx.base_system_prompt.strip() or DEFAULT_SYSTEM_RULES
     if ctx.system_prompt.strip():
         rules = f"{rules}\n\n{ctx.system_prompt.strip()}"
     brake = state.get("brake")
@@ -49,7 +50,9 @@ async def compose(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         budget_tokens=ctx.prompt_budget_tokens,
     )
     return {
-        "prompt": composed["messages"],
+        # Serialised, not messages: a list of messages in a node's output is streamed to the
+        # chat (`messages` stream mode), and the composed system prompt is not a chat message.
+        "prompt": messages_to_dict(composed["messages"]),
         "prompt_tokens": {**composed["sections"], "total": composed["total_tokens"]},
         "injected_ids": composed["cited_ids"],
     }

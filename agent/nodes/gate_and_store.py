@@ -17,7 +17,7 @@ from langgraph.runtime import Runtime
 
 from agent.context import Context
 from agent.identity import resolve_scope
-from agent.model import load_chat_model
+from agent.model import is_memory_only, load_chat_model
 from agent.nodes.perceive import latest_human
 from agent.resources import get_store
 from agent.shared_memory import publish_learned
@@ -118,7 +118,8 @@ async def _summary(state: State, ctx: Context) -> Any:
     if upto - covered < SUMMARY_BATCH_MESSAGES:
         return previous  # batching saves one model call per turn
     try:
-        model = load_chat_model(ctx.model)
+        # The memory-only responder is no language model: the summary stays extractive.
+        model = None if is_memory_only(ctx.model) else load_chat_model(ctx.model)
         return await refresh_summary(messages, previous, model=model, upto_index=upto)
     except Exception:  # a failed summary must not lose the turn; the old one stays valid
         log.exception("summary refresh failed; keeping the previous summary")

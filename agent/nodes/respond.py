@@ -1,25 +1,29 @@
-"""respond: the model call, with the scratchpad tools.
+"""respond: the model call on the composed prompt, with the tools of `agent.tools.TOOLS`.
 
-Tool outputs are truncated before they re-enter the context (seed 000 §2.3), and every
-call counts toward the task's brakes.
+Tool calls are executed by the graph's `tools` node (a `ToolNode`), which routes back here;
+this node sees the composed prompt plus this turn's tool round trips. After `MAX_TOOL_ROUNDS`
+rounds, or when a brake has degraded the task, the model is called without tools. Every call
+counts toward the task's token brake. With no model configured (or `memory-only`), the
+built-in memory-only responder answers from what recall returned.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, Literal
 
-from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
-from langchain_core.tools import BaseTool
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, messages_from_dict
 from langgraph.runtime import Runtime
 
 from agent.context import Context
-from agent.model import load_chat_model
+from agent.memory_only import MemoryOnlyChatModel
+from agent.model import is_memory_only, load_chat_model
 from agent.state import State
+from agent.tools import TOOLS
 from memory.working.scratchpad import apply_op
-from memory.working.scratchpad_tools import make_scratchpad_tools, ops_from_messages
+from memory.working.scratchpad_tools import ops_from_messages
 from memory.working.task_state import new_task_state, record_step
 from memory.working.tokens import count_messages_tokens
-from memory.working.tool_output import truncate_tool_output
 
 MAX_TOOL_ROUNDS = 3
 
@@ -30,44 +34,52 @@ def _usage(message: AIMessage, prompt: list[BaseMessage]) -> int:
     return total or count_messages_tokens([*prompt, message])
 
 
-async def _run_tool(
-    tools: dict[str, BaseTool], call: dict[str, Any], max_tokens: int
-) -> ToolMessage:
-    tool = tools.get(call["name"])
-    if tool is None:
-        return ToolMessage(
-            f"unknown tool {call['name']!r}", tool_call_id=call["id"], status="error"
-        )
-    result = await tool.ainvoke({**call, "type": "tool_call"})
-    if isinstance(result, ToolMessage):
-        view = truncate_tool_output(result.content, max_tokens=max_tokens)
-        result.content = view["text"]
-        return result
-    view = truncate_tool_output(result, max_tokens=max_tokens)
-    return ToolMessage(view["text"], tool_call_id=call["id"], name=call["name"])
+def this_turn(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
+    """The messages after the latest user message: this turn's tool round trips so far."""
+    for i in range(len(messages) - 1, -1, -1):
+        if isinstance(messages[i], HumanMessage):
+            return list(messages[i + 1 :])
+    return []
+
+
+def _tool_rounds(turn: Sequence[BaseMessage]) -> int:
+    return sum(1 for m in turn if isinstance(m, AIMessage) and m.tool_calls)
+
+
+def route_after_respond(state: State) -> Literal["tools", "gate_and_store"]:
+    """To the `tools` node while the model asks for tools, else on to the memory gate."""
+    messages = state["messages"]
+    last = messages[-1] if messages else None
+    if isinstance(last, AIMessage) and last.tool_calls:
+        return "tools"
+    return "gate_and_store"
 
 
 async def respond(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Call the model on the composed prompt; run scratchpad tool calls; return the answer."""
+    """Call the model on the composed prompt plus this turn's tool results."""
     ctx = runtime.context or Context()
-    model = load_chat_model(ctx.model)
-    degraded = bool(state.get("brake"))
-    tools = {} if degraded else {t.name: t for t in make_scratchpad_tools()}
-    bound = model.bind_tools(list(tools.values())) if tools else model
-    prompt: list[BaseMessage] = list(state.get("prompt") or [])
-    task = state.get("task") or new_task_state()
-    produced: list[BaseMessage] = []
-    for _ in range(MAX_TOOL_ROUNDS + 1):
-        answer = await bound.ainvoke(prompt + produced)
-        if not isinstance(answer, AIMessage):
-            answer = AIMessage(content=str(answer.content))
-        task = record_step(task, tokens=_usage(answer, prompt + produced))
-        produced.append(answer)
-        if not answer.tool_calls:
-            break
-        for call in answer.tool_calls:
-            produced.append(await _run_tool(tools, dict(call), ctx.tool_output_max_tokens))
-    pad = list(state.get("scratchpad") or [])
-    for op in ops_from_messages(produced):
-        pad = apply_op(pad, op)
-    return {"messages": produced, "task": task, "scratchpad": pad}
+    turn = this_turn(state["messages"])
+    rounds = _tool_rounds(turn)
+    tools_allowed = not state.get("brake") and rounds < MAX_TOOL_ROUNDS and bool(TOOLS)
+    if is_memory_only(ctx.model):
+        bound: Any = MemoryOnlyChatModel().with_recall(
+            state.get("evidence") or [], state.get("preferences") or []
+        )
+    else:
+        model = load_chat_model(ctx.model)
+        bound = model.bind_tools(TOOLS) if tools_allowed else model
+    prompt = messages_from_dict(list(state.get("prompt") or [])) + turn
+    answer = await bound.ainvoke(prompt)
+    if not isinstance(answer, AIMessage):
+        answer = AIMessage(content=str(answer.content))
+    if answer.tool_calls and not tools_allowed:
+        # Tools were not offered; a call anyway would leave an unanswered tool call in history.
+        answer = AIMessage(content=answer.content, id=answer.id)
+    task = record_step(state.get("task") or new_task_state(), tokens=_usage(answer, prompt))
+    update: dict[str, Any] = {"messages": [answer], "task": task}
+    if not answer.tool_calls:
+        pad = list(state.get("scratchpad") or [])
+        for op in ops_from_messages(turn):
+            pad = apply_op(pad, op)
+        update["scratchpad"] = pad
+    return update

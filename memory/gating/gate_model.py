@@ -11,10 +11,8 @@ from __future__ import annotations
 
 import logging
 from dataclasses import replace
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
 from memory.gating.gate_rules import DEFAULT_PRIVACY, gate, instruction_decision, kind_for, screen
@@ -24,6 +22,12 @@ from memory.gating.privacy import PrivacyFilter
 from memory.model_json import message_text, parse_json_reply
 from memory.types import Category, MemoryKind, Origin
 from prompts.gate import GATE_RETRY, GATE_SYSTEM, build_gate_request
+
+if TYPE_CHECKING:
+    # LangChain is imported where a model is called: the rules-only gate (the CLI's `remember`,
+    # every turn without a gate model) must not pay ~1.5 s to import it.
+    from langchain_core.language_models import BaseChatModel
+    from langchain_core.messages import BaseMessage
 
 logger = logging.getLogger(__name__)
 
@@ -64,6 +68,8 @@ async def gate_with_model(
     `context` (the turn `text` answers) and `reply` (the response it got) go to the model
     redacted, and to the rule fallback.
     """
+    from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+
     policy = policy or GatePolicy()
     privacy = privacy or DEFAULT_PRIVACY
     content, findings, verdict = screen(text, role, policy, privacy)

@@ -13,9 +13,7 @@ import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
-
-from langchain_core.language_models import BaseChatModel
+from typing import TYPE_CHECKING, Any
 
 from memory.gating.gate import (
     GateDecision,
@@ -29,6 +27,10 @@ from memory.gating.ingest_apply import ConflictStrategy, apply_resolution
 from memory.gating.privacy import PrivacyFilter
 from memory.storage.store import MemoryStore
 from memory.types import NewMemory, Scope, Source, Status
+
+if TYPE_CHECKING:
+    # Only a type here: importing LangChain costs the CLI's `remember` ~1 s.
+    from langchain_core.language_models import BaseChatModel
 
 log = logging.getLogger(__name__)
 

@@ -41,15 +41,25 @@ class Embedder(Protocol):
         ...
 
 
-def _find_onnx_dir(model_dir: Path) -> Path:
+def _onnx_dir(model_dir: Path) -> Path | None:
     for candidate in (model_dir / "onnx", model_dir):
         if (candidate / "model.onnx").is_file() and (candidate / "tokenizer.json").is_file():
             return candidate
-    raise EmbeddingError(
-        f"No ONNX embedding model at {model_dir} (expected onnx/model.onnx and "
-        "onnx/tokenizer.json). Set MEMORY_EMBEDDING_MODEL_DIR to the all-MiniLM-L6-v2 folder, "
-        "or let Chroma download it once on a machine with internet. Nothing is downloaded here."
-    )
+    return None
+
+
+def has_onnx_model(model_dir: Path) -> bool:
+    """Whether `model_dir` holds the ONNX model and its tokenizer (in `onnx/` or directly)."""
+    return _onnx_dir(model_dir) is not None
+
+
+def _find_onnx_dir(model_dir: Path) -> Path:
+    found = _onnx_dir(model_dir)
+    if found is None:
+        from memory.storage.model_fetch import missing_model_error
+
+        raise missing_model_error(model_dir, "expected onnx/model.onnx and onnx/tokenizer.json")
+    return found
 
 
 class OnnxEmbedder:
@@ -140,12 +150,22 @@ _CACHE: dict[tuple[str, str], Embedder] = {}
 _CACHE_LOCK = threading.Lock()
 
 
-def get_embedder(spec: str, model_dir: Path) -> Embedder:
-    """Return a process-wide embedder for `spec` (loading a model costs ~300 ms)."""
+def get_embedder(
+    spec: str, model_dir: Path, *, download_url: str | None = None, sha256: str = ""
+) -> Embedder:
+    """Return a process-wide embedder for `spec` (loading a model costs ~300 ms).
+
+    A local model missing from `model_dir` is downloaded once from `download_url` (verified
+    against `sha256`); without a URL it is an error that says how to provide it.
+    """
     key = (spec, str(model_dir))
     with _CACHE_LOCK:
         if key not in _CACHE:
             if spec.startswith("local:"):
+                if download_url and not has_onnx_model(model_dir):
+                    from memory.storage.model_fetch import ensure_model
+
+                    ensure_model(model_dir, download_url, sha256)
                 _CACHE[key] = OnnxEmbedder(model_dir)
             else:
                 _CACHE[key] = LangChainEmbedder(spec)

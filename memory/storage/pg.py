@@ -36,10 +36,11 @@ def embedded_database_url(data_dir: Path) -> str:
         if str(pgdata) not in _EMBEDDED:
             try:
                 import pgserver
-            except ImportError as exc:  # pragma: no cover - it is a hard dependency
+            except ImportError as exc:
                 raise DatabaseError(
-                    "No DATABASE_URL is set and the embedded PostgreSQL (pgserver) is not "
-                    "installed. Set DATABASE_URL=postgresql://user:pass@host:5432/db."
+                    "No DATABASE_URL is set and the embedded PostgreSQL (the pgserver package) "
+                    "is not installed: run `uv sync` (it installs it for local use), or "
+                    "`pip install pgserver`, or set DATABASE_URL=postgresql://user:pass@host:5432/db."
                 ) from exc
             pgdata.mkdir(parents=True, exist_ok=True)
             log.info("starting embedded PostgreSQL in %s", pgdata)
@@ -48,8 +49,33 @@ def embedded_database_url(data_dir: Path) -> str:
 
 
 def database_url(settings: Settings) -> str:
-    """The configured database URL, or the embedded server's."""
-    return settings.database_url or embedded_database_url(settings.data_dir)
+    """The configured database URL, or the embedded server's (never when deployed)."""
+    if settings.database_url:
+        return settings.database_url
+    if not settings.embedded_allowed:
+        raise DatabaseError(
+            "No database URL is set, and under a deployed LangGraph server "
+            f"(LANGSMITH_LANGGRAPH_API_VARIANT={settings.server_variant}) the embedded "
+            "PostgreSQL is not started: set DATABASE_URL (or DATABASE_URI / POSTGRES_URI) to "
+            "postgresql://user:pass@host:5432/db."
+        )
+    return embedded_database_url(settings.data_dir)
+
+
+def release_embedded_databases() -> None:
+    """Give up this process's handle on the embedded PostgreSQL; the last holder stops it.
+
+    pgserver does this at interpreter exit, which a server stopped by a signal may not reach;
+    the process that owns the server's lifetime calls this when it shuts down.
+    """
+    with _EMBEDDED_LOCK:
+        servers = list(_EMBEDDED.values())
+        _EMBEDDED.clear()
+    for server in servers:
+        try:
+            server.cleanup()
+        except Exception:  # stopping is best effort; a failure must not mask the shutdown
+            log.warning("could not stop the embedded PostgreSQL", exc_info=True)
 
 
 def _describe(url: str) -> str:

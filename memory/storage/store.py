@@ -137,9 +137,17 @@ async def open_store(
 ) -> AsyncIterator[MemoryStore]:
     """Open the stores (embedded defaults unless URLs are set) and close them cleanly."""
     settings = settings or Settings.from_env()
-    url = await asyncio.to_thread(database_url, settings)
-    embedder = await asyncio.to_thread(
-        get_embedder, settings.embedding_model, settings.embedding_model_dir
+    # Side by side: starting the embedded PostgreSQL waits on a subprocess while loading the
+    # ONNX model is CPU work; together they are most of a CLI command's ~1 s start-up.
+    url, embedder = await asyncio.gather(
+        asyncio.to_thread(database_url, settings),
+        asyncio.to_thread(
+            get_embedder,
+            settings.embedding_model,
+            settings.embedding_model_dir,
+            download_url=settings.embedding_model_url,
+            sha256=settings.embedding_model_sha256,
+        ),
     )
     async with open_pool(url) as pool:
         store = MemoryStore(pool, VectorIndex(settings), embedder)

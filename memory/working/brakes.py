@@ -14,7 +14,9 @@ A limit of None switches that brake off.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, TypedDict
+from typing import Literal
+
+from typing_extensions import TypedDict
 
 from memory.working.task_state import TaskState
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import TypedDict
 
 from langchain_core.messages import BaseMessage, SystemMessage
+from typing_extensions import TypedDict
 
 from memory.working.compose_fit import newest_suffix, pack_tier, render, shrink_turn
 from memory.working.context_rules import normalise_key

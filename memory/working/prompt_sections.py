@@ -8,7 +8,9 @@ neither fake a section header nor pass as a bare fact (seed 002 §五).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NamedTuple, NotRequired, TypedDict
+from typing import NamedTuple, NotRequired
+
+from typing_extensions import TypedDict
 
 from memory.working.context_rules import KIND_ORDER
 from memory.working.scratchpad import ScratchpadEntry, scratchpad_lines

@@ -13,7 +13,9 @@ import re
 import uuid
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Literal, TypedDict
+from typing import TYPE_CHECKING, Literal
+
+from typing_extensions import TypedDict
 
 from memory.working.tokens import count_tokens, truncate_to_tokens
 

@@ -9,7 +9,9 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
-from typing import Literal, TypedDict
+from typing import Literal
+
+from typing_extensions import TypedDict
 
 from memory.working.tokens import count_tokens
 from memory.working.turn_kind import classify_turn, is_question

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import logging
 import re
-from typing import TypedDict
+
+from typing_extensions import TypedDict
 
 from memory.working.context_rules import CONSTRAINT_RE, normalise_key, split_sentences
 from memory.working.tokens import truncate_to_tokens

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal
+
+from typing_extensions import TypedDict
 
 from memory.working.json_outline import json_outline, parse_json
 from memory.working.tokens import count_tokens, truncate_to_tokens

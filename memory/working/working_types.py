@@ -6,9 +6,10 @@ Postgres checkpointer (JsonPlus/msgpack), which must not meet custom classes.
 
 from __future__ import annotations
 
-from typing import Literal, TypedDict
+from typing import Literal
 
 from langchain_core.messages import BaseMessage
+from typing_extensions import TypedDict
 
 from memory.working.context_rules import ItemKind
 

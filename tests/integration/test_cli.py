@@ -74,9 +74,62 @@ def test_clear_errors(env: dict[str, str]) -> None:
     assert out.returncode == 2
     assert "Cannot connect to PostgreSQL" in out.stderr and "secretpw" not in out.stderr
 
+    # A model that cannot be loaded fails before the first message, naming what to do.
+    missing = {**env, "MEMORY_AGENT_MODEL": "anthropic:claude-sonnet-4-5"}
+    out = _cli(missing, "chat", "--user", "u")
+    assert out.returncode == 2 and "langchain-anthropic" in out.stderr
+    assert "No chat model is configured" not in out.stderr
+    out = _cli({**env, "MEMORY_AGENT_MODEL": "openai:gpt-4o-mini"}, "chat", "--user", "u")
+    assert out.returncode == 2 and "OPENAI_API_KEY" in out.stderr
+
+
+def _chat(env: dict[str, str], user: str, *lines: str) -> subprocess.CompletedProcess[str]:
     no_model = {k: v for k, v in env.items() if k not in ("MEMORY_AGENT_MODEL", "OPENAI_API_KEY")}
-    out = _cli(no_model, "chat", "--user", "u")
-    assert out.returncode == 2 and "MEMORY_AGENT_MODEL" in out.stderr
+    return subprocess.run(
+        [sys.executable, "-m", "agent.cli", "chat", "--user", user],
+        cwd=REPO_ROOT, env=no_model, input="\n".join(lines) + "\n",
+        capture_output=True, text=True, timeout=180, check=False,
+    )  # fmt: skip
+
+
+def test_zero_key_chat_remembers_lists_explains_and_forgets(env: dict[str, str]) -> None:
+    out = _chat(env, "chatter", "I prefer green tea over coffee.", "what do I drink?",
+                "/memories", "/help", "/quit")  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    replies = [line for line in out.stdout.splitlines() if "agent> " in line]
+    assert len(replies) == 2 and all("[memory-only mode" in r for r in replies)
+    assert "green tea" in out.stdout.split("what do I drink?")[-1] or "green tea" in replies[1]
+    listed = [line for line in out.stdout.splitlines() if "green tea" in line and "· " in line]
+    assert listed, out.stdout
+    short = listed[-1].split("[", 1)[1][:8]
+    assert "/forget ID" in out.stdout  # /help
+    assert "INFO" not in out.stdout and "WARNING" not in out.stdout  # logs went to a file
+
+    out = _chat(env, "chatter", f"/why {short}", f"/forget {short}", "/memories", "/why zz")
+    assert out.returncode == 0, out.stderr
+    assert "write" in out.stdout and f"forgot {short}" in out.stdout.replace("-", "")
+    assert "(no memories yet)" in out.stdout
+    # Another user cannot reach it: ids resolve only among the caller's own memories.
+    out = _chat(env, "intruder", f"/why {short}")
+    assert "no single memory of yours matches" in out.stdout
+
+
+def test_json_only_with_json_and_forget_one_memory(env: dict[str, str]) -> None:
+    out = _cli(env, "remember", "My flight leaves from gate B12 on Friday.", "--user", "f1")
+    assert out.returncode == 0 and not out.stdout.lstrip().startswith(("{", "["))
+    out = _cli(env, "recall", "flight", "--user", "f1", "--json")
+    [hit] = json.loads(out.stdout)
+    for args in (("recall", "flight"), ("why", hit["id"]), ("gate", "I like jazz.")):
+        extra = () if args[0] == "gate" else ("--user", "f1")
+        out = _cli(env, *args, *extra)
+        assert out.returncode == 0 and not out.stdout.lstrip().startswith(("{", "[")), out.stdout
+    out = _cli(env, "forget", "--user", "other", "--memory", hit["id"])
+    assert out.returncode == 1 and "has no memory" in out.stderr
+    out = _cli(env, "forget", "--user", "f1", "--memory", hit["id"])
+    assert out.returncode == 0 and f"forgot memory {hit['id']}" in out.stdout
+    assert not out.stdout.lstrip().startswith("{")
+    out = _cli(env, "recall", "flight", "--user", "f1", "--json")
+    assert json.loads(out.stdout) == []
 
     out = _cli(env, "recall", "x", "--user", "not a valid id")
     assert out.returncode == 2 and "user_id" in out.stderr

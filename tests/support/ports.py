@@ -5,14 +5,16 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -26,6 +28,8 @@ PRIVACY_ENV: dict[str, str] = {
     "LANGSMITH_TRACING": "false",
     "LANGCHAIN_TRACING_V2": "false",
     "HF_HUB_OFFLINE": "1",
+    # Tests never download: a test of the download path points this at a local server.
+    "MEMORY_EMBEDDING_MODEL_URL": "off",
 }
 
 
@@ -128,3 +132,38 @@ def spawn(
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
+
+
+@contextlib.contextmanager
+def shared_tmpdir(prefix: str) -> Iterator[Path]:
+    """A temp dir other users can enter (removed afterwards).
+
+    Not pytest's tmp_path: its 0700 parents keep out the unprivileged user the embedded
+    PostgreSQL (pgserver) runs as when the tests run as root.
+    """
+    path = Path(tempfile.mkdtemp(prefix=prefix))
+    path.chmod(0o755)
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def stop_with(
+    proc: subprocess.Popen[bytes], sig: int, *, group: bool = True, timeout: float = 90.0
+) -> int:
+    """Send `sig` (to the process group, as a terminal's Ctrl-C does, or to `proc` alone) and
+    wait for the exit code; SIGKILL the group and raise if it does not exit in `timeout`."""
+    if proc.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            if group:
+                os.killpg(proc.pid, sig)
+            else:
+                proc.send_signal(sig)
+    try:
+        return proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        raise
