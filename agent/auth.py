@@ -31,6 +31,7 @@ from agent.identity import (
     is_open_user,
     scope_of_user,
 )
+from agent.input_guard import InputTooLargeError, guard_run_input
 from memory.types import ScopeError
 
 PERMISSION_ADMIN = "memory:admin"
@@ -127,7 +128,16 @@ async def on_run_create(ctx: Auth.types.AuthContext, value: Any) -> Any:
     admin_only = str(value.get("assistant_id")) in _ADMIN_ASSISTANTS
     if admin_only and _owner(ctx) is not None and PERMISSION_ADMIN not in ctx.permissions:
         return False
-    return _stamp_owner(ctx, value)
+    owner = _stamp_owner(ctx, value)
+    kwargs = value.get("kwargs")
+    if isinstance(kwargs, dict):
+        # Before the server records the run: its registry, the thread's values and the first
+        # checkpoint write then only ever hold the redacted, size-checked text.
+        try:
+            guard_run_input(kwargs)
+        except InputTooLargeError as exc:
+            raise Auth.exceptions.HTTPException(status_code=413, detail=str(exc)) from None
+    return owner
 
 
 @auth.on.threads.update

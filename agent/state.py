@@ -53,4 +53,5 @@ class State(InputState, total=False):
     prompt_tokens: dict[str, int]  # compose's per-section token accounting
     injected_ids: list[str]  # the memories that made it into the prompt (for hit-rate metrics)
     gate: list[GateRecord]  # what gate_and_store did with this turn
+    gated_upto: str  # id of the newest human message the gate has seen (its watermark)
     pending_approval: list[dict[str, Any]]  # memories waiting for a human decision
