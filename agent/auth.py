@@ -32,6 +32,7 @@ from agent.identity import (
     scope_of_user,
 )
 from agent.input_guard import InputTooLargeError, guard_run_input
+from agent.server_threads import sweep
 from memory.types import ScopeError
 
 PERMISSION_ADMIN = "memory:admin"
@@ -125,6 +126,7 @@ async def on_thread_create(ctx: Auth.types.AuthContext, value: Any) -> Any:
 @auth.on.threads.create_run
 async def on_run_create(ctx: Auth.types.AuthContext, value: Any) -> Any:
     """A run only on the caller's own thread; graphs that act on every user need admin."""
+    await sweep()
     admin_only = str(value.get("assistant_id")) in _ADMIN_ASSISTANTS
     if admin_only and _owner(ctx) is not None and PERMISSION_ADMIN not in ctx.permissions:
         return False
@@ -148,7 +150,8 @@ async def on_thread_update(ctx: Auth.types.AuthContext, value: Any) -> Any:
 
 @auth.on.threads
 async def on_threads(ctx: Auth.types.AuthContext, value: Any) -> Any:
-    """Read, search, delete: only the caller's threads."""
+    """Read, search, delete: only the caller's threads (forgotten ones deleted first)."""
+    await sweep()
     return _owner(ctx)
 
 

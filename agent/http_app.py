@@ -12,15 +12,20 @@ same custom auth as threads and runs (`http.enable_custom_route_auth`):
 | GET | /memory/export | everything kept about the caller, as JSON |
 | POST | /memory/forget | `{"confirm": true}`: delete everything of the caller; a receipt |
 | GET | /memory/metrics | Prometheus text (needs the `memory:metrics` permission) |
+
+While the database is down every route answers 503 with `Retry-After` and a message saying the
+memory store is unavailable; nothing is half-written.
 """
 
 from __future__ import annotations
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import PlainTextResponse, Response
+from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agent.auth_tokens import PERMISSION_METRICS
 from agent.http_auth import has_permission
@@ -34,6 +39,7 @@ from agent.http_memories import (
 )
 from agent.resources import get_store
 from memory.observability.metrics import prometheus_text
+from memory.storage.availability import is_unavailable, unavailable_from
 
 PROMETHEUS_TEXT = "text/plain; version=0.0.4; charset=utf-8"
 
@@ -56,4 +62,35 @@ routes = [
     Route("/memory/metrics", metrics, methods=["GET"]),
 ]
 
-app = Starlette(routes=routes)
+
+class StoreOutageMiddleware:
+    """A database outage answers 503 with `Retry-After`, not a bare 500 (pure ASGI)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        """Wrap `app`."""
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Pass the request on; turn an outage raised before the response started into a 503."""
+        started = False
+
+        async def tracking_send(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, tracking_send)
+        except Exception as exc:
+            if scope["type"] != "http" or started or not is_unavailable(exc):
+                raise
+            outage = unavailable_from(exc)
+            response = JSONResponse(
+                {"detail": str(outage)},
+                status_code=503,
+                headers={"Retry-After": str(outage.retry_after_s)},
+            )
+            await response(scope, receive, send)
+
+
+app = Starlette(routes=routes, middleware=[Middleware(StoreOutageMiddleware)])

@@ -47,6 +47,9 @@ class Settings:
     embedding_model_dir: Path = field(default_factory=_default_model_dir)
     chroma_prefix: str = "lma"
     default_tenant: str = "default"
+    # The persist directory of a Chroma server on this host (`chroma run --path`): lets deletion
+    # purge the deleted texts from the server's write-ahead log too (embedded Chroma: automatic).
+    chroma_server_path: Path | None = None
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -60,4 +63,5 @@ class Settings:
             embedding_model_dir=Path(_env("MEMORY_EMBEDDING_MODEL_DIR") or _default_model_dir()),
             chroma_prefix=_env("MEMORY_CHROMA_PREFIX") or "lma",
             default_tenant=_env("MEMORY_DEFAULT_TENANT") or "default",
+            chroma_server_path=Path(p) if (p := _env("MEMORY_CHROMA_SERVER_PATH")) else None,
         )

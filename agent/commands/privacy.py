@@ -60,6 +60,12 @@ async def _forget_one(scope: Scope, memory_id: str) -> int:
     if not receipt["memories"]:
         print(f"error: {scope.key} has no memory {memory_id}", file=sys.stderr)
         return 1
+    if receipt.get("chroma_pending"):
+        print(
+            "pending: Chroma did not answer; the index entry is queued and deleted when it "
+            "does (at the next start, reindex or write)",
+            file=sys.stderr,
+        )
     return 0
 
 
@@ -83,6 +89,16 @@ async def forget(args: argparse.Namespace) -> int:
     print(f"forgot {scope.key}: {receipt.total} rows/entries removed")
     for name, count in sorted(receipt.counts.items()):
         print(f"  {name:<36} {count:>8}")
+    if receipt.vacuumed:
+        print(f"vacuumed: {', '.join(receipt.vacuumed)}")
+    if "server_thread" in receipt.pending:
+        print(
+            "pending: the LangGraph server's own thread records; a running server deletes them "
+            "before it answers its next thread or run request (or use POST /memory/forget)"
+        )
+    print("out of reach of any deletion:")
+    for line in receipt.unreachable:
+        print(f"  - {line}")
     return 0
 
 
