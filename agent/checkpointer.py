@@ -48,6 +48,9 @@ from memory.storage.availability import is_unavailable, unavailable_from
 from memory.storage.pg import database_url
 
 KEY_ENV = "MEMORY_CHECKPOINT_KEY"
+# How long a step waits for a connection before the run fails as "memory store unavailable":
+# the pool's default (30 s) kept a client waiting half a minute for the same answer.
+_CHECKOUT_TIMEOUT_S = 10.0
 _CIPHER_NAME = "aesgcm"
 _NONCE_BYTES = 12  # GCM's standard nonce; random per blob (2^-32 collision odds after 2^32 blobs)
 
@@ -191,8 +194,16 @@ async def open_checkpointer(
     url = await asyncio.to_thread(database_url, settings)
     # autocommit + prepare_threshold=0: what the saver expects, and safe behind pgbouncer.
     kwargs = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
+    # check_connection: one round trip per checkout replaces connections a database restart
+    # killed, so the first turn after an outage does not fail on a dead socket.
     async with AsyncConnectionPool(
-        url, min_size=1, max_size=max_size, kwargs=kwargs, open=False
+        url,
+        min_size=1,
+        max_size=max_size,
+        kwargs=kwargs,
+        open=False,
+        check=AsyncConnectionPool.check_connection,
+        timeout=_CHECKOUT_TIMEOUT_S,
     ) as pool:
         saver = GovernedPostgresSaver(pool)  # type: ignore[arg-type]
         saver.serde = checkpoint_serializer(saver.serde)

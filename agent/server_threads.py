@@ -16,6 +16,7 @@ import logging
 from typing import Any
 
 from agent.resources import get_store
+from memory.storage.availability import is_unavailable
 from memory.storage.deletion_outbox import clear, server_work
 from memory.types import Scope
 
@@ -58,8 +59,16 @@ async def sweep() -> int:
     """Delete the server threads the outbox owes; how many threads were deleted."""
     if _SWEEPING.get():
         return 0
-    store = await get_store()
-    work = await server_work(store.pool)
+    try:
+        store = await get_store()
+        work = await server_work(store.pool)
+    except Exception as exc:
+        if not is_unavailable(exc):
+            raise
+        # The database is down: the checkpoints (all a thread's content) cannot be read now
+        # either, and the owed deletions wait in the outbox for the next request.
+        log.warning("database unavailable; server thread deletions wait: %s", exc)
+        return 0
     if not work:
         return 0
     token = _SWEEPING.set(True)
