@@ -17,6 +17,7 @@ Two modes, chosen by one environment variable:
 
 from __future__ import annotations
 
+import asyncio
 import os
 from typing import Any
 from uuid import UUID, uuid5
@@ -135,8 +136,8 @@ async def on_run_create(ctx: Auth.types.AuthContext, value: Any) -> Any:
     if isinstance(kwargs, dict):
         # Before the server records the run: its registry, the thread's values and the first
         # checkpoint write then only ever hold the redacted, size-checked text.
-        try:
-            guard_run_input(kwargs)
+        try:  # in a worker thread: redaction is CPU work on text of any size up to the limit
+            await asyncio.to_thread(guard_run_input, kwargs)
         except InputTooLargeError as exc:
             raise Auth.exceptions.HTTPException(status_code=413, detail=str(exc)) from None
     return owner

@@ -144,16 +144,21 @@ class GovernedPostgresSaver(AsyncPostgresSaver):
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
         """Save a checkpoint; strings kept inline (not in blobs) are redacted here."""
+        # In a worker thread, as the saver serialises blobs: redaction is CPU work on user text.
+        sealed, meta = await asyncio.to_thread(self._redact_inline, checkpoint, metadata)
+        saved: RunnableConfig = await _guard(super().aput, config, sealed, meta, new_versions)
+        return saved
+
+    def _redact_inline(
+        self, checkpoint: Checkpoint, metadata: CheckpointMetadata
+    ) -> tuple[Checkpoint, CheckpointMetadata]:
         redactor = self.serde.redactor
         values = {
             k: redactor.text(v) if isinstance(v, str) else v
             for k, v in checkpoint["channel_values"].items()
         }
-        sealed: Checkpoint = {**checkpoint, "channel_values": values}
-        saved: RunnableConfig = await _guard(
-            super().aput, config, sealed, redactor.value(metadata), new_versions
-        )
-        return saved
+        meta: CheckpointMetadata = redactor.value(metadata)
+        return {**checkpoint, "channel_values": values}, meta
 
     async def aput_writes(
         self,

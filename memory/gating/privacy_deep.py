@@ -9,6 +9,7 @@ is never a secret the user typed, and changing one would break the thread.
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
@@ -43,19 +44,23 @@ class StructureRedactor:
         """Use `privacy`, or the default filter (every built-in rule, emails and phones)."""
         self._privacy = privacy or PrivacyFilter()
         self._cache: OrderedDict[str, str] = OrderedDict()
+        # The checkpointer serialises in worker threads, several at once.
+        self._lock = threading.Lock()
 
     def text(self, value: str) -> str:
         """The redacted form of one string (cached)."""
         if not value.strip():
             return value
-        hit = self._cache.get(value)
-        if hit is not None:
-            self._cache.move_to_end(value)
-            return hit
-        cleaned = self._privacy.clean(value)
-        self._cache[value] = cleaned
-        if len(self._cache) > _CACHE_SIZE:
-            self._cache.popitem(last=False)
+        with self._lock:
+            hit = self._cache.get(value)
+            if hit is not None:
+                self._cache.move_to_end(value)
+                return hit
+        cleaned = self._privacy.clean(value)  # outside the lock: threads redact in parallel
+        with self._lock:
+            self._cache[value] = cleaned
+            if len(self._cache) > _CACHE_SIZE:
+                self._cache.popitem(last=False)
         return cleaned
 
     def value(self, value: Any) -> Any:
