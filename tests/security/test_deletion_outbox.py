@@ -18,9 +18,9 @@ from memory.settings import Settings
 from memory.storage.forget_one import delete_memory
 from memory.storage.store import MemoryStore, open_store
 from memory.types import MemoryKind, NewMemory, Scope
-from tests.security.test_secrets_at_rest import files_holding
 from tests.support.chroma_server import ChromaServer
 from tests.support.memory_stores import truncate
+from tests.support.secured import files_holding
 
 USER = Scope("acme", "dora")
 

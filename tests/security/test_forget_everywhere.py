@@ -16,7 +16,6 @@ import os
 import subprocess
 import sys
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import asyncpg
@@ -24,43 +23,19 @@ import httpx
 import pytest
 from langgraph_sdk import get_client
 
-from agent.auth_tokens import mint_token
 from memory.types import Scope
-from tests.conftest import LangGraphFactory
 from tests.integration.test_forget import db_hits_conn
-from tests.security.test_secrets_at_rest import files_holding
 from tests.support.chroma_server import ChromaServer
-from tests.support.langgraph_server import LangGraphServer, agent_env
+from tests.support.langgraph_server import LangGraphServer
 from tests.support.ports import REPO_ROOT
+from tests.support.secured import bearer, files_holding
 from tests.support.stub_llm import StubLLM
 
 pytestmark = pytest.mark.e2e
 
-SECRET = "forget-secret-" + uuid.uuid4().hex
-
-
-@pytest.fixture(scope="module")
-def server(
-    langgraph_factory: LangGraphFactory,
-    pg_db_url: str,
-    tmp_path_factory: pytest.TempPathFactory,
-    _stub_session: StubLLM,
-    _chroma_session: ChromaServer,
-) -> Iterator[LangGraphServer]:
-    data_dir = tmp_path_factory.mktemp("forget-data")
-    env = agent_env(
-        pg_db_url,
-        data_dir,
-        _stub_session.base_url,
-        MEMORY_AUTH_SECRET=SECRET,
-        CHROMA_URL=_chroma_session.url,
-        MEMORY_CHROMA_SERVER_PATH=str(_chroma_session.path),
-    )
-    yield langgraph_factory(env=env)
-
 
 def _headers(scope: Scope) -> dict[str, str]:
-    return {"Authorization": f"Bearer {mint_token(scope, SECRET)}"}
+    return bearer(scope)
 
 
 def _statements(tag: str) -> list[str]:
@@ -115,8 +90,8 @@ async def _served(server: LangGraphServer, who: Scope, threads: list[str]) -> li
     return seen
 
 
-def _cli_forget(pg_db_url: str, server: LangGraphServer, who: Scope) -> dict[str, Any]:
-    env = {**os.environ, **server.env}
+def _cli_forget(pg_db_url: str, secured_server: LangGraphServer, who: Scope) -> dict[str, Any]:
+    env = {**os.environ, **secured_server.env}
     env["DATABASE_URL"] = pg_db_url
     out = subprocess.run(
         [sys.executable, "-m", "agent.cli", "forget", "--tenant", who.tenant_id,
@@ -130,7 +105,7 @@ def _cli_forget(pg_db_url: str, server: LangGraphServer, who: Scope) -> dict[str
 
 @pytest.mark.parametrize("entry_point", ["cli", "http"])
 async def test_forget_leaves_nothing_the_project_controls(
-    server: LangGraphServer,
+    secured_server: LangGraphServer,
     pg_db_url: str,
     _stub_session: StubLLM,
     _chroma_session: ChromaServer,
@@ -139,19 +114,19 @@ async def test_forget_leaves_nothing_the_project_controls(
     _stub_session.reset()
     tag = uuid.uuid4().hex[:8]
     who, bystander = Scope("acme", f"uma-{tag}"), Scope("acme", f"ned-{tag}")
-    threads = await _talk(server, who, tag)
+    threads = await _talk(secured_server, who, tag)
     other = uuid.uuid4().hex[:8]
-    await _talk(server, bystander, other)
+    await _talk(secured_server, bystander, other)
     needles = _needles(who, tag)
     assert await _db_hits(pg_db_url, needles)  # the user's data is there before
     assert files_holding(_chroma_session.path, needles)
-    assert len(await _served(server, who, threads)) == 2 * 2 + 2
+    assert len(await _served(secured_server, who, threads)) == 2 * 2 + 2
 
     if entry_point == "cli":
-        receipt = _cli_forget(pg_db_url, server, who)
+        receipt = _cli_forget(pg_db_url, secured_server, who)
         assert receipt["pending"] == ["server_thread"]  # the server's registry: next request
     else:
-        async with httpx.AsyncClient(base_url=server.url, timeout=120) as http:
+        async with httpx.AsyncClient(base_url=secured_server.url, timeout=120) as http:
             answer = await http.post(
                 "/memory/forget", json={"confirm": True}, headers=_headers(who)
             )
@@ -163,11 +138,11 @@ async def test_forget_leaves_nothing_the_project_controls(
     assert any("write-ahead log" in line for line in receipt["unreachable"])
     assert "memories" in receipt["vacuumed"]
 
-    assert await _served(server, who, threads) == []
+    assert await _served(secured_server, who, threads) == []
     assert await _db_hits(pg_db_url, needles) == []
     assert files_holding(_chroma_session.path, needles) == []
     # The bystander keeps everything.
     assert await _db_hits(pg_db_url, _needles(bystander, other))
     # The server writes its registry to disk when it stops: nothing of the user in it.
-    server.restart()
-    assert files_holding(server.workdir, needles[:-1]) == []
+    secured_server.restart()
+    assert files_holding(secured_server.workdir, needles[:-1]) == []

@@ -10,49 +10,26 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
 from langgraph_sdk import get_client
 
-from agent.auth_tokens import mint_token
 from memory.types import Scope
-from tests.conftest import LangGraphFactory
-from tests.support.chroma_server import ChromaServer
-from tests.support.langgraph_server import LangGraphServer, agent_env
+from tests.support.langgraph_server import LangGraphServer
 from tests.support.postgres import PostgresServer
+from tests.support.secured import bearer
 from tests.support.stub_llm import StubLLM
 
 pytestmark = pytest.mark.e2e
 
-SECRET = "turns-secret-" + uuid.uuid4().hex
 SLOW = 6.0  # seconds the model takes on the interrupted turn
 INTO_TURN = 2.5  # when the outage hits
 
 
-@pytest.fixture(scope="module")
-def server(
-    langgraph_factory: LangGraphFactory,
-    pg_db_url: str,
-    tmp_path_factory: pytest.TempPathFactory,
-    _stub_session: StubLLM,
-    _chroma_session: ChromaServer,
-) -> Iterator[LangGraphServer]:
-    data_dir = tmp_path_factory.mktemp("turns-data")
-    env = agent_env(
-        pg_db_url,
-        data_dir,
-        _stub_session.base_url,
-        MEMORY_AUTH_SECRET=SECRET,
-        CHROMA_URL=_chroma_session.url,
-    )
-    yield langgraph_factory(env=env)
-
-
 def _headers(scope: Scope) -> dict[str, str]:
-    return {"Authorization": f"Bearer {mint_token(scope, SECRET)}"}
+    return bearer(scope)
 
 
 def _turn(text: str) -> Any:
@@ -66,39 +43,48 @@ async def _memories(server: LangGraphServer, who: Scope) -> str:
         return " ".join(m["content"] for m in answer.json()["memories"])
 
 
+async def _start_slow_turn(
+    server: LangGraphServer, stub: StubLLM, who: Scope, statement: str
+) -> tuple[Any, str, str]:
+    """Start a turn whose model answer takes `SLOW` seconds; (client, thread id, run id)."""
+    client = get_client(url=server.url, headers=_headers(who))
+    thread = str((await client.threads.create())["thread_id"])
+    stub.reset()
+    stub.script({"content": "Noted.", "delay": SLOW})
+    run = await client.runs.create(thread, "agent", input=_turn(statement))
+    await asyncio.sleep(INTO_TURN)
+    return client, thread, str(run["run_id"])
+
+
 @pytest.mark.parametrize(
     "statement",
     ["I prefer my reports in the Norvanese{tag} layout.", "我更喜欢用 Velt{tag} 格式写周报。"],
 )
 async def test_postgres_stopped_mid_turn(
-    server: LangGraphServer,
+    secured_server: LangGraphServer,
     pg_server: PostgresServer,
     _stub_session: StubLLM,
     statement: str,
 ) -> None:
     tag = uuid.uuid4().hex[:8]
     who = Scope("acme", f"ivy-{tag}")
-    client = get_client(url=server.url, headers=_headers(who))
-    thread = str((await client.threads.create())["thread_id"])
-    _stub_session.reset()
-    _stub_session.script({"content": "Noted.", "delay": SLOW})
-    run = await client.runs.create(thread, "agent", input=_turn(statement.format(tag=tag)))
-    await asyncio.sleep(INTO_TURN)
+    text = statement.format(tag=tag)
+    client, thread, run_id = await _start_slow_turn(secured_server, _stub_session, who, text)
     await asyncio.to_thread(pg_server.stop)
     try:
-        result = await client.runs.join(thread, run["run_id"])
+        result = await client.runs.join(thread, run_id)
         error = result.get("__error__") if isinstance(result, dict) else None
         assert error is not None, result
         assert error["error"] == "MemoryStoreUnavailable"
         assert "memory store unavailable" in error["message"]
-        async with httpx.AsyncClient(base_url=server.url, headers=_headers(who)) as http:
+        async with httpx.AsyncClient(base_url=secured_server.url, headers=_headers(who)) as http:
             down = await http.get("/memory/memories", timeout=60)
         assert down.status_code == 503 and down.headers["Retry-After"].isdigit()
         assert "memory store unavailable" in down.json()["detail"]
     finally:
         await asyncio.to_thread(pg_server.start)
     await _retrying_turn(client, thread, "Thanks, that's all for now.")
-    assert f"{tag}" in await _memories(server, who)
+    assert f"{tag}" in await _memories(secured_server, who)
 
 
 async def _retrying_turn(client: Any, thread: str, text: str) -> None:
@@ -116,20 +102,17 @@ async def _retrying_turn(client: Any, thread: str, text: str) -> None:
     raise AssertionError("the store never became available again")
 
 
-async def test_server_killed_mid_turn(server: LangGraphServer, _stub_session: StubLLM) -> None:
+async def test_server_killed_mid_turn(
+    secured_server: LangGraphServer, _stub_session: StubLLM
+) -> None:
     tag = uuid.uuid4().hex[:8]
     who = Scope("acme", f"kit-{tag}")
-    client = get_client(url=server.url, headers=_headers(who))
-    thread = str((await client.threads.create())["thread_id"])
-    _stub_session.reset()
-    _stub_session.script({"content": "Noted.", "delay": SLOW})
     statement = f"Remember that our deploy window is Thursdays at Brellin{tag} time."
-    await client.runs.create(thread, "agent", input=_turn(statement))
-    await asyncio.sleep(INTO_TURN)
-    await asyncio.to_thread(server.kill)
-    await asyncio.to_thread(server.start)
-    client = get_client(url=server.url, headers=_headers(who))
+    _, thread, _ = await _start_slow_turn(secured_server, _stub_session, who, statement)
+    await asyncio.to_thread(secured_server.kill)
+    await asyncio.to_thread(secured_server.start)
+    client = get_client(url=secured_server.url, headers=_headers(who))
     # The server may have lost its registry entry for the thread (nothing was flushed): the
     # checkpoints in Postgres are the thread's working memory either way.
     await client.runs.wait(thread, "agent", input=_turn("OK, thanks."), if_not_exists="create")
-    assert f"Brellin{tag}" in await _memories(server, who)
+    assert f"Brellin{tag}" in await _memories(secured_server, who)

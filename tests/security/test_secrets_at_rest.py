@@ -12,8 +12,6 @@ from __future__ import annotations
 import json
 import random
 import uuid
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import asyncpg
@@ -26,32 +24,18 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph_sdk import get_client
 
-from agent.auth_tokens import mint_token
 from agent.checkpointer import CheckpointKeyError, checkpoint_serializer, parse_key
 from agent.input_guard import InputTooLargeError, guard_run_input
 from memory.gating.privacy import PrivacyFilter
 from memory.gating.privacy_patterns import luhn_ok
 from memory.types import Scope
-from tests.conftest import LangGraphFactory
 from tests.integration.test_forget import db_hits_conn
-from tests.support.chroma_server import ChromaServer
-from tests.support.langgraph_server import LangGraphServer, agent_env
+from tests.support.langgraph_server import LangGraphServer
 from tests.support.secret_samples import recognised
+from tests.support.secured import bearer, files_holding
 from tests.support.stub_llm import StubLLM
 
-SECRET = "sec-secret-" + uuid.uuid4().hex
 USER = Scope("acme", f"mallory-{uuid.uuid4().hex[:6]}")
-
-
-def files_holding(root: Path, needles: list[str]) -> list[str]:
-    """`path: needle` for every file under `root` whose bytes contain a needle (UTF-8)."""
-    hits: list[str] = []
-    encoded = [(n, n.encode()) for n in needles]
-    for path in root.rglob("*"):
-        if path.is_file():
-            data = path.read_bytes()
-            hits += [f"{path}: {n}" for n, raw in encoded if raw in data]
-    return hits
 
 
 # --- the serializer and the server's door, over generated inputs ---------------------------
@@ -155,38 +139,18 @@ async def test_encrypted_checkpoints_hold_no_plaintext_and_need_their_key(
 # --- through the real server --------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def server(
-    langgraph_factory: LangGraphFactory,
-    pg_db_url: str,
-    tmp_path_factory: pytest.TempPathFactory,
-    _stub_session: StubLLM,
-    _chroma_session: ChromaServer,
-) -> Iterator[LangGraphServer]:
-    data_dir = tmp_path_factory.mktemp("sec-data")
-    env = agent_env(
-        pg_db_url,
-        data_dir,
-        _stub_session.base_url,
-        MEMORY_AUTH_SECRET=SECRET,
-        CHROMA_URL=_chroma_session.url,
-        MEMORY_CHROMA_SERVER_PATH=str(_chroma_session.path),
-    )
-    yield langgraph_factory(env=env)
-
-
 def _headers(scope: Scope) -> dict[str, str]:
-    return {"Authorization": f"Bearer {mint_token(scope, SECRET)}"}
+    return bearer(scope)
 
 
 @pytest.mark.e2e
 async def test_no_raw_secret_in_checkpoints_thread_values_or_run_records(
-    server: LangGraphServer, pg_db_url: str, _stub_session: StubLLM
+    secured_server: LangGraphServer, pg_db_url: str, _stub_session: StubLLM
 ) -> None:
     _stub_session.reset()
     samples = recognised()
     assert len(samples) >= 25
-    client = get_client(url=server.url, headers=_headers(USER))
+    client = get_client(url=secured_server.url, headers=_headers(USER))
     threads: list[str] = []
     for i in range(0, len(samples), 5):  # five turns per thread: history is re-serialised too
         thread = str((await client.threads.create())["thread_id"])
@@ -212,17 +176,17 @@ async def test_no_raw_secret_in_checkpoints_thread_values_or_run_records(
         assert await db_hits_conn(conn, raws) == []
     finally:
         await conn.close()
-    assert files_holding(server.workdir, raws) == []
+    assert files_holding(secured_server.workdir, raws) == []
 
 
 @pytest.mark.e2e
 async def test_a_5mb_message_is_refused_before_anything_is_recorded(
-    server: LangGraphServer, pg_db_url: str
+    secured_server: LangGraphServer, pg_db_url: str
 ) -> None:
     marker = f"Hugeq{uuid.uuid4().hex[:8]}"
     body = marker + "x" * (5 * 1024 * 1024)
     headers = _headers(USER)
-    async with httpx.AsyncClient(base_url=server.url, timeout=120, headers=headers) as http:
+    async with httpx.AsyncClient(base_url=secured_server.url, timeout=120, headers=headers) as http:
         thread = (await http.post("/threads", json={})).json()["thread_id"]
         answer = await http.post(
             f"/threads/{thread}/runs/wait",
