@@ -17,6 +17,7 @@ Two modes, chosen by one environment variable:
 
 from __future__ import annotations
 
+import asyncio
 import os
 from typing import Any
 from uuid import UUID, uuid5
@@ -31,6 +32,8 @@ from agent.identity import (
     is_open_user,
     scope_of_user,
 )
+from agent.input_guard import InputTooLargeError, guard_run_input
+from agent.server_threads import sweep
 from memory.types import ScopeError
 
 PERMISSION_ADMIN = "memory:admin"
@@ -124,10 +127,20 @@ async def on_thread_create(ctx: Auth.types.AuthContext, value: Any) -> Any:
 @auth.on.threads.create_run
 async def on_run_create(ctx: Auth.types.AuthContext, value: Any) -> Any:
     """A run only on the caller's own thread; graphs that act on every user need admin."""
+    await sweep()
     admin_only = str(value.get("assistant_id")) in _ADMIN_ASSISTANTS
     if admin_only and _owner(ctx) is not None and PERMISSION_ADMIN not in ctx.permissions:
         return False
-    return _stamp_owner(ctx, value)
+    owner = _stamp_owner(ctx, value)
+    kwargs = value.get("kwargs")
+    if isinstance(kwargs, dict):
+        # Before the server records the run: its registry, the thread's values and the first
+        # checkpoint write then only ever hold the redacted, size-checked text.
+        try:  # in a worker thread: redaction is CPU work on text of any size up to the limit
+            await asyncio.to_thread(guard_run_input, kwargs)
+        except InputTooLargeError as exc:
+            raise Auth.exceptions.HTTPException(status_code=413, detail=str(exc)) from None
+    return owner
 
 
 @auth.on.threads.update
@@ -138,7 +151,8 @@ async def on_thread_update(ctx: Auth.types.AuthContext, value: Any) -> Any:
 
 @auth.on.threads
 async def on_threads(ctx: Auth.types.AuthContext, value: Any) -> Any:
-    """Read, search, delete: only the caller's threads."""
+    """Read, search, delete: only the caller's threads (forgotten ones deleted first)."""
+    await sweep()
     return _owner(ctx)
 
 

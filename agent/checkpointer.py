@@ -2,42 +2,222 @@
 
 Used by `langgraph dev` / LangGraph Platform through `langgraph.json` (`checkpointer.path`) and by
 the CLI, so a thread's working memory (turns, summary, task state, scratchpad) survives restarts.
+
+What it writes is governed like the memories are:
+
+- **Redacted.** Every value passes through the privacy filter before it is serialised (message
+  text, tool calls, summaries, inline strings, checkpoint metadata), so no card number, password,
+  key or token the user typed lands in `checkpoints`, `checkpoint_blobs` or `checkpoint_writes`,
+  whichever way it entered the state (a run's input, a state update, a tool's output).
+- **Encrypted at rest** when `MEMORY_CHECKPOINT_KEY` is set: blobs and writes are sealed with
+  AES-256-GCM (LangGraph's `EncryptedSerializer` with a `cryptography` cipher). Checkpoints
+  written before the key was set still load; the key cannot be dropped once data is sealed.
+- **Clear when the database is down.** A lost connection raises `MemoryStoreUnavailable`
+  ("memory store unavailable ... retry shortly") instead of a bare driver error.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+import base64
+import binascii
+import contextlib
+import os
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
+from typing import Any
 
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import (
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+)
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+from langgraph.checkpoint.serde.base import CipherProtocol, SerializerProtocol
+from langgraph.checkpoint.serde.encrypted import EncryptedSerializer
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
+from memory.gating.privacy_deep import StructureRedactor
 from memory.settings import Settings, apply_privacy_defaults
+from memory.storage.availability import is_unavailable, unavailable_from
 from memory.storage.pg import database_url, release_embedded_databases
+
+KEY_ENV = "MEMORY_CHECKPOINT_KEY"
+# How long a step waits for a connection before the run fails as "memory store unavailable":
+# the pool's default (30 s) kept a client waiting half a minute for the same answer.
+_CHECKOUT_TIMEOUT_S = 10.0
+_CIPHER_NAME = "aesgcm"
+_NONCE_BYTES = 12  # GCM's standard nonce; random per blob (2^-32 collision odds after 2^32 blobs)
+
+
+class CheckpointKeyError(ValueError):
+    """`MEMORY_CHECKPOINT_KEY` is not a usable AES key."""
+
+
+def parse_key(raw: str) -> bytes:
+    """A 16, 24 or 32-byte AES key from base64 (standard or URL-safe) or hex text."""
+    text = raw.strip()
+    candidates: list[bytes] = []
+    if len(text) in (32, 48, 64):
+        with contextlib.suppress(ValueError):
+            candidates.append(bytes.fromhex(text))
+    for decode in (base64.urlsafe_b64decode, base64.b64decode):
+        try:
+            candidates.append(decode(text + "=" * (-len(text) % 4)))
+        except (binascii.Error, ValueError):
+            continue
+    for key in candidates:
+        if len(key) in (16, 24, 32):
+            return key
+    raise CheckpointKeyError(
+        f"{KEY_ENV} must be a 16, 24 or 32-byte key in base64 or hex; make one with: "
+        'python -c "import base64,os; print(base64.urlsafe_b64encode(os.urandom(32)).decode())"'
+    )
+
+
+class AesGcmCipher(CipherProtocol):
+    """AES-GCM: confidentiality and integrity (a tampered blob fails to load, loudly)."""
+
+    def __init__(self, key: bytes) -> None:
+        """Seal with `key` (16, 24 or 32 bytes)."""
+        self._aead = AESGCM(key)
+
+    def encrypt(self, plaintext: bytes) -> tuple[str, bytes]:
+        """A fresh random nonce, then the ciphertext with its tag."""
+        nonce = os.urandom(_NONCE_BYTES)
+        return _CIPHER_NAME, nonce + self._aead.encrypt(nonce, plaintext, None)
+
+    def decrypt(self, ciphername: str, ciphertext: bytes) -> bytes:
+        """Open a blob sealed by `encrypt`; a wrong key or a tampered blob raises."""
+        if ciphername != _CIPHER_NAME:
+            raise CheckpointKeyError(f"checkpoint sealed with unknown cipher {ciphername!r}")
+        nonce, sealed = ciphertext[:_NONCE_BYTES], ciphertext[_NONCE_BYTES:]
+        try:
+            return self._aead.decrypt(nonce, sealed, None)
+        except InvalidTag:
+            raise CheckpointKeyError(
+                f"a checkpoint cannot be decrypted: {KEY_ENV} is not the key it was sealed with"
+            ) from None
+
+
+class RedactingSerializer(SerializerProtocol):
+    """Redacts a value's free text, then hands it to `inner` (plain or encrypting)."""
+
+    def __init__(self, inner: SerializerProtocol, redactor: StructureRedactor | None = None):
+        """Wrap `inner`; `redactor` defaults to the built-in privacy rules."""
+        self.inner = inner
+        self.redactor = redactor or StructureRedactor()
+
+    def dumps_typed(self, obj: Any) -> tuple[str, bytes]:
+        """Serialise the redacted copy of `obj`."""
+        return self.inner.dumps_typed(self.redactor.value(obj))
+
+    def loads_typed(self, data: tuple[str, bytes]) -> Any:
+        """Load as stored (already redacted when written)."""
+        return self.inner.loads_typed(data)
+
+
+def checkpoint_serializer(base: SerializerProtocol, key: str | None = None) -> RedactingSerializer:
+    """`base` wrapped to redact, and to encrypt when a key is given (or `KEY_ENV` is set)."""
+    raw = key if key is not None else os.environ.get(KEY_ENV, "").strip()
+    inner: SerializerProtocol = base
+    if raw:
+        inner = EncryptedSerializer(AesGcmCipher(parse_key(raw)), base)
+    return RedactingSerializer(inner)
+
+
+class GovernedPostgresSaver(AsyncPostgresSaver):
+    """`AsyncPostgresSaver` that redacts inline values and reports an outage clearly."""
+
+    serde: RedactingSerializer
+
+    async def aput(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        """Save a checkpoint; strings kept inline (not in blobs) are redacted here."""
+        # In a worker thread, as the saver serialises blobs: redaction is CPU work on user text.
+        sealed, meta = await asyncio.to_thread(self._redact_inline, checkpoint, metadata)
+        saved: RunnableConfig = await _guard(super().aput, config, sealed, meta, new_versions)
+        return saved
+
+    def _redact_inline(
+        self, checkpoint: Checkpoint, metadata: CheckpointMetadata
+    ) -> tuple[Checkpoint, CheckpointMetadata]:
+        redactor = self.serde.redactor
+        values = {
+            k: redactor.text(v) if isinstance(v, str) else v
+            for k, v in checkpoint["channel_values"].items()
+        }
+        meta: CheckpointMetadata = redactor.value(metadata)
+        return {**checkpoint, "channel_values": values}, meta
+
+    async def aput_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        """Save a node's pending writes (serialised, so redacted, by `serde`)."""
+        await _guard(super().aput_writes, config, writes, task_id, task_path)
+
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        """Load a checkpoint."""
+        result: CheckpointTuple | None = await _guard(super().aget_tuple, config)
+        return result
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        """Delete a thread's checkpoints."""
+        await _guard(super().adelete_thread, thread_id)
+
+
+async def _guard(call: Callable[..., Any], *args: Any) -> Any:
+    try:
+        return await call(*args)
+    except Exception as exc:
+        if is_unavailable(exc):
+            raise unavailable_from(exc) from exc
+        raise
 
 
 @asynccontextmanager
 async def open_checkpointer(
     settings: Settings | None = None, *, max_size: int = 10
-) -> AsyncIterator[AsyncPostgresSaver]:
+) -> AsyncIterator[GovernedPostgresSaver]:
     """A set-up Postgres checkpointer on a connection pool, closed on exit."""
     apply_privacy_defaults()
     settings = settings or Settings.from_env()
     url = await asyncio.to_thread(database_url, settings)
     # autocommit + prepare_threshold=0: what the saver expects, and safe behind pgbouncer.
     kwargs = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
+    # check_connection: one round trip per checkout replaces connections a database restart
+    # killed, so the first turn after an outage does not fail on a dead socket.
     async with AsyncConnectionPool(
-        url, min_size=1, max_size=max_size, kwargs=kwargs, open=False
+        url,
+        min_size=1,
+        max_size=max_size,
+        kwargs=kwargs,
+        open=False,
+        check=AsyncConnectionPool.check_connection,
+        timeout=_CHECKOUT_TIMEOUT_S,
     ) as pool:
-        saver = AsyncPostgresSaver(pool)  # type: ignore[arg-type]
+        saver = GovernedPostgresSaver(pool)  # type: ignore[arg-type]
+        saver.serde = checkpoint_serializer(saver.serde)
         await saver.setup()
         yield saver
 
 
 @asynccontextmanager
-async def make_checkpointer() -> AsyncIterator[AsyncPostgresSaver]:
+async def make_checkpointer() -> AsyncIterator[GovernedPostgresSaver]:
     """Entry point named in `langgraph.json` (`checkpointer.path`): lives as long as the server.
 
     When the server stops, the memory stores its runs opened are closed and its handle on the

@@ -20,6 +20,9 @@ same custom auth as threads and runs (`http.enable_custom_route_auth`):
 | POST | /memory/admin/runs/{run_id}/rollback | undo a run in the admin's tenant (admin) |
 | GET, POST | /memory/admin/backlog, /memory/admin/reindex | unindexed rows; index them (admin) |
 | GET | /memory/ui | the memory inspector (pages; see `agent/inspector`) |
+
+While the database is down every route answers 503 with `Retry-After` and a message saying the
+memory store is unavailable; nothing is half-written.
 """
 
 from __future__ import annotations
@@ -28,8 +31,9 @@ from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import PlainTextResponse, Response
+from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agent import http_memory_actions as actions
 from agent import inspector
@@ -45,6 +49,7 @@ from agent.http_memories import (
 )
 from agent.resources import get_store
 from memory.observability.metrics import prometheus_text
+from memory.storage.availability import is_unavailable, unavailable_from
 
 PROMETHEUS_TEXT = "text/plain; version=0.0.4; charset=utf-8"
 
@@ -79,6 +84,41 @@ routes = [
     *inspector.routes,
 ]
 
-# The inspector's session middleware runs before the server's auth: it turns the browser's
-# cookie into the bearer header that auth verifies (API clients' headers pass untouched).
-app = Starlette(routes=routes, middleware=[Middleware(inspector.InspectorSession)])
+
+class StoreOutageMiddleware:
+    """A database outage answers 503 with `Retry-After`, not a bare 500 (pure ASGI)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        """Wrap `app`."""
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Pass the request on; turn an outage raised before the response started into a 503."""
+        started = False
+
+        async def tracking_send(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, tracking_send)
+        except Exception as exc:
+            if scope["type"] != "http" or started or not is_unavailable(exc):
+                raise
+            outage = unavailable_from(exc)
+            response = JSONResponse(
+                {"detail": str(outage)},
+                status_code=503,
+                headers={"Retry-After": str(outage.retry_after_s)},
+            )
+            await response(scope, receive, send)
+
+
+# The outage middleware is outermost, so it also answers for the inspector's pages. The
+# inspector's session middleware runs before the server's auth: it turns the browser's cookie
+# into the bearer header that auth verifies (API clients' headers pass untouched).
+app = Starlette(
+    routes=routes,
+    middleware=[Middleware(StoreOutageMiddleware), Middleware(inspector.InspectorSession)],
+)

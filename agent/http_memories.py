@@ -16,10 +16,12 @@ from starlette.responses import JSONResponse
 
 from agent.http_auth import caller_scope
 from agent.resources import get_store
+from agent.server_threads import owned_thread_ids, sweep
+from memory.storage.deletion_outbox import pending_targets
 from memory.storage.export import export_user, memory_to_dict
 from memory.storage.forget import ForgetIncompleteError, forget_user
 from memory.storage.forget_one import delete_memory as delete_everywhere
-from memory.types import MemoryKind, Scope, Status
+from memory.types import MemoryKind, Status
 
 log = logging.getLogger(__name__)
 
@@ -113,6 +115,11 @@ async def delete_memory(request: Request) -> JSONResponse:
     receipt = await delete_everywhere(store, scope, memory_id, reason="deleted via API")
     if not receipt["memories"]:
         raise HTTPException(404, "no such memory")
+    if receipt.get("chroma_pending"):
+        # Gone from the system of record and out of recall, but the index still holds it until
+        # Chroma answers again: accepted, not done.
+        body = {"deleted": memory_id, "receipt": receipt, "pending": ["chroma"]}
+        return JSONResponse(body, status_code=202)
     return JSONResponse({"deleted": memory_id, "receipt": receipt})
 
 
@@ -121,32 +128,6 @@ async def export_memories(request: Request) -> JSONResponse:
     scope = caller_scope(request)
     store = await get_store()
     return _json(await export_user(store, scope))
-
-
-def _loopback() -> Any:
-    from langgraph_sdk import get_client
-
-    # The in-process client bypasses auth, so the owner filters below are the whole guard.
-    return get_client()
-
-
-async def _server_thread_ids(scope: Scope) -> list[str]:
-    """Thread ids the LangGraph server's registry holds for this owner."""
-    client = _loopback()
-    owner = {"owner": scope.user_id, "tenant_id": scope.tenant_id}
-    ids: list[str] = []
-    while True:
-        page = await client.threads.search(metadata=owner, limit=100, offset=len(ids))
-        ids.extend(str(t["thread_id"]) for t in page)
-        if len(page) < 100:
-            return ids
-
-
-async def _delete_server_threads(ids: list[str]) -> int:
-    client = _loopback()
-    for thread_id in ids:
-        await client.threads.delete(thread_id)
-    return len(ids)
 
 
 async def forget_me(request: Request) -> JSONResponse:
@@ -159,12 +140,17 @@ async def forget_me(request: Request) -> JSONResponse:
     if not isinstance(body, dict) or body.get("confirm") is not True:
         raise HTTPException(400, 'send {"confirm": true} to delete all of your data')
     store = await get_store()
-    threads = await _server_thread_ids(scope)
+    threads = await owned_thread_ids(scope)
     try:
         # The database first, so the receipt counts the checkpoints that were there; then the
-        # server's registry, which still holds thread metadata and the last state values.
+        # server's registry (owed in the outbox by forget_user), which still holds thread
+        # metadata and the last state values.
         receipt = await forget_user(store, scope, extra_threads=threads)
     except ForgetIncompleteError as exc:
-        return JSONResponse({"incomplete": True, **exc.receipt.as_dict()}, status_code=503)
-    deleted = await _delete_server_threads(threads)
-    return JSONResponse({**receipt.as_dict(), "server_threads_deleted": deleted})
+        deleted = await sweep()
+        body = {"incomplete": True, **exc.receipt.as_dict(), "server_threads_deleted": deleted}
+        return JSONResponse(body, status_code=503, headers={"Retry-After": "30"})
+    deleted = await sweep()
+    done = receipt.as_dict()
+    done["pending"] = await pending_targets(store.pool, scope)
+    return JSONResponse({**done, "server_threads_deleted": deleted})

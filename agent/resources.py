@@ -10,17 +10,23 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import weakref
+from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.config import get_store as get_runtime_store
 
 from memory.governed_store import GovernedStore
 from memory.settings import apply_privacy_defaults
+from memory.storage.availability import is_unavailable, unavailable_from
 from memory.storage.cache_sync import open_cache_sync
 from memory.storage.store import MemoryStore, open_store
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 _STORES: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, tuple[MemoryStore, AsyncExitStack]]
 _STORES = weakref.WeakKeyDictionary()
@@ -85,3 +91,24 @@ async def close_all_stores(timeout_s: float = 10.0) -> None:
             future = asyncio.run_coroutine_threadsafe(close_stores(), loop)
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(asyncio.wrap_future(future), timeout_s)
+
+
+def store_errors_are_clear(node: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]:
+    """Wrap a graph node so a database outage fails the run with `MemoryStoreUnavailable`.
+
+    The server shows a client only the type of an unknown exception ("ConnectionRefusedError:
+    An internal error occurred"); this error's message says what happened and to retry. The
+    node's update is discarded with the exception, so the turn writes nothing partial, and the
+    next turn gates the message this one could not (the gate's watermark did not move).
+    """
+
+    @functools.wraps(node)
+    async def guarded(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return await node(*args, **kwargs)
+        except Exception as exc:
+            if is_unavailable(exc):
+                raise unavailable_from(exc) from exc
+            raise
+
+    return guarded

@@ -86,6 +86,9 @@ class State(InputState, total=False):
         list[str], _d("The memories that made it into the prompt (for hit-rate metrics).")
     ]
     gate: Annotated[list[GateRecord], _d("What gate_and_store did with this turn.")]
+    gated_upto: Annotated[
+        str, _d("Id of the newest human message the gate has seen (its watermark).")
+    ]
     pending_approval: Annotated[
         list[dict[str, Any]], _d("High-risk memories waiting for a human decision.")
     ]

@@ -74,6 +74,9 @@ class Settings:
     embedding_model_sha256: str = DEFAULT_MODEL_SHA256
     chroma_prefix: str = "lma"
     default_tenant: str = "default"
+    # The persist directory of a Chroma server on this host (`chroma run --path`): lets deletion
+    # purge the deleted texts from the server's write-ahead log too (embedded Chroma: automatic).
+    chroma_server_path: Path | None = None
     # Set by the LangGraph server: "local_dev" under `langgraph dev`, something else when deployed.
     server_variant: str | None = None
 
@@ -103,4 +106,5 @@ class Settings:
             embedding_model_sha256=_env("MEMORY_EMBEDDING_MODEL_SHA256") or DEFAULT_MODEL_SHA256,
             chroma_prefix=_env("MEMORY_CHROMA_PREFIX") or "lma",
             default_tenant=_env("MEMORY_DEFAULT_TENANT") or "default",
+            chroma_server_path=Path(p) if (p := _env("MEMORY_CHROMA_SERVER_PATH")) else None,
         )

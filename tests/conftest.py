@@ -14,6 +14,7 @@ from tests.support.chroma_server import ChromaServer
 from tests.support.langgraph_server import LangGraphServer
 from tests.support.ports import PRIVACY_ENV, REPO_ROOT, model_dir
 from tests.support.postgres import PostgresServer, start_postgres
+from tests.support.secured import SECURED_SECRET, start_secured_server
 from tests.support.stub_llm import StubLLM
 
 # Tests choose their stores and model explicitly; a developer's shell must not leak a real
@@ -151,3 +152,19 @@ def langgraph_factory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lang
     yield start
     for server in servers:
         server.stop()
+
+
+@pytest.fixture(scope="module")
+def secured_server(
+    langgraph_factory: LangGraphFactory,
+    pg_db_url: str,
+    tmp_path_factory: pytest.TempPathFactory,
+    _stub_session: StubLLM,
+    _chroma_session: ChromaServer,
+) -> LangGraphServer:
+    """This module's `langgraph dev` with token auth (`SECURED_SECRET`), the stub model, the
+    module's database and the Chroma server (tokens: `tests.support.secured.bearer`)."""
+    data_dir = tmp_path_factory.mktemp("secured-data")
+    return start_secured_server(
+        langgraph_factory, pg_db_url, data_dir, _stub_session, _chroma_session, SECURED_SECRET
+    )

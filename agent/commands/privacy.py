@@ -68,6 +68,12 @@ async def _forget_one(scope: Scope, memory_id: str, *, as_json: bool) -> int:
     if not as_json:
         removed = ", ".join(f"{k} {v}" for k, v in receipt.items() if isinstance(v, int) and v)
         print(f"forgot memory {memory_id} of {scope.key}" + (f": {removed}" if removed else ""))
+    if receipt.get("chroma_pending"):
+        print(
+            "pending: Chroma did not answer; the index entry is queued and deleted when it "
+            "does (at the next start, reindex or write)",
+            file=sys.stderr,
+        )
     return 0
 
 
@@ -96,6 +102,16 @@ async def forget(args: argparse.Namespace) -> int:
     print(f"forgot {scope.key}: {receipt.total} rows/entries removed")
     for name, count in sorted(receipt.counts.items()):
         print(f"  {name:<36} {count:>8}")
+    if receipt.vacuumed:
+        print(f"vacuumed: {', '.join(receipt.vacuumed)}")
+    if "server_thread" in receipt.pending:
+        print(
+            "pending: the LangGraph server's own thread records; a running server deletes them "
+            "before it answers its next thread or run request (or use POST /memory/forget)"
+        )
+    print("out of reach of any deletion:")
+    for line in receipt.unreachable:
+        print(f"  - {line}")
     return 0
 
 

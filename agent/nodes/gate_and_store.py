@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
-from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
@@ -18,7 +18,6 @@ from langgraph.runtime import Runtime
 from agent.context import Context
 from agent.identity import resolve_scope
 from agent.model import is_memory_only, load_chat_model
-from agent.nodes.perceive import latest_human
 from agent.resources import get_store
 from agent.shared_memory import publish_learned
 from agent.state import GateRecord, State
@@ -46,30 +45,60 @@ def _record(result: IngestResult) -> GateRecord:
     )
 
 
-def _answers_around(state: State) -> tuple[str | None, str | None]:
-    """The agent's messages just before and just after the user's latest one, if any.
+MAX_CATCH_UP = 10
+"""At most this many ungated messages are gated in one turn (an old thread's first catch-up)."""
+
+
+def ungated_humans(state: State) -> list[HumanMessage]:
+    """The human messages the gate has not seen yet, oldest first.
+
+    A turn interrupted after its message was recorded (the database down, the server killed)
+    never reached the gate; the watermark (`gated_upto`, the id of the newest gated human
+    message) makes the next turn gate it too. A thread written before the watermark existed
+    has gate records but no watermark: only its newest message is new.
+    """
+    humans = [m for m in state["messages"] if isinstance(m, HumanMessage)]
+    if not humans:
+        return []
+    mark = state.get("gated_upto")
+    ids = [m.id for m in humans]
+    if mark and mark in ids:
+        pending = humans[ids.index(mark) + 1 :]
+    elif mark or "gate" in state:
+        pending = humans[-1:]
+    else:
+        pending = humans  # this thread's gate never ran: every message is new
+    return pending[-MAX_CATCH_UP:]
+
+
+def _answers_around(
+    messages: Sequence[BaseMessage], human: HumanMessage
+) -> tuple[str | None, str | None]:
+    """The agent's messages just before and just after one of the user's, if any.
 
     The one before is what the user answered (the gate's context); the one after is the reply
     this turn got, whose interest in it ("Congratulations! When do you start?") marks news.
     """
-    messages = list(state["messages"])
-    human = latest_human(messages)
-    if human is None or human not in messages:
+    at = next((i for i, m in enumerate(messages) if m is human), None)
+    if at is None:
         return None, None
-    at = messages.index(human)
-    return _first_answer(reversed(messages[:at])), _first_answer(messages[at + 1 :])
+    before = _first_answer(reversed(messages[:at]))
+    return before, _first_answer(messages[at + 1 :], stop_at_human=True)
 
 
-def _first_answer(messages: Iterable[BaseMessage]) -> str | None:
+def _first_answer(messages: Iterable[BaseMessage], *, stop_at_human: bool = False) -> str | None:
     for message in messages:
+        if stop_at_human and isinstance(message, HumanMessage):
+            return None  # an interrupted turn: the next reply answers a later message
         if isinstance(message, AIMessage) and str(message.content).strip():
             return str(message.content)[:2000]
     return None
 
 
-async def _store_turn(state: State, ctx: Context, config: RunnableConfig) -> list[IngestResult]:
-    human = latest_human(list(state["messages"]))
-    if human is None:
+async def _store_turn(
+    state: State, ctx: Context, config: RunnableConfig, pending: list[HumanMessage]
+) -> list[IngestResult]:
+    if not pending:
         return []
     store = await get_store(config)
     scope = resolve_scope(ctx, config)
@@ -77,20 +106,24 @@ async def _store_turn(state: State, ctx: Context, config: RunnableConfig) -> lis
     if thread_id:
         await store.touch_thread(scope, str(thread_id))
     await _record_usage(store, scope, state)
-    context, reply = _answers_around(state)
-    results = await ingest_text(
-        store,
-        scope,
-        str(human.content),
-        role="user",
-        context=context,
-        reply=reply,
-        source=Source.CHAT,
-        provenance={"thread_id": thread_id, "message_id": human.id},
-        gate_model=load_chat_model(ctx.gate_model) if ctx.gate_model else None,
-        conflict_strategy=ctx.conflict_strategy,
-        require_approval=ctx.require_approval,
-    )
+    messages = list(state["messages"])
+    gate_model = load_chat_model(ctx.gate_model) if ctx.gate_model else None
+    results: list[IngestResult] = []
+    for human in pending:
+        context, reply = _answers_around(messages, human)
+        results += await ingest_text(
+            store,
+            scope,
+            str(human.content),
+            role="user",
+            context=context,
+            reply=reply,
+            source=Source.CHAT,
+            provenance={"thread_id": thread_id, "message_id": human.id},
+            gate_model=gate_model,
+            conflict_strategy=ctx.conflict_strategy,
+            require_approval=ctx.require_approval,
+        )
     # Only under the context's explicit sharing rule (none by default).
     await publish_learned(store, scope, ctx, config, results)
     return results
@@ -130,20 +163,26 @@ async def gate_and_store(state: State, runtime: Runtime[Context]) -> dict[str, A
     """Gate, redact, dedupe, resolve conflicts and write this turn's memories."""
     config = get_config()
     ctx = runtime.context or Context()
-    results, summary = await asyncio.gather(_store_turn(state, ctx, config), _summary(state, ctx))
+    pending = ungated_humans(state)
+    results, summary = await asyncio.gather(
+        _store_turn(state, ctx, config, pending), _summary(state, ctx)
+    )
     last = state["messages"][-1] if state["messages"] else None
     task = state.get("task") or new_task_state()
     ok = isinstance(last, AIMessage) and bool(str(last.content).strip())
     task = record_outcome(task, action="respond", ok=ok, error=None if ok else "empty answer")
-    pending = [
+    approvals = [
         {"id": r.memory_id, "content": r.decision.content, "reason": r.reason}
         for r in results
         if r.memory_id and r.action == Status.PENDING_APPROVAL.value
     ]
-    return {
+    update: dict[str, Any] = {
         "gate": [_record(r) for r in results],
         "summary": summary,
         "task": task,
         "prompt": [],
-        "pending_approval": pending,
+        "pending_approval": approvals,
     }
+    if pending and pending[-1].id:
+        update["gated_upto"] = pending[-1].id  # only now: a failed write leaves it where it was
+    return update

@@ -4,8 +4,13 @@ What goes, in one Postgres transaction: every row of every table keyed by `tenan
 `user_id` (memories, their versions, the audit log, profile and consent, thread ownership, cache
 versions, and any table a later migration adds with those two columns), and the checkpoints of
 the user's threads (`checkpoints`, `checkpoint_blobs`, `checkpoint_writes`: the working memory,
-rolling summaries and task state live there). Then the user's Chroma entries. The receipt counts
-what each store held. Running it again is safe and finds nothing.
+rolling summaries and task state live there), plus the threads the server's checkpoints name
+the user as owner of. The same transaction records in the deletion outbox what must go
+elsewhere: the user's Chroma entries and the LangGraph server's own thread records (which only a
+running server can delete: `POST /memory/forget` does it at once, after the CLI the server does
+it on its next thread request). Then the tables are vacuumed, the Chroma entries deleted and the
+deleted texts blanked in Chroma's write-ahead log. The receipt counts what each store held, names
+what is still pending, and what no deletion can reach. Running it again is safe.
 """
 
 from __future__ import annotations
@@ -16,8 +21,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from memory.storage.deletion_outbox import CHROMA_TARGETS, enqueue, pending_targets
 from memory.storage.store import MemoryStore
 from memory.storage.vector import VectorIndexError
+from memory.storage.vector_log import purge_log
 from memory.types import Scope
 
 log = logging.getLogger(__name__)
@@ -28,12 +35,24 @@ _SCOPED_ORDER = ("memory_events", "memory_versions", "memories", "user_settings"
 CHECKPOINT_TABLES = ("checkpoint_writes", "checkpoint_blobs", "checkpoints")
 
 
+OUT_OF_REACH = (
+    "Postgres write-ahead log and replicas: hold the deleted rows until the WAL segments are "
+    "recycled (after the next checkpoints)",
+    "database and Chroma backups or snapshots taken before this deletion",
+    "logs and traces outside this project (the LangGraph server's own log, LangSmith if enabled)",
+)
+"""What a deletion cannot reach; every receipt says so."""
+
+
 class ForgetIncompleteError(RuntimeError):
-    """Postgres was cleared but Chroma could not be: run the forget again (it is idempotent)."""
+    """Postgres was cleared but Chroma could not be: the rest is queued and retried."""
 
     def __init__(self, receipt: Receipt, cause: Exception) -> None:
         """Keep the partial receipt for the caller."""
-        super().__init__(f"Chroma entries not removed yet ({cause}); run forget again")
+        super().__init__(
+            f"Chroma entries not removed yet ({cause}); queued and retried automatically when "
+            "Chroma answers (or run forget again)"
+        )
         self.receipt = receipt
 
 
@@ -46,6 +65,10 @@ class Receipt:
     counts: dict[str, int] = field(default_factory=dict)
     threads: list[str] = field(default_factory=list)
     completed_at: datetime | None = None
+    pending: list[str] = field(default_factory=list)
+    unreachable: list[str] = field(default_factory=lambda: list(OUT_OF_REACH))
+    vacuumed: list[str] = field(default_factory=list)
+    chroma_log_blanked: int | None = None  # entries of Chroma's write-ahead log emptied
 
     @property
     def total(self) -> int:
@@ -61,6 +84,10 @@ class Receipt:
             "total": self.total,
             "threads": len(self.threads),
             "completed_at": self.completed_at.isoformat() if self.completed_at else None,
+            "pending": list(self.pending),
+            "vacuumed": list(self.vacuumed),
+            "chroma_log_blanked": self.chroma_log_blanked,
+            "unreachable": list(self.unreachable),
         }
 
 
@@ -116,6 +143,36 @@ async def user_thread_ids(store: MemoryStore, scope: Scope) -> list[str]:
     return [r["thread_id"] for r in rows]
 
 
+async def _owned_checkpoint_threads(conn: Any, scope: Scope) -> set[str]:
+    """Threads whose checkpoints the server stamped with this owner.
+
+    A turn that failed before its gate ran left a thread that `user_threads` does not list.
+    """
+    if await conn.fetchval("SELECT to_regclass('checkpoints')") is None:
+        return set()
+    rows = await conn.fetch(
+        "SELECT DISTINCT thread_id FROM checkpoints"
+        " WHERE metadata->>'owner' = $2 AND metadata->>'tenant_id' = $1",
+        scope.tenant_id,
+        scope.user_id,
+    )
+    return {r["thread_id"] for r in rows}
+
+
+async def _vacuum(store: MemoryStore, tables: Iterable[str]) -> list[str]:
+    # VACUUM cannot run in a transaction; it makes the deleted tuples' space free for reuse
+    # at once instead of whenever autovacuum gets there.
+    done = []
+    async with store.pool.acquire() as conn:
+        for table in tables:
+            try:
+                await conn.execute(f'VACUUM "{table}"')
+                done.append(table)
+            except Exception as exc:  # another session's lock: autovacuum will do it later
+                log.warning("VACUUM %s skipped: %s", table, exc)
+    return done
+
+
 async def forget_user(
     store: MemoryStore, scope: Scope, *, extra_threads: Iterable[str] = ()
 ) -> Receipt:
@@ -133,14 +190,46 @@ async def forget_user(
             scope.tenant_id,
             scope.user_id,
         )
-        threads = sorted({r["thread_id"] for r in recorded} | {str(t) for t in extra_threads})
+        found = {r["thread_id"] for r in recorded} | await _owned_checkpoint_threads(conn, scope)
+        threads = sorted(found | {str(t) for t in extra_threads})
         receipt.threads = threads
+        memory_ids = [
+            r["id"]
+            for r in await conn.fetch(
+                "SELECT id FROM memories WHERE tenant_id = $1 AND user_id = $2",
+                scope.tenant_id,
+                scope.user_id,
+            )
+        ]
         await _delete_rows(conn, scope, threads, receipt)
+        # Owed in the same transaction: nothing is lost if this process dies right after.
+        await enqueue(conn, "chroma_ids", memory_ids, scope)
+        await enqueue(conn, "chroma_scope", [""], scope)
+        await enqueue(conn, "server_thread", threads, scope)
     store.cache.invalidate(scope)
+    receipt.vacuumed = await _vacuum(store, [k.split(".", 1)[1] for k in receipt.counts])
     try:
         receipt.counts["chroma"] = await store.index.delete_scope(scope)
     except VectorIndexError as exc:
+        receipt.pending = await pending_targets(store.pool, scope)
         raise ForgetIncompleteError(receipt, exc) from exc
+    blanked = await purge_log(store.index.settings, memory_ids)
+    if blanked is None:
+        receipt.unreachable.append(
+            "the Chroma server's write-ahead log (set MEMORY_CHROMA_SERVER_PATH when the server "
+            "runs on this host, or run `chroma vacuum` on its host)"
+        )
+    else:
+        receipt.chroma_log_blanked = blanked
+    async with store.pool.acquire() as conn:
+        await conn.execute(
+            "DELETE FROM deletion_outbox WHERE target = ANY($1::text[])"
+            " AND owner_tenant = $2 AND owner_user = $3",
+            list(CHROMA_TARGETS),
+            scope.tenant_id,
+            scope.user_id,
+        )
+    receipt.pending = await pending_targets(store.pool, scope)
     receipt.completed_at = datetime.now(UTC)
     log.info("forgot a user: %d rows/entries removed", receipt.total)
     return receipt

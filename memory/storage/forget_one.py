@@ -29,8 +29,10 @@ async def _scrub(conn: Any, threads: list[str], needles: list[str]) -> int:
         status = await conn.execute(
             f"UPDATE \"{table}\" SET type = 'msgpack', blob = $3"
             " WHERE thread_id = ANY($1::text[]) AND channel = ANY($2::text[])"
-            " AND EXISTS (SELECT 1 FROM unnest($4::text[]) AS n"
-            "             WHERE position(convert_to(n, 'UTF8') in blob) > 0)",
+            # An encrypted blob ("msgpack+aesgcm") cannot be searched: emptied unconditionally,
+            # which costs only a recompose of the derived channels on the next turn.
+            " AND (type LIKE '%+%' OR EXISTS (SELECT 1 FROM unnest($4::text[]) AS n"
+            "      WHERE position(convert_to(n, 'UTF8') in blob) > 0))",
             threads,
             list(DERIVED_CHANNELS),
             _EMPTY_LIST,

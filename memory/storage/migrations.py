@@ -214,6 +214,24 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX memory_store_keys_memory ON memory_store_keys (memory_id);
     """,
+    # 7: deletions that could not be completed yet (Chroma down; a LangGraph server's thread
+    # registry, which only the server itself can change), retried until they succeed. The owner
+    # columns are not named tenant_id/user_id on purpose: forgetting a user must not drop the
+    # deletions still owed to them. Server rows keep only a digest of the owner.
+    """
+    CREATE TABLE IF NOT EXISTS deletion_outbox (
+        id              bigserial PRIMARY KEY,
+        target          text NOT NULL
+                        CHECK (target IN ('chroma_ids', 'chroma_scope', 'server_thread')),
+        item            text NOT NULL,
+        owner_tenant    text NOT NULL,
+        owner_user      text NOT NULL,
+        requested_at    timestamptz NOT NULL DEFAULT now(),
+        attempts        integer NOT NULL DEFAULT 0,
+        last_error      text,
+        UNIQUE (target, item, owner_tenant, owner_user)
+    );
+    """,
 ]
 
 

@@ -96,10 +96,15 @@ class MemoryStore(StoreChanges):
                 scope.user_id,
                 [r.id for r in records],
             )
+        await self.retry_deletions()  # Chroma answers again: pay the deletions it missed
         return True
 
     async def reindex(self, *, batch: int = 500) -> int:
-        """Index every row not yet in Chroma (after an outage, or a rebuild). Admin operation."""
+        """Index every row not yet in Chroma (after an outage, or a rebuild). Admin operation.
+
+        Deletions Chroma missed while it was down are retried first.
+        """
+        await self.retry_deletions()
         done = 0
         while True:
             async with self.pool.acquire() as conn:

@@ -10,9 +10,9 @@ import json
 import logging
 from typing import Any
 
+from memory.storage.deletion_outbox import enqueue, has_chroma_work, owed, retry_chroma
 from memory.storage.rows import RECORD_COLUMNS, record_from_row
 from memory.storage.store_recall import StoreRecall
-from memory.storage.vector import VectorIndexError
 from memory.types import MemoryRecord, Scope, Status
 
 log = logging.getLogger(__name__)
@@ -20,6 +20,9 @@ log = logging.getLogger(__name__)
 
 class StoreChanges(StoreRecall):
     """Scoped changes to existing memories and per-user settings."""
+
+    # True until the outbox is known to hold no Chroma deletion: the first check looks.
+    _deletions_owed: bool = True
 
     async def set_status(
         self,
@@ -78,7 +81,13 @@ class StoreChanges(StoreRecall):
         return record_from_row(row)
 
     async def delete(self, scope: Scope, memory_id: str, *, reason: str) -> dict[str, int]:
-        """Delete one memory from Postgres and Chroma; return a receipt of what was removed."""
+        """Delete one memory from Postgres and Chroma; return a receipt of what was removed.
+
+        The Chroma deletion is recorded in the outbox in the same transaction as the row's, so
+        it is owed even if this process dies before Chroma answers; with Chroma down the receipt
+        says `chroma_pending: 1` and the deletion is retried later (see `deletion_outbox`).
+        """
+        await self.retry_deletions()  # older deletions first, if Chroma is back
         async with self.pool.acquire() as conn, conn.transaction():
             deleted = await conn.execute(
                 "DELETE FROM memories WHERE tenant_id = $1 AND user_id = $2 AND id = $3",
@@ -105,20 +114,31 @@ class StoreChanges(StoreRecall):
             if n:
                 await self._event(conn, scope, memory_id, "delete", reason, {})
                 await self._bump(conn, scope)
+                await enqueue(conn, "chroma_ids", [memory_id], scope)
         self.cache.invalidate(scope)
-        chroma = 0
+        chroma = pending = 0
         if n:
-            try:
-                await self.index.delete(scope, [memory_id])
-                chroma = 1
-            except VectorIndexError as exc:
-                log.warning("Chroma unavailable while deleting %s: %s", memory_id, exc)
+            self._deletions_owed = True
+            await retry_chroma(self.pool, self.index, self.index.settings, scope=scope)
+            pending = int(await owed(self.pool, "chroma_ids", memory_id, scope))
+            chroma = 1 - pending
+            if pending:
+                log.warning("Chroma unavailable while deleting %s: queued for retry", memory_id)
         return {
             "memories": n,
             "versions": int(versions.split()[-1]),
             "audit_events_redacted": int(events.split()[-1]),
             "chroma_entries": chroma,
+            "chroma_pending": pending,
         }
+
+    async def retry_deletions(self) -> int:
+        """Retry the Chroma deletions still owed; how many completed (0 while Chroma is down)."""
+        if not self._deletions_owed:
+            return 0
+        done = await retry_chroma(self.pool, self.index, self.index.settings)
+        self._deletions_owed = await has_chroma_work(self.pool)
+        return done
 
     async def touch_thread(self, scope: Scope, thread_id: str) -> None:
         """Remember that `thread_id` belongs to this user (for deletion of their checkpoints)."""

@@ -69,6 +69,11 @@ class VectorIndex:
         self._client: Any = None
         self._collections: dict[str, Any] = {}
 
+    @property
+    def settings(self) -> Settings:
+        """Where this index lives (embedded folder or server URL)."""
+        return self._settings
+
     def _collection(self, layer: str) -> Any:
         if layer not in self._collections:
             if self._client is None:

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
+import os
+import signal
 import tempfile
 import time
 from collections.abc import Mapping
@@ -128,6 +131,14 @@ class LangGraphServer:
         deadline = time.monotonic() + 5.0
         while http_ok(f"{self.url}/ok", timeout=0.2) and time.monotonic() < deadline:
             time.sleep(0.1)
+
+    def kill(self) -> None:
+        """`kill -9` the server's whole process group: no shutdown, nothing flushed."""
+        if self.proc is not None and self.proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(timeout=15)
+        self.proc = None
 
     def restart(self, timeout: float = 180.0) -> None:
         """Stop and start on the same port with the same env."""

@@ -118,8 +118,9 @@ def test_the_agent_gates_a_turn_with_the_answers_around_it() -> None:
             AIMessage("Congratulations! How did it feel?", id="a3"),
         ]
     }
-    assert _answers_around(state) == (
+    assert _answers_around(state["messages"], state["messages"][1]) == (  # type: ignore[arg-type]
         "What did you do this weekend?",
         "Congratulations! How did it feel?",
     )
-    assert _answers_around({"messages": [HumanMessage("Hi", id="h")]}) == (None, None)
+    alone = HumanMessage("Hi", id="h")
+    assert _answers_around([alone], alone) == (None, None)

@@ -1,0 +1,79 @@
+"""Purge deleted texts from Chroma's write-ahead log (`embeddings_queue` in `chroma.sqlite3`).
+
+Chroma appends every add, update and delete to a log table and trims it only once its vector
+segment has persisted past those entries (every `hnsw:sync_threshold` writes, 1,000 by default),
+so a deleted document's text stays in the log, and in the file's free pages, long after the
+delete. Chroma offers no API to trim it (`chroma vacuum` needs the database closed and keeps
+entries the vector segment has not persisted yet). What this does instead, on the sqlite file
+itself:
+
+- blanks the metadata (which holds the document text) of every log entry of the deleted ids:
+  the vector segment replays only vectors and ids, so the log stays valid;
+- merges the full-text index, which otherwise keeps deleted rows' trigrams until a merge;
+- `VACUUM`s the file so freed pages holding the old text are dropped.
+
+This reaches the embedded Chroma's file, and a Chroma server's when it runs on this host and
+`MEMORY_CHROMA_SERVER_PATH` names its persist directory; otherwise the caller reports the log as
+out of reach.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from collections.abc import Sequence
+from pathlib import Path
+
+from memory.settings import Settings
+
+_DELETE_OPERATION = 3  # Chroma's Operation.DELETE in the log's `operation` column
+_BUSY_TIMEOUT_MS = 10_000  # Chroma holds the file briefly per write; wait rather than fail
+_CHUNK = 500  # ids per statement, under sqlite's bound-parameter limit
+
+
+def log_file(settings: Settings) -> Path | None:
+    """The `chroma.sqlite3` this process can reach, or None (a remote Chroma server)."""
+    if settings.chroma_url:
+        folder = settings.chroma_server_path
+    else:
+        folder = Path(settings.data_dir) / "chroma"
+    if folder is None:
+        return None
+    path = folder / "chroma.sqlite3"
+    return path if path.exists() else None
+
+
+def _purge(path: Path, ids: Sequence[str]) -> int:
+    blanked = 0
+    conn = sqlite3.connect(path, timeout=_BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+    try:
+        for start in range(0, len(ids), _CHUNK):
+            chunk = list(ids[start : start + _CHUNK])
+            marks = ",".join("?" * len(chunk))
+            cursor = conn.execute(
+                f"UPDATE embeddings_queue SET metadata = NULL WHERE operation <> ?"
+                f" AND metadata IS NOT NULL AND id IN ({marks})",
+                [_DELETE_OPERATION, *chunk],
+            )
+            blanked += cursor.rowcount
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+        if "embedding_fulltext_search" in tables:
+            conn.execute(
+                "INSERT INTO embedding_fulltext_search(embedding_fulltext_search)"
+                " VALUES ('optimize')"
+            )
+        conn.execute("VACUUM")
+    finally:
+        conn.close()
+    return blanked
+
+
+async def purge_log(settings: Settings, ids: Sequence[str]) -> int | None:
+    """Blank the log entries of `ids` and vacuum; how many entries, or None when unreachable."""
+    path = log_file(settings)
+    if path is None:
+        return None
+    return await asyncio.to_thread(_purge, path, list(ids))
+
+
+__all__ = ["log_file", "purge_log"]
