@@ -36,6 +36,26 @@ def _env(name: str) -> str | None:
     return value or None
 
 
+def _int_env(name: str, default: int) -> int:
+    value = _env(name)
+    if value is None:
+        return default
+    try:
+        number = int(value.replace("_", ""))
+    except ValueError as exc:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}") from exc
+    if number <= 0:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return number
+
+
+def _choice_env(name: str, choices: tuple[str, ...]) -> str:
+    value = (_env(name) or choices[0]).lower()
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(choices)}, got {value!r}")
+    return value
+
+
 @dataclass(frozen=True, slots=True)
 class Settings:
     """Where the stores and models are. Empty URLs mean the embedded defaults."""
@@ -47,6 +67,13 @@ class Settings:
     embedding_model_dir: Path = field(default_factory=_default_model_dir)
     chroma_prefix: str = "lma"
     default_tenant: str = "default"
+    # Images in messages: the largest accepted (bytes as sent, pixels as decoded), what an image
+    # memory keeps of the bytes ("thumbnail": a metadata-free JPEG of at most 256 px a side;
+    # "none": only the description and features), and whether remote image URLs are fetched.
+    image_max_bytes: int = 10 * 1024 * 1024
+    image_max_pixels: int = 50_000_000
+    image_keep: str = "thumbnail"
+    image_fetch_urls: bool = False
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -60,4 +87,9 @@ class Settings:
             embedding_model_dir=Path(_env("MEMORY_EMBEDDING_MODEL_DIR") or _default_model_dir()),
             chroma_prefix=_env("MEMORY_CHROMA_PREFIX") or "lma",
             default_tenant=_env("MEMORY_DEFAULT_TENANT") or "default",
+            image_max_bytes=_int_env("MEMORY_IMAGE_MAX_BYTES", 10 * 1024 * 1024),
+            image_max_pixels=_int_env("MEMORY_IMAGE_MAX_PIXELS", 50_000_000),
+            image_keep=_choice_env("MEMORY_IMAGE_KEEP", ("thumbnail", "none")),
+            image_fetch_urls=(_env("MEMORY_IMAGE_FETCH_URLS") or "0").lower()
+            in ("1", "true", "yes"),
         )

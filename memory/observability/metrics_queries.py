@@ -10,8 +10,9 @@ from typing import Any
 
 # Our tables, plus the LangGraph Postgres checkpointer's (working memory) when present.
 TABLES = (
-    "memories", "memory_events", "memory_versions", "scope_versions", "user_settings",
-    "user_threads", "consolidation_runs", "agent_events", "agent_cursors", "schema_migrations",
+    "memories", "memory_events", "memory_images", "memory_versions", "scope_versions",
+    "user_settings", "user_threads", "consolidation_runs", "agent_events", "agent_cursors",
+    "schema_migrations",
     "checkpoints", "checkpoint_blobs", "checkpoint_writes", "checkpoint_migrations",
 )  # fmt: skip
 # A stored memory "polluted" the store when it was later superseded, deleted or flagged.
