@@ -11,6 +11,7 @@ from typing import Annotated, Any, TypedDict
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
 
+from memory.multimodal.image_input import ImageFeatures
 from memory.working.brakes import BrakeTrip
 from memory.working.prompt_sections import EvidenceItem, PrefItem
 from memory.working.scratchpad import ScratchpadEntry
@@ -40,6 +41,8 @@ class State(InputState, total=False):
     """Working memory: the thread's turns plus the structures the seeds describe."""
 
     sensory: SensoryFeatures  # this turn's input features (sensory memory)
+    images: list[ImageFeatures]  # features of this turn's images (never their bytes)
+    image_needles: list[str]  # fragments of this turn's original images, to scrub their copies
     turn_kind: str  # question / instruction / preference / correction / chitchat
     rejected: str  # why this turn's input was refused (empty input), if it was
     task: TaskState  # goal, step, constraints, attempts, last error, next action, counters

@@ -10,18 +10,20 @@ import logging
 from collections.abc import Iterable
 from typing import Any
 
-from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
 from agent.context import Context
 from agent.identity import resolve_scope
+from agent.images import scrub_originals, store_images
 from agent.model import load_chat_model
 from agent.nodes.perceive import latest_human
 from agent.resources import get_store
 from agent.state import GateRecord, State
 from memory.gating.ingest import IngestResult, ingest_text
+from memory.multimodal import text_parts
 from memory.observability.metrics_usage import record_injection, used_memory_ids
 from memory.storage.store import MemoryStore
 from memory.types import Scope, Source, Status
@@ -77,19 +79,43 @@ async def _store_turn(state: State, ctx: Context, config: RunnableConfig) -> lis
         await store.touch_thread(scope, str(thread_id))
     await _record_usage(store, scope, state)
     context, reply = _answers_around(state)
-    return await ingest_text(
+    provenance = {"thread_id": thread_id, "message_id": human.id}
+    images = await _store_images(store, scope, human, state, ctx, provenance)
+    text = text_parts(human.content)
+    if not text.strip():
+        return images
+    return images + await ingest_text(
         store,
         scope,
-        str(human.content),
+        text,
         role="user",
         context=context,
         reply=reply,
         source=Source.CHAT,
-        provenance={"thread_id": thread_id, "message_id": human.id},
+        provenance=provenance,
         gate_model=load_chat_model(ctx.gate_model) if ctx.gate_model else None,
         conflict_strategy=ctx.conflict_strategy,
         require_approval=ctx.require_approval,
     )
+
+
+async def _store_images(
+    store: MemoryStore,
+    scope: Scope,
+    human: HumanMessage,
+    state: State,
+    ctx: Context,
+    provenance: dict[str, Any],
+) -> list[IngestResult]:
+    """Describe and remember this turn's images; replace their checkpointed originals."""
+    features = state.get("images") or []
+    if not features:
+        return []
+    thread_id = provenance.get("thread_id")
+    if thread_id:
+        await scrub_originals(store, str(thread_id), human, state.get("image_needles") or [])
+    results = await store_images(store, scope, human, features, ctx, provenance)
+    return [IngestResult(r.action, r.decision, r.memory_id, r.reason) for r in results]
 
 
 async def _record_usage(store: MemoryStore, scope: Scope, state: State) -> None:

@@ -10,7 +10,9 @@ from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
 from agent.context import Context
+from agent.images import IMAGE_ONLY_TEXT, perceive_images, with_text, without_images
 from agent.state import State
+from memory.multimodal import ImageInputError, text_parts
 from memory.working.brakes import BrakeLimits, BrakeTrip, check_brakes
 from memory.working.sensory import InputError, extract_features, normalise_input
 from memory.working.task_state import new_task_state, record_step, update_task_from_turn
@@ -67,12 +69,21 @@ async def perceive(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     if human is None:
         return {"rejected": "no user message in the input"}
     try:
-        text = normalise_input(_raw_content(human), ctx.max_input_chars, on_overflow="truncate")
-    except InputError as exc:
+        seen = await perceive_images(human)
+        raw = _raw_content(human)
+        if seen is not None and not text_parts(raw).strip():
+            raw = IMAGE_ONLY_TEXT  # an image alone is a turn; its words come from the image
+        text = normalise_input(raw, ctx.max_input_chars, on_overflow="truncate")
+    except (InputError, ImageInputError) as exc:
         reply = AIMessage(f"I could not use that message: {exc}.")
-        return {"rejected": str(exc), "messages": [reply]}
-    update: dict[str, Any] = {"rejected": "", "brake": None}
-    if text != human.content:  # cleaned or truncated: replace the stored message (same id)
+        # A refused image is not kept in the thread's state: its text stays, the image goes.
+        kept = [without_images(human)] if isinstance(exc, ImageInputError) else []
+        return {"rejected": str(exc), "messages": [*kept, reply]}
+    update: dict[str, Any] = {"rejected": "", "brake": None, "images": [], "image_needles": []}
+    if seen is not None:  # images re-encoded without metadata, text cleaned
+        update["messages"] = [HumanMessage(content=with_text(seen, text), id=human.id)]
+        update.update(images=seen.features, image_needles=seen.needles)
+    elif text != human.content:  # cleaned or truncated: replace the stored message (same id)
         update["messages"] = [HumanMessage(content=text, id=human.id)]
     kind = classify_turn(text)
     task = update_task_from_turn(state.get("task"), text, kind)

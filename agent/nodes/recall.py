@@ -13,6 +13,7 @@ from agent.nodes.perceive import latest_human
 from agent.resources import get_store
 from agent.state import State
 from memory.longterm.profile import load_profile, profile_rules
+from memory.multimodal import text_parts
 from memory.types import MemoryKind, MemoryRecord, ScoredMemory
 from memory.working.prompt_sections import EvidenceItem, PrefItem
 
@@ -21,7 +22,7 @@ LONG_TERM = (MemoryKind.PREFERENCE, MemoryKind.PROCEDURAL, MemoryKind.SEMANTIC)
 
 def _query(state: State) -> str:
     human = latest_human(list(state["messages"]))
-    text = str(human.content) if human is not None else ""
+    text = text_parts(human.content) if human is not None else ""
     task = state.get("task")
     goal = task["goal"] if task else None
     # The task goal keeps recall on topic when the latest turn is terse ("and the second one?").

@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal, TypedDict
 
-import imagehash
 from PIL import ExifTags, Image, ImageOps, UnidentifiedImageError
 
 __all__ = [
@@ -273,6 +272,8 @@ def clean_image(data: bytes, limits: ImageLimits, name: str = "") -> CleanImage:
         raise ImageInputError(
             "not_image", f"data is not a readable image (allowed formats: {allowed})"
         ) from exc
+    import imagehash  # lazily: it loads scipy (~0.3 s), which only image turns need
+
     out_fmt = "JPEG" if fmt == "JPEG" and pixels.mode == "RGB" else "PNG"
     thumb = pixels.copy()
     thumb.thumbnail((THUMBNAIL_SIDE, THUMBNAIL_SIDE))

@@ -21,7 +21,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from memory.gating.gate_rules import screen
-from memory.gating.gate_types import GatePolicy
+from memory.gating.gate_types import GateDecision, GatePolicy
 from memory.gating.privacy import PrivacyFilter
 from memory.multimodal.describe import ImageDescription
 from memory.multimodal.image_input import CleanImage
@@ -53,6 +53,7 @@ class ImageMemoryResult:
     reason: str
     content: str  # the redacted description as stored ("" when nothing was)
     features: Mapping[str, Any]
+    decision: GateDecision  # the gate's view, as the text path records it
 
 
 def memory_text(description: ImageDescription, redacted: str) -> str:
@@ -86,16 +87,30 @@ async def remember_image(
     content, findings, verdict = screen(description.text, "user", policy, privacy)
     if verdict is not None and not verdict.keep:
         await _log_drop(store, scope, verdict.reason, description.text)
-        return ImageMemoryResult("dropped", None, verdict.reason, "", features)
+        return ImageMemoryResult("dropped", None, verdict.reason, "", features, verdict)
+    low_trust = verdict is not None  # instruction-like text kept by policy, as a low-trust episode
+    decision = verdict or GateDecision(
+        keep=True,
+        category=Category.FACT,
+        kind=MemoryKind.EPISODIC,
+        # A shared image is an event worth recalling, as a fact of medium weight.
+        importance=0.5,
+        confidence=0.7 if description.described else 0.5,
+        origin=Origin.EXPLICIT,
+        reason="image remembered",
+        content=content,
+        ttl_days=policy.ttl_for(Category.FACT),
+        findings=findings,
+    )
     if not await store.consent(scope):
-        return ImageMemoryResult("no_consent", None, "no consent to store memories", "", features)
+        why = "no consent to store memories"
+        return ImageMemoryResult("no_consent", None, why, "", features, decision)
     same = await nearest_image(store, scope, phash, max_distance)
     if same is not None:
         memory_id, distance = same
         why = f"same image sent again (perceptual hash distance {distance})"
         if await store.reinforce(scope, memory_id, reason=why) is not None:
-            return ImageMemoryResult("reinforced", memory_id, why, "", features)
-    low_trust = verdict is not None  # instruction-like text kept by policy, as a low-trust episode
+            return ImageMemoryResult("reinforced", memory_id, why, "", features, decision)
     tags = ["image"]
     if not description.described:
         tags.append("undescribed")
@@ -105,13 +120,11 @@ async def remember_image(
         content=memory_text(description, content),
         kind=MemoryKind.EPISODIC,
         source=source,
-        origin=Origin.EXPLICIT,
+        origin=decision.origin,
         category=Category.FACT,
-        # A shared image is an event worth recalling, as a fact of medium weight; low-trust
-        # content never ranks above the policy's cap.
-        importance=policy.low_trust_max_importance if low_trust else 0.5,
-        confidence=0.7 if description.described else 0.5,
-        ttl_days=policy.ttl_for(Category.FACT, low_trust=low_trust),
+        importance=decision.importance,
+        confidence=decision.confidence,
+        ttl_days=decision.ttl_days,
         occurred_at=occurred_at,
         provenance={
             **(provenance or {}),
@@ -132,7 +145,7 @@ async def remember_image(
         thumbnail=thumbnail,
         thumbnail_mime="image/jpeg" if thumbnail is not None else None,
     )
-    return ImageMemoryResult("stored", record.id, "image remembered", item.content, features)
+    return ImageMemoryResult("stored", record.id, decision.reason, item.content, features, decision)
 
 
 async def _log_drop(store: MemoryStore, scope: Scope, reason: str, raw: str) -> None:
