@@ -34,6 +34,7 @@ from tests.support.images import (
     data_url,
     encode,
     jpeg_with_gps,
+    metadata_forms,
     scene,
     variants,
 )
@@ -90,16 +91,6 @@ async def _turn(graph: Any, store: MemoryStore, thread: str, ctx: Context, messa
     return await graph.ainvoke({"messages": [message]}, config, context=ctx)
 
 
-def _forms(secret: bytes) -> list[bytes]:
-    """`secret` raw, as hex, and in each of the three base64 alignments it can take."""
-    out = [secret, secret.hex().encode()]
-    for pad in range(3):
-        encoded = base64.b64encode(b"\0" * pad + secret)
-        skip = (pad * 4 + 2) // 3 + 1  # characters touched by the padding bytes
-        out.append(encoded[skip : skip + (len(secret) * 4) // 3 - 2])
-    return out
-
-
 async def everything_stored(store: MemoryStore) -> bytes:
     """Every value of every table of the database (bytea raw, the rest as text)."""
     chunks: list[bytes] = []
@@ -121,7 +112,11 @@ async def everything_stored(store: MemoryStore) -> bytes:
 
 
 def assert_no_metadata(dump: bytes) -> None:
-    for form in _forms(CAMERA_SERIAL.encode()) + _forms(b"Exif\x00\x00") + _forms(b"TestCam"):
+    for form in (
+        metadata_forms(CAMERA_SERIAL.encode())
+        + metadata_forms(b"Exif\x00\x00")
+        + metadata_forms(b"TestCam")
+    ):
         assert form not in dump, form
 
 

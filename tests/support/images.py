@@ -95,3 +95,13 @@ def data_url(data: bytes, mime: str) -> str:
 def b64(data: bytes) -> str:
     """Base64 text of `data`."""
     return base64.b64encode(data).decode("ascii")
+
+
+def metadata_forms(secret: bytes) -> list[bytes]:
+    """`secret` raw, as hex, and in each of the three base64 alignments it can take."""
+    out = [secret, secret.hex().encode()]
+    for pad in range(3):
+        encoded = base64.b64encode(b"\0" * pad + secret)
+        skip = (pad * 4 + 2) // 3 + 1  # characters touched by the padding bytes
+        out.append(encoded[skip : skip + (len(secret) * 4) // 3 - 2])
+    return out
