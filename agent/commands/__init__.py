@@ -7,6 +7,7 @@ from agent.commands.chat import chat
 from agent.commands.consolidate import consolidate, rollback_run
 from agent.commands.dev import dev
 from agent.model import ModelConfigError
+from memory.multimodal.image_input import ImageInputError
 from memory.storage.embedding import EmbeddingError
 from memory.storage.pg import DatabaseError
 from memory.storage.store import MemoryInputError
@@ -17,6 +18,7 @@ from memory.working.sensory import InputError
 EXPECTED_ERRORS: tuple[type[Exception], ...] = (
     DatabaseError,
     EmbeddingError,
+    ImageInputError,
     InputError,
     MemoryInputError,
     ModelConfigError,
