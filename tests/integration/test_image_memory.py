@@ -21,6 +21,7 @@ from agent.graph import build_graph
 from agent.model import load_chat_model
 from memory.multimodal import ImageLimits, clean_image, describe_image, remember_image
 from memory.multimodal.describe import ImageDescription
+from memory.observability.metrics import collect_stats, render_prometheus
 from memory.settings import Settings
 from memory.storage.export import export_user
 from memory.storage.forget import forget_user
@@ -314,6 +315,11 @@ async def test_keep_none_stores_no_bytes_and_forget_me_removes_everything(
     assert row.thumbnail is None and row.features["name"] == "IMG_0001.jpg"
     other = clean_image(encode(scene(9), "PNG"), ImageLimits())
     await remember_image(store, ALICE, other, ImageDescription("A chart.", "user_text"))
+    # Counted in the storage metrics: two images, only the second one's thumbnail kept.
+    stats = await collect_stats(store)
+    assert stats["images"] == {"images": 2, "kept_bytes": len(other.thumbnail)}
+    assert stats["storage_bytes"]["postgres"]["memory_images"] > 0
+    assert "memory_image_kept_bytes " in render_prometheus(stats)
     receipt = await forget_user(store, ALICE)
     assert receipt.counts["postgres.memory_images"] == 2
     async with store.pool.acquire() as conn:
