@@ -23,6 +23,7 @@ from agent.context import Context
 from agent.model import load_chat_model
 from memory.multimodal import (
     CleanImage,
+    ImageEmbedder,
     ImageFeatures,
     ImageLimits,
     ImageMemoryResult,
@@ -33,12 +34,13 @@ from memory.multimodal import (
     read_images,
     remember_image,
     replace_images,
+    search_images,
     text_parts,
 )
 from memory.settings import Settings
 from memory.storage.checkpoint_scrub import replace_in_checkpoints
 from memory.storage.store import MemoryStore
-from memory.types import Scope, Source
+from memory.types import MemoryRecord, Scope, Source, Status
 
 log = logging.getLogger(__name__)
 
@@ -196,14 +198,31 @@ async def store_images(
                 source=Source.CHAT,
                 provenance=provenance,
                 keep="none" if settings.image_keep == "none" else "thumbnail",
+                embedder=ImageEmbedder.from_settings(settings),
             )
         )
     return results
 
 
+async def image_evidence(
+    store: MemoryStore, scope: Scope, query: str, k: int, settings: Settings | None = None
+) -> list[tuple[MemoryRecord, float]]:
+    """Image memories a text query finds by image vectors (empty without an image model)."""
+    embedder = ImageEmbedder.from_settings(settings or Settings.from_env())
+    if embedder is None or not query.strip():
+        return []
+    found = []
+    for memory_id, similarity in await search_images(store.index, embedder, scope, query, k=k):
+        record = await store.get(scope, memory_id)
+        if record is not None and record.status is Status.ACTIVE:
+            found.append((record, similarity))
+    return found
+
+
 __all__ = [
     "IMAGE_ONLY_TEXT",
     "SeenImages",
+    "image_evidence",
     "image_limits",
     "perceive_images",
     "scrub_originals",

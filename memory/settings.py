@@ -74,6 +74,10 @@ class Settings:
     image_max_pixels: int = 50_000_000
     image_keep: str = "thumbnail"
     image_fetch_urls: bool = False
+    # An OpenAI-compatible multimodal embeddings endpoint for cross-modal recall (optional).
+    image_embedding_url: str | None = None
+    image_embedding_model: str | None = None
+    image_embedding_api_key: str | None = None
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -90,6 +94,9 @@ class Settings:
             image_max_bytes=_int_env("MEMORY_IMAGE_MAX_BYTES", 10 * 1024 * 1024),
             image_max_pixels=_int_env("MEMORY_IMAGE_MAX_PIXELS", 50_000_000),
             image_keep=_choice_env("MEMORY_IMAGE_KEEP", ("thumbnail", "none")),
+            image_embedding_url=_env("MEMORY_IMAGE_EMBEDDING_URL"),
+            image_embedding_model=_env("MEMORY_IMAGE_EMBEDDING_MODEL"),
+            image_embedding_api_key=_env("MEMORY_IMAGE_EMBEDDING_API_KEY"),
             image_fetch_urls=(_env("MEMORY_IMAGE_FETCH_URLS") or "0").lower()
             in ("1", "true", "yes"),
         )

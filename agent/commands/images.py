@@ -10,7 +10,13 @@ from typing import Any
 from agent.commands.output import print_json
 from agent.images import image_limits
 from agent.model import load_chat_model
-from memory.multimodal import ImageInputError, clean_image, describe_image, remember_image
+from memory.multimodal import (
+    ImageEmbedder,
+    ImageInputError,
+    clean_image,
+    describe_image,
+    remember_image,
+)
 from memory.settings import Settings
 from memory.storage.store import open_store
 from memory.types import Scope, Source
@@ -47,6 +53,7 @@ async def remember_image_file(args: argparse.Namespace) -> int:
             source=Source.CHAT,
             provenance={"via": "cli"},
             keep="none" if settings.image_keep == "none" else "thumbnail",
+            embedder=ImageEmbedder.from_settings(settings),
         )
     out: dict[str, Any] = {
         "action": result.action,

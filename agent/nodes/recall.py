@@ -9,6 +9,7 @@ from langgraph.runtime import Runtime
 
 from agent.context import Context
 from agent.identity import resolve_scope
+from agent.images import image_evidence
 from agent.nodes.perceive import latest_human
 from agent.resources import get_store
 from agent.state import State
@@ -64,8 +65,13 @@ async def recall(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         for (name, field), text in zip(profile.fields.items(), profile_rules(profile), strict=True)
     ]
     rule_ids = {r.id for r in long_term}
+    evidence = [_evidence(h) for h in hits if h.record.id not in rule_ids]
+    # With an image embedding model, images the words match but their descriptions do not.
+    seen = {e["id"] for e in evidence}
+    images = await image_evidence(store, scope, query, k=ctx.recall_k)
+    evidence += [_as_item(rec, score) for rec, score in images if rec.id not in seen]
     return {
         "preferences": rules + [_preference(r) for r in long_term if r.id not in sources],
         "rules_recalled": [_as_item(r) for r in long_term],
-        "evidence": [_evidence(h) for h in hits if h.record.id not in rule_ids],
+        "evidence": evidence,
     }

@@ -1,6 +1,7 @@
 """Multimodal memory: images read safely, described, deduplicated and remembered as text."""
 
 from memory.multimodal.describe import ImageDescription, describe_image
+from memory.multimodal.image_embedding import ImageEmbedder, search_images
 from memory.multimodal.image_fetch import fetch_image
 from memory.multimodal.image_input import (
     CleanImage,
@@ -26,6 +27,7 @@ __all__ = [
     "DEDUPE_MAX_DISTANCE",
     "CleanImage",
     "ImageDescription",
+    "ImageEmbedder",
     "ImageFeatures",
     "ImageInputError",
     "ImageKeep",
@@ -40,5 +42,6 @@ __all__ = [
     "read_images",
     "remember_image",
     "replace_images",
+    "search_images",
     "text_parts",
 ]

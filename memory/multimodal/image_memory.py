@@ -24,6 +24,7 @@ from memory.gating.gate_rules import screen
 from memory.gating.gate_types import GateDecision, GatePolicy
 from memory.gating.privacy import PrivacyFilter
 from memory.multimodal.describe import ImageDescription
+from memory.multimodal.image_embedding import ImageEmbedder, index_image
 from memory.multimodal.image_input import CleanImage
 from memory.storage.images import insert_image, nearest_image
 from memory.storage.store import MemoryStore
@@ -76,8 +77,12 @@ async def remember_image(
     policy: GatePolicy | None = None,
     privacy: PrivacyFilter | None = None,
     max_distance: int = DEDUPE_MAX_DISTANCE,
+    embedder: ImageEmbedder | None = None,
 ) -> ImageMemoryResult:
-    """Store `image` as a memory of `scope`, or reinforce the same image already stored."""
+    """Store `image` as a memory of `scope`, or reinforce the same image already stored.
+
+    With an `embedder`, the image is also indexed for text-to-image search (`search_images`).
+    """
     policy = policy or GatePolicy()
     privacy = privacy or PrivacyFilter()
     phash = image.features["phash"]
@@ -145,6 +150,8 @@ async def remember_image(
         thumbnail=thumbnail,
         thumbnail_mime="image/jpeg" if thumbnail is not None else None,
     )
+    if embedder is not None:  # cross-modal recall; a failure leaves the text path intact
+        await index_image(store.index, embedder, scope, record.id, (image.data, image.mime_type))
     return ImageMemoryResult("stored", record.id, decision.reason, item.content, features, decision)
 
 
