@@ -63,6 +63,16 @@ class SeenImages:
 IMAGE_ONLY_TEXT = "(image)"
 
 
+def turn_text(human: HumanMessage, seen: SeenImages | None) -> str | bytes:
+    """The words of a turn: its text blocks and audio transcripts; a placeholder for images."""
+    if isinstance(human.content, str):
+        return human.content
+    text = text_parts(human.content)
+    if seen is not None and not text.strip():
+        return IMAGE_ONLY_TEXT  # an image alone is a turn; its words come from the image
+    return text
+
+
 def with_text(seen: SeenImages, text: str) -> list[Any]:
     """The message content to keep: the cleaned text first, then the non-text blocks."""
     rest = [b for b in seen.content if not (isinstance(b, Mapping) and b.get("type") == "text")]
@@ -227,6 +237,7 @@ __all__ = [
     "perceive_images",
     "scrub_originals",
     "store_images",
+    "turn_text",
     "with_text",
     "without_images",
 ]

@@ -10,9 +10,9 @@ from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
 from agent.context import Context
-from agent.images import IMAGE_ONLY_TEXT, perceive_images, with_text, without_images
+from agent.images import perceive_images, turn_text, with_text, without_images
 from agent.state import State
-from memory.multimodal import ImageInputError, text_parts
+from memory.multimodal import ImageInputError
 from memory.working.brakes import BrakeLimits, BrakeTrip, check_brakes
 from memory.working.sensory import InputError, extract_features, normalise_input
 from memory.working.task_state import new_task_state, record_step, update_task_from_turn
@@ -25,14 +25,6 @@ def latest_human(messages: Sequence[BaseMessage]) -> HumanMessage | None:
         if isinstance(message, HumanMessage):
             return message
     return None
-
-
-def _raw_content(message: HumanMessage) -> str | bytes:
-    content: Any = message.content
-    if isinstance(content, list):  # multimodal parts: keep the text ones
-        texts = [p.get("text", "") if isinstance(p, dict) else str(p) for p in content]
-        return "\n".join(t for t in texts if t)
-    return content if isinstance(content, str | bytes) else str(content)
 
 
 def _limits(ctx: Context) -> BrakeLimits:
@@ -70,10 +62,7 @@ async def perceive(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         return {"rejected": "no user message in the input"}
     try:
         seen = await perceive_images(human)
-        raw = _raw_content(human)
-        if seen is not None and not text_parts(raw).strip():
-            raw = IMAGE_ONLY_TEXT  # an image alone is a turn; its words come from the image
-        text = normalise_input(raw, ctx.max_input_chars, on_overflow="truncate")
+        text = normalise_input(turn_text(human, seen), ctx.max_input_chars, on_overflow="truncate")
     except (InputError, ImageInputError) as exc:
         reply = AIMessage(f"I could not use that message: {exc}.")
         # A refused image is not kept in the thread's state: its text stays, the image goes.

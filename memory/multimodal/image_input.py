@@ -105,8 +105,15 @@ class CleanImage:
     thumbnail: bytes  # at most THUMBNAIL_SIDE pixels a side, JPEG, no metadata
 
 
+_AUDIO_BLOCKS = ("audio", "input_audio")
+
+
 def text_parts(content: Any) -> str:
-    """The text of a message's content: the string, or its text blocks joined by newlines."""
+    """The text of a message's content: the string, or its text blocks joined by newlines.
+
+    An audio block's `transcript` (as clients that transcribe speech send it) counts as the
+    user's words; audio without a transcript contributes nothing (it is not transcribed here).
+    """
     if isinstance(content, str):
         return content
     if isinstance(content, bytes | bytearray):
@@ -121,6 +128,10 @@ def text_parts(content: Any) -> str:
             text = part.get("text")
             if isinstance(text, str):
                 texts.append(text)
+        elif isinstance(part, dict) and part.get("type") in _AUDIO_BLOCKS:
+            transcript = part.get("transcript")
+            if isinstance(transcript, str):
+                texts.append(transcript)
     return "\n".join(t for t in texts if t)
 
 

@@ -324,3 +324,18 @@ async def test_keep_none_stores_no_bytes_and_forget_me_removes_everything(
     assert receipt.counts["postgres.memory_images"] == 2
     async with store.pool.acquire() as conn:
         assert await conn.fetchval("SELECT count(*) FROM memory_images") == 0
+
+
+async def test_an_audio_transcript_is_remembered_like_typed_words(
+    settings: Settings, store: MemoryStore, model: StubLLM
+) -> None:
+    ctx = Context(tenant_id="acme", user_id="alice")
+    audio = {"type": "audio", "base64": b64(b"RIFF....WAVEfmt "), "mime_type": "audio/wav",
+             "transcript": "I always take the 7am train to work."}  # fmt: skip
+    async with open_checkpointer(settings) as saver:
+        graph = build_graph().compile(checkpointer=saver)
+        out = await _turn(graph, store, "a1", ctx, {"role": "user", "content": [audio]})
+    assert out["messages"][0].content == "I always take the 7am train to work."
+    assert any(g["action"] == "stored" for g in out["gate"]), out["gate"]
+    hits = await store.recall(ALICE, "which train do I take?", k=3)
+    assert "7am train" in hits[0].record.content
