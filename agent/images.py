@@ -137,8 +137,12 @@ def _inline_images(content: Any) -> list[bytes]:
     return out
 
 
-def _redecode(data: Sequence[bytes], features: Sequence[ImageFeatures]) -> list[CleanImage]:
-    limits = ImageLimits(max_bytes=max(len(d) for d in data) + 1, max_pixels=10**12)
+def _redecode(
+    data: Sequence[bytes], features: Sequence[ImageFeatures], limits: ImageLimits
+) -> list[CleanImage]:
+    # Our own re-encodings, but state can also be written by a client (update_state): the same
+    # pixel limit holds, and bytes get room for a GIF or WebP re-encoded as PNG.
+    limits = ImageLimits(max_bytes=4 * limits.max_bytes, max_pixels=limits.max_pixels)
     out = []
     for blob, seen in zip(data, features, strict=False):
         image = clean_image(blob, limits, seen["name"])
@@ -191,7 +195,7 @@ async def store_images(
     if not data or not features:
         return []
     settings = settings or Settings.from_env()
-    images = await asyncio.to_thread(_redecode, data, features)
+    images = await asyncio.to_thread(_redecode, data, features, image_limits(settings))
     model = load_chat_model(ctx.vision_model) if ctx.vision_model else None
     hint = text_parts(human.content)
     results = []

@@ -30,6 +30,7 @@ from tests.support.images import (
     CAMERA_SERIAL,
     b64,
     data_url,
+    dump_database,
     encode,
     jpeg_with_gps,
     metadata_forms,
@@ -77,16 +78,7 @@ async def _run(server: LangGraphServer, content: Any, thread: str | None = None)
 
 
 async def _everything(conn: asyncpg.Connection, data_dir: Path) -> bytes:
-    chunks: list[bytes] = []
-    tables = await conn.fetch(
-        "SELECT table_name FROM information_schema.tables"
-        " WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'"
-    )
-    for t in tables:
-        for row in await conn.fetch(f'SELECT * FROM "{t["table_name"]}"'):
-            for value in row.values():
-                raw = value if isinstance(value, bytes) else str(value).encode()
-                chunks.append(raw)
+    chunks = [await dump_database(conn)]
     for path in sorted((data_dir / "chroma").rglob("*")):  # the server's embedded Chroma
         if path.is_file():
             chunks.append(path.read_bytes())

@@ -33,6 +33,7 @@ from tests.support.images import (
     CAMERA_SERIAL,
     b64,
     data_url,
+    dump_database,
     encode,
     jpeg_with_gps,
     metadata_forms,
@@ -93,23 +94,11 @@ async def _turn(graph: Any, store: MemoryStore, thread: str, ctx: Context, messa
 
 
 async def everything_stored(store: MemoryStore) -> bytes:
-    """Every value of every table of the database (bytea raw, the rest as text)."""
-    chunks: list[bytes] = []
+    """Every value of every table of the database, and the user's Chroma entries."""
     async with store.pool.acquire() as conn:
-        tables = await conn.fetch(
-            "SELECT table_name FROM information_schema.tables"
-            " WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'"
-        )
-        for t in tables:
-            for row in await conn.fetch(f'SELECT * FROM "{t["table_name"]}"'):
-                for value in row.values():
-                    if isinstance(value, bytes | bytearray | memoryview):
-                        chunks.append(bytes(value))
-                    elif value is not None:
-                        chunks.append(str(value).encode())
+        dump = await dump_database(conn)
     docs = await store.index.documents_for(ALICE)
-    chunks.append(json.dumps(docs, default=str).encode())
-    return b"\n".join(chunks)
+    return dump + b"\n" + json.dumps(docs, default=str).encode()
 
 
 def assert_no_metadata(dump: bytes) -> None:
