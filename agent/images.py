@@ -2,10 +2,11 @@
 
 `perceive` decodes each image block of the user's message (in a thread: decoding is CPU work),
 refuses what is too large or not an allowed image with a clear reply, records the features in
-state, and replaces the blocks with metadata-free re-encodings, so the checkpointed message never
-holds the original's EXIF (GPS, serials). `gate_and_store` describes each image once (a vision
-model when `vision_model` is set, else the user's words) and stores it through
-`remember_image`: screened like text, deduplicated by perceptual hash.
+state, and replaces the blocks with metadata-free re-encodings. The run's input was checkpointed
+before perceive saw it, so `gate_and_store` first replaces those copies of the originals (EXIF
+GPS, serials) with the clean ones, then describes each image once (a vision model when
+`vision_model` is set, else the user's words) and stores it through `remember_image`: screened
+like text, deduplicated by perceptual hash.
 """
 
 from __future__ import annotations
