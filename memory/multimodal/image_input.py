@@ -69,6 +69,7 @@ class ImageLimits:
     max_pixels: int = 50_000_000
     max_images: int = 4
     fetch_urls: bool = False
+    fetch_private: bool = False  # allow fetching from loopback/private addresses (tests, LANs)
 
 
 @dataclass(frozen=True, slots=True)

@@ -222,7 +222,13 @@ def test_remote_urls_are_fetched_only_when_allowed_and_within_limits(image_serve
     block = {"type": "image_url", "image_url": {"url": f"{image_server}/cat.png"}}
     with pytest.raises(ImageInputError, match="not fetched"):
         read_images([block], LIMITS, fetch_image)  # the default: never fetched
-    allowed = ImageLimits(fetch_urls=True, max_bytes=20_000)
+    public_only = ImageLimits(fetch_urls=True, max_bytes=20_000)
+    with pytest.raises(ImageInputError, match="non-public address"):
+        read_images([block], public_only, fetch_image)  # the server is on 127.0.0.1
+    for private in ("http://169.254.169.254/latest", "http://10.0.0.1/x.png", "http://[::1]/x"):
+        with pytest.raises(ImageInputError, match="non-public address"):
+            fetch_image(private, public_only)
+    allowed = ImageLimits(fetch_urls=True, fetch_private=True, max_bytes=20_000)
     ((_, image),) = read_images([block], allowed, fetch_image)
     assert image.features["phash"] == clean_image(PNG, LIMITS).features["phash"]
     for path, message in (("/huge", "exceeds the limit"), ("/elsewhere", "HTTP 302")):
