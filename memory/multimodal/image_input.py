@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal, TypedDict
 
-from PIL import ExifTags, Image, ImageOps, UnidentifiedImageError
+from PIL import ExifTags, Image, ImageOps
 
 __all__ = [
     "ALLOWED_FORMATS",
@@ -279,7 +279,12 @@ def clean_image(data: bytes, limits: ImageLimits, name: str = "") -> CleanImage:
         raise
     except Image.DecompressionBombError as exc:
         raise ImageInputError("too_many_pixels", f"image refused: {exc}") from exc
-    except (UnidentifiedImageError, OSError, SyntaxError, ValueError, EOFError) as exc:
+    except MemoryError:
+        raise
+    except Exception as exc:
+        # Pillow's decoders report malformed data as UnidentifiedImageError, OSError,
+        # SyntaxError or ValueError, but a crafted file can also surface struct.error,
+        # IndexError, ZeroDivisionError ...: all of them mean "not a usable image".
         allowed = ", ".join(ALLOWED_FORMATS)
         raise ImageInputError(
             "not_image", f"data is not a readable image (allowed formats: {allowed})"
