@@ -328,3 +328,11 @@ async def test_an_audio_transcript_is_remembered_like_typed_words(
     assert any(g["action"] == "stored" for g in out["gate"]), out["gate"]
     hits = await store.recall(ALICE, "which train do I take?", k=3)
     assert "7am train" in hits[0].record.content
+
+
+async def test_without_consent_no_image_is_kept(store: MemoryStore) -> None:
+    await store.set_consent(ALICE, False)
+    image = clean_image(encode(scene(12), "PNG"), ImageLimits())
+    result = await remember_image(store, ALICE, image, ImageDescription("A cat.", "user_text"))
+    assert result.action == "no_consent" and result.memory_id is None
+    assert await store.list_memories(ALICE) == [] and await image_rows(store, ALICE) == []
