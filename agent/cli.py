@@ -51,7 +51,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("remember", help="store text through the memory gate, as the agent would")
     _scoped(p)
-    p.add_argument("text")
+    p.add_argument("text", nargs="?", default="")
+    p.add_argument("--image", metavar="PATH", help="remember an image (PNG, JPEG, GIF, WebP)")
+    p.add_argument("--caption", default="", help="words describing the image")
+    p.add_argument("--vision-model", default="", help="'provider:model' that describes it")
     p.add_argument("--json", action="store_true", help="print the decisions as JSON")
     p.set_defaults(handler=f"{_BASIC}:remember")
 

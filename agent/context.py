@@ -44,6 +44,14 @@ class Context:
             "(no model call per turn)."
         ),
     )
+    vision_model: str = field(
+        default="",
+        metadata=_describe(
+            "Vision-capable model ('provider:model') that describes each image a user sends, "
+            "once, so it can be remembered and recalled as text; empty = the user's own words "
+            "(or the file name) describe it, marked undescribed."
+        ),
+    )
     tenant_id: str = field(
         default="default",
         metadata=_describe(

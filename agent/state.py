@@ -16,6 +16,7 @@ from langgraph.graph.message import add_messages
 from pydantic import Field
 from typing_extensions import TypedDict
 
+from memory.multimodal.image_input import ImageFeatures
 from memory.working.brakes import BrakeTrip
 from memory.working.prompt_sections import EvidenceItem, PrefItem
 from memory.working.scratchpad import ScratchpadEntry
@@ -54,6 +55,12 @@ class State(InputState, total=False):
     """Working memory: the thread's turns plus the structures the agent keeps per thread."""
 
     sensory: Annotated[SensoryFeatures, _d("This turn's input features (sensory memory).")]
+    images: Annotated[
+        list[ImageFeatures], _d("Features of this turn's images (never their bytes).")
+    ]
+    image_needles: Annotated[
+        list[str], _d("Fragments of this turn's original images, to scrub their stored copies.")
+    ]
     turn_kind: Annotated[
         str, _d("The turn's class: question, instruction, preference, correction or chitchat.")
     ]

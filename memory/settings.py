@@ -58,6 +58,24 @@ def _download_url() -> str | None:
     if value is None:
         return DEFAULT_MODEL_URL
     return None if value.lower() in _NO_DOWNLOAD else value
+def _int_env(name: str, default: int) -> int:
+    value = _env(name)
+    if value is None:
+        return default
+    try:
+        number = int(value.replace("_", ""))
+    except ValueError as exc:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}") from exc
+    if number <= 0:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return number
+
+
+def _choice_env(name: str, choices: tuple[str, ...]) -> str:
+    value = (_env(name) or choices[0]).lower()
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(choices)}, got {value!r}")
+    return value
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +97,18 @@ class Settings:
     chroma_server_path: Path | None = None
     # Set by the LangGraph server: "local_dev" under `langgraph dev`, something else when deployed.
     server_variant: str | None = None
+
+    # Images in messages: the largest accepted (bytes as sent, pixels as decoded), what an image
+    # memory keeps of the bytes ("thumbnail": a metadata-free JPEG of at most 256 px a side;
+    # "none": only the description and features), and whether remote image URLs are fetched.
+    image_max_bytes: int = 10 * 1024 * 1024
+    image_max_pixels: int = 50_000_000
+    image_keep: str = "thumbnail"
+    image_fetch_urls: bool = False
+    # An OpenAI-compatible multimodal embeddings endpoint for cross-modal recall (optional).
+    image_embedding_url: str | None = None
+    image_embedding_model: str | None = None
+    image_embedding_api_key: str | None = None
 
     @property
     def embedded_allowed(self) -> bool:
@@ -107,4 +137,12 @@ class Settings:
             chroma_prefix=_env("MEMORY_CHROMA_PREFIX") or "lma",
             default_tenant=_env("MEMORY_DEFAULT_TENANT") or "default",
             chroma_server_path=Path(p) if (p := _env("MEMORY_CHROMA_SERVER_PATH")) else None,
+            image_max_bytes=_int_env("MEMORY_IMAGE_MAX_BYTES", 10 * 1024 * 1024),
+            image_max_pixels=_int_env("MEMORY_IMAGE_MAX_PIXELS", 50_000_000),
+            image_keep=_choice_env("MEMORY_IMAGE_KEEP", ("thumbnail", "none")),
+            image_embedding_url=_env("MEMORY_IMAGE_EMBEDDING_URL"),
+            image_embedding_model=_env("MEMORY_IMAGE_EMBEDDING_MODEL"),
+            image_embedding_api_key=_env("MEMORY_IMAGE_EMBEDDING_API_KEY"),
+            image_fetch_urls=(_env("MEMORY_IMAGE_FETCH_URLS") or "0").lower()
+            in ("1", "true", "yes"),
         )

@@ -10,7 +10,7 @@ import argparse
 from dataclasses import asdict
 from typing import TYPE_CHECKING
 
-from agent.commands.output import print_json, scored_to_dict
+from agent.commands.output import image_line, print_json, scored_to_dict
 
 if TYPE_CHECKING:
     from memory.types import Scope
@@ -24,10 +24,17 @@ def _scope(args: argparse.Namespace) -> Scope:
 
 async def remember(args: argparse.Namespace) -> int:
     """Store text through the same gate, redaction, dedupe and conflict path as the agent."""
+    if getattr(args, "image", None):
+        from agent.commands.images import remember_image_file  # Pillow only when needed
+
+        return await remember_image_file(args)
     from memory.gating.ingest import ingest_text
     from memory.storage.store import open_store
     from memory.types import Source
+    from memory.working.sensory import InputError
 
+    if not args.text:
+        raise InputError("empty", "give the text to remember, or --image PATH")
     async with open_store() as store:
         results = await ingest_text(
             store,
@@ -76,6 +83,8 @@ async def recall(args: argparse.Namespace) -> int:
     for i, hit in enumerate(hits, 1):
         r = hit.record
         print(f"{i}. [{r.id[:8]} · {r.occurred_at.date()} · {r.kind.value}] {r.content}")
+        if (line := image_line(r)) is not None:
+            print(f"   {line}")
         if args.explain:
             parts = " + ".join(
                 f"{k} {v:.3f}" for k, v in hit.breakdown.as_dict().items() if k != "total"
@@ -125,6 +134,8 @@ async def why(args: argparse.Namespace) -> int:
             f"importance {record.importance:.2f}, confidence {record.confidence:.2f}, "
             f"version {record.version}, superseded_by {record.superseded_by}"
         )
+        if (line := image_line(record)) is not None:
+            print(f"  {line}")
     for e in events:
         print(f"  {e['at']:%Y-%m-%d %H:%M:%S} {e['event']}: {e['reason']}")
     return 0

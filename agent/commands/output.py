@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from memory.types import ScoredMemory
+from memory.types import MemoryRecord, ScoredMemory
 
 
 def print_json(value: Any) -> None:
@@ -27,4 +27,29 @@ def scored_to_dict(hit: ScoredMemory) -> dict[str, Any]:
         "access_count": r.access_count,
         "score": hit.score,
         "breakdown": hit.breakdown.as_dict(),
+        **({"image": r.provenance["image"]} if image_features(r) else {}),
     }
+
+
+def image_features(record: MemoryRecord) -> dict[str, Any] | None:
+    """The image features of an image memory (None for other memories)."""
+    image = record.provenance.get("image")
+    return image if isinstance(image, dict) else None
+
+
+def image_line(record: MemoryRecord) -> str | None:
+    """One line about an image memory's image: format, size, hash, capture time, describer."""
+    f = image_features(record)
+    if f is None:
+        return None
+    parts = [
+        f"{f.get('format', '?')} {f.get('width', '?')}x{f.get('height', '?')}",
+        f"{int(f.get('bytes') or 0):,} bytes",
+        f"phash {f.get('phash', '?')}",
+    ]
+    if f.get("captured_at"):
+        parts.append(f"captured {f['captured_at']}")
+    if f.get("name"):
+        parts.append(f"file {f['name']}")
+    parts.append(f"described by {record.provenance.get('description_source', '?')}")
+    return "image: " + ", ".join(parts)

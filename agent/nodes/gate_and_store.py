@@ -17,11 +17,13 @@ from langgraph.runtime import Runtime
 
 from agent.context import Context
 from agent.identity import resolve_scope
+from agent.images import scrub_originals, store_images
 from agent.model import is_memory_only, load_chat_model
 from agent.resources import get_store
 from agent.shared_memory import publish_learned
 from agent.state import GateRecord, State
 from memory.gating.ingest import IngestResult, ingest_text
+from memory.multimodal import text_parts
 from memory.observability.metrics_usage import record_injection, used_memory_ids
 from memory.storage.store import MemoryStore
 from memory.types import Scope, Source, Status
@@ -111,15 +113,22 @@ async def _store_turn(
     results: list[IngestResult] = []
     for human in pending:
         context, reply = _answers_around(messages, human)
+        provenance = {"thread_id": thread_id, "message_id": human.id}
+        if human is pending[-1]:
+            # This turn's images: perceive read them from the newest human message.
+            results += await _store_images(store, scope, human, state, ctx, provenance)
+        text = text_parts(human.content)
+        if not text.strip():
+            continue
         results += await ingest_text(
             store,
             scope,
-            str(human.content),
+            text,
             role="user",
             context=context,
             reply=reply,
             source=Source.CHAT,
-            provenance={"thread_id": thread_id, "message_id": human.id},
+            provenance=provenance,
             gate_model=gate_model,
             conflict_strategy=ctx.conflict_strategy,
             require_approval=ctx.require_approval,
@@ -127,6 +136,25 @@ async def _store_turn(
     # Only under the context's explicit sharing rule (none by default).
     await publish_learned(store, scope, ctx, config, results)
     return results
+
+
+async def _store_images(
+    store: MemoryStore,
+    scope: Scope,
+    human: HumanMessage,
+    state: State,
+    ctx: Context,
+    provenance: dict[str, Any],
+) -> list[IngestResult]:
+    """Describe and remember this turn's images; replace their checkpointed originals."""
+    features = state.get("images") or []
+    if not features:
+        return []
+    thread_id = provenance.get("thread_id")
+    if thread_id:
+        await scrub_originals(store, str(thread_id), human, state.get("image_needles") or [])
+    results = await store_images(store, scope, human, features, ctx, provenance)
+    return [IngestResult(r.action, r.decision, r.memory_id, r.reason) for r in results]
 
 
 async def _record_usage(store: MemoryStore, scope: Scope, state: State) -> None:

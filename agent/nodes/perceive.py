@@ -10,7 +10,9 @@ from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
 from agent.context import Context
+from agent.images import perceive_images, turn_text, with_text, without_images
 from agent.state import State
+from memory.multimodal import ImageInputError
 from memory.working.brakes import BrakeLimits, BrakeTrip, check_brakes
 from memory.working.sensory import InputError, extract_features, normalise_input
 from memory.working.task_state import new_task_state, record_step, update_task_from_turn
@@ -23,14 +25,6 @@ def latest_human(messages: Sequence[BaseMessage]) -> HumanMessage | None:
         if isinstance(message, HumanMessage):
             return message
     return None
-
-
-def _raw_content(message: HumanMessage) -> str | bytes:
-    content: Any = message.content
-    if isinstance(content, list):  # multimodal parts: keep the text ones
-        texts = [p.get("text", "") if isinstance(p, dict) else str(p) for p in content]
-        return "\n".join(t for t in texts if t)
-    return content if isinstance(content, str | bytes) else str(content)
 
 
 def _limits(ctx: Context) -> BrakeLimits:
@@ -67,12 +61,18 @@ async def perceive(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     if human is None:
         return {"rejected": "no user message in the input"}
     try:
-        text = normalise_input(_raw_content(human), ctx.max_input_chars, on_overflow="truncate")
-    except InputError as exc:
+        seen = await perceive_images(human)
+        text = normalise_input(turn_text(human, seen), ctx.max_input_chars, on_overflow="truncate")
+    except (InputError, ImageInputError) as exc:
         reply = AIMessage(f"I could not use that message: {exc}.")
-        return {"rejected": str(exc), "messages": [reply]}
-    update: dict[str, Any] = {"rejected": "", "brake": None}
-    if text != human.content:  # cleaned or truncated: replace the stored message (same id)
+        # A refused image is not kept in the thread's state: its text stays, the image goes.
+        kept = [without_images(human)] if isinstance(exc, ImageInputError) else []
+        return {"rejected": str(exc), "messages": [*kept, reply]}
+    update: dict[str, Any] = {"rejected": "", "brake": None, "images": [], "image_needles": []}
+    if seen is not None:  # images re-encoded without metadata, text cleaned
+        update["messages"] = [HumanMessage(content=with_text(seen, text), id=human.id)]
+        update.update(images=seen.features, image_needles=seen.needles)
+    elif text != human.content:  # cleaned or truncated: replace the stored message (same id)
         update["messages"] = [HumanMessage(content=text, id=human.id)]
     kind = classify_turn(text)
     task = update_task_from_turn(state.get("task"), text, kind)

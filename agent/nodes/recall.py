@@ -9,11 +9,13 @@ from langgraph.runtime import Runtime
 
 from agent.context import Context
 from agent.identity import resolve_scope
+from agent.images import image_evidence
 from agent.nodes.perceive import latest_human
 from agent.resources import get_store
 from agent.shared_memory import recall_shared
 from agent.state import State
 from memory.longterm.profile import load_profile, profile_rules
+from memory.multimodal import text_parts
 from memory.types import MemoryKind, MemoryRecord, ScoredMemory
 from memory.working.prompt_sections import EvidenceItem, PrefItem
 
@@ -22,7 +24,7 @@ LONG_TERM = (MemoryKind.PREFERENCE, MemoryKind.PROCEDURAL, MemoryKind.SEMANTIC)
 
 def _query(state: State) -> str:
     human = latest_human(list(state["messages"]))
-    text = str(human.content) if human is not None else ""
+    text = text_parts(human.content) if human is not None else ""
     task = state.get("task")
     goal = task["goal"] if task else None
     # The task goal keeps recall on topic when the latest turn is terse ("and the second one?").
@@ -64,10 +66,15 @@ async def recall(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         for (name, field), text in zip(profile.fields.items(), profile_rules(profile), strict=True)
     ]
     rule_ids = {r.id for r in long_term}
+    evidence = [_evidence(h) for h in hits if h.record.id not in rule_ids]
+    # With an image embedding model, images the words match but their descriptions do not.
+    seen = {e["id"] for e in evidence}
+    images = await image_evidence(store, scope, query, k=ctx.recall_k)
+    evidence += [_as_item(rec, score) for rec, score in images if rec.id not in seen]
     # The tenant's shared agent memory, beside the user's own and labelled by its agent.
-    shared = await recall_shared(store, scope, query, ctx.recall_shared_k)
+    evidence += await recall_shared(store, scope, query, ctx.recall_shared_k)
     return {
         "preferences": rules + [_preference(r) for r in long_term if r.id not in sources],
         "rules_recalled": [_as_item(r) for r in long_term],
-        "evidence": [_evidence(h) for h in hits if h.record.id not in rule_ids] + shared,
+        "evidence": evidence,
     }

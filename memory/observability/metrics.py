@@ -84,6 +84,7 @@ async def collect_stats(
         usage = await q.injection_usage(conn, tenant)
         polluted = await q.pollution(conn, tenant)
         events = await q.agent_event_counts(conn, tenant)
+        images = await q.image_counts(conn, tenant)
     chroma = await asyncio.to_thread(dir_size, chroma_dir) if chroma_dir is not None else None
     return {
         "tenant": tenant,
@@ -98,6 +99,7 @@ async def collect_stats(
         "usage": usage,
         "pollution": polluted,
         "agent_events": events,
+        "images": images,
     }
 
 

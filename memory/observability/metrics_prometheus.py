@@ -133,4 +133,10 @@ def render_prometheus(stats: Mapping[str, Any]) -> str:
     lines += _caches(stats)
     lines += _rates(stats)
     lines += _family("memory_agent_events", "gauge", "Agent bus events by type.", events)
+    images = stats.get("images") or {}
+    lines += _single("memory_images", "gauge", "Image memories stored.", images.get("images"))
+    lines += _single(
+        "memory_image_kept_bytes", "gauge", "Bytes of images kept (thumbnails).",
+        images.get("kept_bytes"),
+    )  # fmt: skip
     return "\n".join(lines) + "\n"

@@ -10,8 +10,9 @@ from typing import Any
 
 # Our tables, plus the LangGraph Postgres checkpointer's (working memory) when present.
 TABLES = (
-    "memories", "memory_events", "memory_versions", "scope_versions", "user_settings",
-    "user_threads", "consolidation_runs", "agent_events", "agent_cursors", "schema_migrations",
+    "memories", "memory_events", "memory_images", "memory_versions", "scope_versions",
+    "user_settings", "user_threads", "consolidation_runs", "agent_events", "agent_cursors",
+    "schema_migrations",
     "checkpoints", "checkpoint_blobs", "checkpoint_writes", "checkpoint_migrations",
 )  # fmt: skip
 # A stored memory "polluted" the store when it was later superseded, deleted or flagged.
@@ -101,3 +102,15 @@ async def agent_event_counts(conn: Any, tenant: str | None) -> dict[str, int]:
         tenant,
     )
     return {r["event_type"]: int(r["n"]) for r in rows}
+
+
+async def image_counts(conn: Any, tenant: str | None) -> dict[str, int]:
+    """Image memories and the bytes kept of them (thumbnails), optionally for one tenant."""
+    if await conn.fetchval("SELECT to_regclass('memory_images')") is None:
+        return {"images": 0, "kept_bytes": 0}
+    row = await conn.fetchrow(
+        "SELECT count(*) AS n, coalesce(sum(octet_length(thumbnail)), 0) AS kept"
+        " FROM memory_images WHERE ($1::text IS NULL OR tenant_id = $1)",
+        tenant,
+    )
+    return {"images": int(row["n"]), "kept_bytes": int(row["kept"])}

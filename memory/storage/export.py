@@ -1,8 +1,8 @@
 """Export everything the system keeps about one user as JSON (data portability, seed 002).
 
-The export holds the memories in every status (with their prior versions), the profile and
-consent, the audit trail and the user's thread ids. Vectors are left out: they are derived from
-the content and meaningless outside this embedding model.
+The export holds the memories in every status (with their prior versions), the images kept
+for image memories, the profile and consent, the audit trail and the user's thread ids. Vectors
+are left out: they are derived from the content and meaningless outside this embedding model.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
+from memory.storage.images import image_rows
 from memory.storage.store import MemoryStore
 from memory.types import MemoryRecord, Scope, Status
 
@@ -103,6 +104,8 @@ async def export_user(store: MemoryStore, scope: Scope) -> dict[str, Any]:
         "profile": profile,
         "memories": [memory_to_dict(m) for m in memories],
         "memory_versions": versions,
+        # Image memories' features and the bytes kept of them (a metadata-free thumbnail).
+        "images": [row.as_dict() for row in await image_rows(store, scope)],
         "audit_trail": events,
         "threads": threads,
     }

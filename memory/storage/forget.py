@@ -30,8 +30,8 @@ from memory.types import Scope
 log = logging.getLogger(__name__)
 
 # Known tables first, children before parents; discovered ones follow in name order.
-_SCOPED_ORDER = ("memory_events", "memory_versions", "memories", "user_settings",
-                 "user_threads", "scope_versions")  # fmt: skip
+_SCOPED_ORDER = ("memory_events", "memory_versions", "memory_images", "memories",
+                 "user_settings", "user_threads", "scope_versions")  # fmt: skip
 CHECKPOINT_TABLES = ("checkpoint_writes", "checkpoint_blobs", "checkpoints")
 
 

@@ -45,9 +45,19 @@ async def _scrub(conn: Any, threads: list[str], needles: list[str]) -> int:
 async def delete_memory(
     store: MemoryStore, scope: Scope, memory_id: str, *, reason: str
 ) -> dict[str, int]:
-    """Delete one memory of `scope`; the receipt adds `checkpoint_copies` to the store's."""
+    """Delete one memory of `scope`; the receipt adds `images` and `checkpoint_copies`."""
     record = await store.get(scope, memory_id)
+    async with store.pool.acquire() as conn:
+        # An image memory's bytes go with its row (ON DELETE CASCADE); counted for the receipt.
+        images = await conn.fetchval(
+            "SELECT count(*) FROM memory_images WHERE tenant_id = $1 AND user_id = $2"
+            " AND memory_id = $3",
+            scope.tenant_id,
+            scope.user_id,
+            memory_id,
+        )
     receipt = await store.delete(scope, memory_id, reason=reason)
+    receipt["images"] = int(images) if receipt["memories"] else 0
     receipt["checkpoint_copies"] = 0
     if record is None or not receipt["memories"]:
         return receipt

@@ -232,6 +232,24 @@ MIGRATIONS: list[str] = [
         UNIQUE (target, item, owner_tenant, owner_user)
     );
     """,
+    # 8: images remembered as memories. The memory row holds the description (its content) and
+    # the image's features (provenance.image); this table holds what recall cannot do without
+    # (the perceptual hash, for "same image sent again") and the bytes a setting allows keeping
+    # (a metadata-free thumbnail), so forget and export cover them. The row goes with its
+    # memory (ON DELETE CASCADE); tenant_id + user_id make "forget me" find it directly.
+    """
+    CREATE TABLE memory_images (
+        memory_id       text PRIMARY KEY REFERENCES memories(id) ON DELETE CASCADE,
+        tenant_id       text NOT NULL,
+        user_id         text NOT NULL,
+        phash           text NOT NULL,
+        features        jsonb NOT NULL DEFAULT '{}'::jsonb,
+        thumbnail       bytea,
+        thumbnail_mime  text,
+        created_at      timestamptz NOT NULL DEFAULT now()
+    );
+    CREATE INDEX memory_images_scope ON memory_images (tenant_id, user_id);
+    """,
 ]
 
 

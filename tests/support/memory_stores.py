@@ -10,8 +10,9 @@ from memory.storage.store import MemoryStore, open_store
 
 # Every table a test of agents, caches or metrics may fill (they share a module database).
 TABLES = (
-    "memories, memory_events, scope_versions, user_settings, memory_versions, agent_events,"
-    " agent_cursors, consolidation_runs, user_threads, memory_store_keys, deletion_outbox"
+    "memories, memory_images, memory_events, scope_versions, user_settings, memory_versions,"
+    " agent_events, agent_cursors, consolidation_runs, user_threads, memory_store_keys,"
+    " deletion_outbox"
 )
 
 
