@@ -58,6 +58,8 @@ def _download_url() -> str | None:
     if value is None:
         return DEFAULT_MODEL_URL
     return None if value.lower() in _NO_DOWNLOAD else value
+
+
 def _int_env(name: str, default: int) -> int:
     value = _env(name)
     if value is None:
