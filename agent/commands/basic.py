@@ -27,6 +27,7 @@ async def remember(args: argparse.Namespace) -> int:
             source=Source.CHAT,
             provenance={"via": "cli"},
             require_approval=False,
+            explicit=True,  # `remember` is the user asking for exactly this to be kept
         )
     if args.json:
         print_json(
