@@ -3,8 +3,9 @@
     python -m bench.gate_threshold [--corpus tests/data/gate_corpus.jsonl]
 
 Sweeps `GatePolicy.keep_threshold` over the corpus's "tune" split and picks the threshold
-with the best F1 among those with precision >= 0.90, the highest on a tie (keeping noise costs prompt space and
-pollutes recall; missing a fact loses it); the held-out split is scored at that point only.
+with the best F1 among those with precision >= 0.90, the highest on a tie (keeping noise
+costs prompt space and pollutes recall; missing a fact loses it); the held-out split is scored
+at that point only.
 LoCoMo is never used here: `python -m bench.locomo --mode gated` reports what the chosen point
 stores and keeps there.
 """

@@ -14,8 +14,8 @@ import re
 from memory.gating import gate_cues_en as en
 from memory.gating import gate_cues_zh as zh
 from memory.gating import gate_lexicon_en as lex
-from memory.gating.gate_score import score, turn_signals
 from memory.gating.gate_explicit import is_closing
+from memory.gating.gate_score import score, turn_signals
 from memory.gating.gate_signals import (
     NOISE,
     SECRET_CUE,

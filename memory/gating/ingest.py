@@ -133,9 +133,7 @@ async def ingest_text(
     results: list[IngestResult] = []
     exchange = (context, reply)
     for candidate in split_candidates(text):
-        decision = await _decide(
-            candidate, role, gate_model, policy, privacy, exchange, explicit
-        )
+        decision = await _decide(candidate, role, gate_model, policy, privacy, exchange, explicit)
         if not decision.keep or not consent:
             reason = decision.reason if decision.keep is False else "no consent to store memories"
             action = "dropped" if not decision.keep else "no_consent"

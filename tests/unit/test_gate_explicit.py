@@ -103,8 +103,17 @@ def test_closings_and_thanks_are_dropped(text: str) -> None:
 @given(
     st.sampled_from(["", "ok ", "okay, ", "great, ", "perfect "]),
     st.sampled_from(
-        ["that's all", "that's it", "that's everything", "talk to you later", "see you soon",
-         "i'm done", "we're all set", "catch you later", "signing off"]  # fmt: skip
+        [
+            "that's all",
+            "that's it",
+            "that's everything",
+            "talk to you later",
+            "see you soon",
+            "i'm done",
+            "we're all set",
+            "catch you later",
+            "signing off",
+        ]  # fmt: skip
     ),
     st.sampled_from(["", " for now", " for today"]),
     st.sampled_from(["", ".", "!", "!!"]),
