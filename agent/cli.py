@@ -99,10 +99,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=c.rollback_run)
 
-    from agent.commands import privacy, stats
+    from agent.commands import importer, privacy, stats
 
     privacy.register(sub)  # forget, export
     stats.register(sub)
+    importer.register(sub)
     return parser
 
 

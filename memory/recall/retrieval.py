@@ -164,7 +164,7 @@ class UserIndex:
         """Attach the absolute relevance verdict (raw cosine + shared words) to each result."""
         terms = content_terms(query)
         qv = np.asarray(query_vector, dtype=np.float32).reshape(-1)
-        spread = None
+        spread = weights.floor.background
         if int(live.sum()) >= weights.floor.min_population:
             sims = self._cols.vectors[: self._cols.size][live] @ qv
             spread = (float(sims.mean()), float(sims.std()))
