@@ -1,4 +1,4 @@
-"""The relevance floor on the real store: an unrelated query gets nothing, a related one its memory."""
+"""The relevance floor on the real store: unrelated queries get nothing, related ones a memory."""
 
 from __future__ import annotations
 
