@@ -68,6 +68,12 @@ def render(result: dict[str, Any]) -> str:
             f"evidence kept {point['evidence_kept_share']:.4f} of distinct turns, "
             f"{point['evidence_refs_kept_share']:.4f} of references"
         )
-    if "import_per_s" in result:
-        lines.append(f"import {result['import_per_s']:.0f} memories/s (memory-agent import, raw)")
+    if "import" in result:
+        imp = result["import"]
+        lines.append(
+            f"import {imp['memories_per_s']:.0f} memories/s (memory-agent import --raw, "
+            f"{imp['memories']} memories in {imp['seconds']:.1f} s, batches of "
+            f"{imp['batch_size']}; load average {imp['load_1m_before']:.1f} -> "
+            f"{imp['load_1m_after']:.1f} on {imp['cpus']} CPUs)"
+        )
     return "\n".join(lines)

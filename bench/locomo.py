@@ -25,6 +25,7 @@ from tqdm import tqdm
 from bench._locomo_backends import Backend, BM25Backend, DenseBackend, SystemBackend
 from bench._locomo_data import Conversation, load
 from bench._locomo_gated import evidence_kept, gate_curve
+from bench._locomo_import import import_benchmark
 from bench._locomo_memories import Gate, load_gate, memories_for, scope_for
 from bench._locomo_metrics import METRICS_KEYS, Tally, percentiles
 from bench._locomo_offtopic import offtopic
@@ -58,6 +59,8 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
         help="also run these LoCoMo-format files (or every *.json in a folder), each reported "
         "on its own, e.g. bench/devsets")  # fmt: skip
     add("--no-progress", action="store_true", help="no progress bars")
+    add("--import-bench", action="store_true",
+        help="also time `memory-agent import --raw` of the data file on fresh stores")  # fmt: skip
     return parser.parse_args(argv)
 
 
@@ -105,6 +108,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     gate = load_gate() if args.mode == "gated" else None
     settings = Settings.from_env()
     model_dir = args.model_dir or settings.embedding_model_dir
+    settings_for_import = replace(settings, embedding_model_dir=model_dir)
     vectors = VectorCache(get_embedder(settings.embedding_model, model_dir), args.embed_cache)
     system: SystemBackend | StoreBackend = (
         StoreBackend.temporary(replace(settings, embedding_model_dir=model_dir), args.database_url)
@@ -143,6 +147,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     result["evidence_refs_kept_share"] = round(by_ref, 4)
     if gate is not None:
         result["gate_curve"] = gate_curve(convs)
+    if args.import_bench:
+        result["import"] = await import_benchmark(args.data, settings_for_import, args.database_url)
+        result["import_per_s"] = result["import"]["memories_per_s"]
     result["ratios"] = {
         f"system_over_{b}": _ratios(result["system"], result[b]) for b in ("bm25", "dense")
     }
