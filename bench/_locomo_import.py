@@ -21,9 +21,13 @@ from memory.types import Scope
 
 
 async def import_benchmark(
-    path: Path, settings: Settings, database_url: str | None, batch_size: int = 256
+    path: Path,
+    settings: Settings,
+    database_url: str | None,
+    batch_size: int = 256,
+    limit: int | None = None,
 ) -> dict[str, Any]:
-    """Import every turn of `path` as one user, raw; memories/s and the load around it."""
+    """Import the turns of `path` (the first `limit`) as one user, raw; memories/s and load."""
     data = Path(tempfile.mkdtemp(prefix="lma-import-"))
     settings = replace(
         settings,
@@ -31,7 +35,7 @@ async def import_benchmark(
         data_dir=data,
         chroma_prefix=f"imp{int(time.time())}",
     )
-    messages = read_messages(path)
+    messages = read_messages(path)[:limit]
     load_before = os.getloadavg()
     async with open_store(settings) as store:
         report = await import_messages(

@@ -61,6 +61,8 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     add("--no-progress", action="store_true", help="no progress bars")
     add("--import-bench", action="store_true",
         help="also time `memory-agent import --raw` of the data file on fresh stores")  # fmt: skip
+    add("--import-limit", type=int, default=None, metavar="N",
+        help="import benchmark: only the first N turns of the file")  # fmt: skip
     return parser.parse_args(argv)
 
 
@@ -148,7 +150,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     if gate is not None:
         result["gate_curve"] = gate_curve(convs)
     if args.import_bench:
-        result["import"] = await import_benchmark(args.data, settings_for_import, args.database_url)
+        result["import"] = await import_benchmark(
+            args.data, settings_for_import, args.database_url, limit=args.import_limit
+        )
         result["import_per_s"] = result["import"]["memories_per_s"]
     result["ratios"] = {
         f"system_over_{b}": _ratios(result["system"], result[b]) for b in ("bm25", "dense")
