@@ -117,7 +117,7 @@ def _split_cjk(run: str) -> list[str]:
 
 
 def singular(word: str) -> str:
-    """ "pizzas" -> "pizza", "berries" -> "berry": singular and plural are one value."""
+    """One form for singular and plural values: pizzas -> pizza, berries -> berry."""
     if len(word) <= 3 or not word.isascii() or not word.isalpha():
         return word
     if word.endswith("ies"):

@@ -162,7 +162,9 @@ def _different_values(
 def _one_value_replaced(
     new: Frame, old: Frame, category: Category, frames: float, same_type: bool
 ) -> bool:
-    """ "I like tea in the morning" after "I like coffee in the morning": a preference frame
+    """True when a preference names one value in place of another.
+
+    "I like tea in the morning" after "I like coffee in the morning": a preference frame
     whose shared head words pin the slot ("aisle *seats*" / "window *seats*", not "*dark* mode"
     / "*dark* chocolate"), with exactly one value swapped for another.
 
