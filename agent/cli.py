@@ -63,7 +63,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("query")
     p.add_argument("-k", type=int, default=8)
     p.add_argument("--json", action="store_true")
-    p.add_argument("--explain", action="store_true", help="print each score's breakdown")
+    p.add_argument(
+        "--explain",
+        action="store_true",
+        help="print each score's breakdown and relevance verdict (failing items included)",
+    )
     p.set_defaults(handler=f"{_BASIC}:recall")
 
     p = sub.add_parser("gate", help="show the gate's decision for an utterance (stores nothing)")
@@ -100,10 +104,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler="agent.commands.consolidate:rollback_run")
 
-    from agent.commands import privacy, stats
+    from agent.commands import importer, privacy, stats
 
     privacy.register(sub)  # forget, export
     stats.register(sub)
+    importer.register(sub)
     return parser
 
 

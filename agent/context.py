@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Annotated, Literal
 
 from memory.recall.ranking import RankingWeights
+from memory.recall.relevance import RelevanceFloor
 from prompts.agent import DEFAULT_SYSTEM_RULES
 
 SharedCategory = Literal["preference", "constraint", "decision", "failure_lesson", "fact"]
@@ -90,6 +91,24 @@ class Context:
     importance_weight: float = field(
         default=RankingWeights().gamma, metadata=_describe("γ: weight of importance.")
     )
+    relevance_cosine: float = field(
+        default=RelevanceFloor().cosine,
+        metadata=_describe(
+            "Injection floor: raw query-memory cosine at which evidence counts as relevant on "
+            "meaning alone. Evidence below the floor is not injected (rules and profile are)."
+        ),
+    )
+    relevance_cosine_with_words: float = field(
+        default=RelevanceFloor().cosine_with_words,
+        metadata=_describe(
+            "Injection floor: lower cosine that suffices when the memory also contains "
+            "relevance_words of the query's content words."
+        ),
+    )
+    relevance_words: float = field(
+        default=RelevanceFloor().words,
+        metadata=_describe("Injection floor: share of the query's content words (0-1)."),
+    )
     prompt_budget_tokens: int = field(
         default=3000, metadata=_describe("Token budget of the composed prompt.")
     )
@@ -162,4 +181,9 @@ class Context:
             lexical=self.lexical_weight,
             beta=self.recency_weight,
             gamma=self.importance_weight,
+            floor=RelevanceFloor(
+                cosine=self.relevance_cosine,
+                cosine_with_words=self.relevance_cosine_with_words,
+                words=self.relevance_words,
+            ),
         )

@@ -83,7 +83,12 @@ async def search_memories(request: Request) -> JSONResponse:
     return JSONResponse(
         {
             "results": [
-                {**memory_to_dict(h.record), "score": h.score, "breakdown": h.breakdown.as_dict()}
+                {
+                    **memory_to_dict(h.record),
+                    "score": h.score,
+                    "breakdown": h.breakdown.as_dict(),
+                    "relevance": rel.as_dict() if (rel := h.breakdown.relevance) else None,
+                }
                 for h in hits
             ]
         }

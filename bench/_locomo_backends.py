@@ -21,15 +21,21 @@ from memory.recall.lexical import LexicalIndex, tokenize
 from memory.recall.ranking import RankingWeights
 from memory.recall.representation import embed_text, index_text, indexed_memory
 from memory.recall.retrieval import UserIndex
-from memory.types import NewMemory, Scope
+from memory.types import NewMemory, Relevance, Scope
 
 
 @dataclass(slots=True)
 class Hit:
-    """One recalled memory: the source turns it covers (its recall slots) and its score."""
+    """One recalled memory: the source turns it covers (its recall slots) and its score.
+
+    `passed` says whether it clears the system's absolute relevance floor (baselines have no
+    floor: their hits always pass); `relevance` keeps the raw cosine and word share.
+    """
 
     dia_ids: list[str]
     score: float
+    passed: bool = True
+    relevance: Relevance | None = None
 
 
 class Backend(Protocol):
@@ -88,7 +94,15 @@ class SystemBackend:
         started = time.perf_counter()
         found = self._indexes[scope].search(query, vector, k=k, now=now, weights=self.weights)
         self.search_ms.append((time.perf_counter() - started) * 1000.0)
-        return [Hit(self._turns[(scope, mid)], b.total) for mid, b in found]
+        return [
+            Hit(
+                self._turns[(scope, mid)],
+                b.total,
+                passed=b.relevance is None or b.relevance.passed,
+                relevance=b.relevance,
+            )
+            for mid, b in found
+        ]
 
 
 @dataclass

@@ -13,6 +13,15 @@ from bench._locomo_backends import Hit
 KS = (1, 5, 10)
 MAIN_CATEGORIES = (1, 2, 3, 4)
 METRICS_KEYS = (*(f"recall@{k}" for k in KS), "mrr")
+# Also reported: recall@10 counting only hits above the relevance floor (what would be
+# injected), and session-level recall (any gold session among the top-k hits' sessions), the
+# figure published LongMemEval results use.
+EXTRA_KEYS = ("recall@10_above_floor", "session_recall@5", "session_recall@10")
+
+
+def session_of(dia_id: str) -> str:
+    """The session part of a turn id ("D3:5" -> "D3"); ids without one are their own session."""
+    return dia_id.split(":", 1)[0]
 
 
 def question_scores(hits: Sequence[Hit], evidence: Sequence[str]) -> dict[str, float]:
@@ -23,7 +32,10 @@ def question_scores(hits: Sequence[Hit], evidence: Sequence[str]) -> dict[str, f
     (malformed or missing) stay in the denominator: they count as misses.
     """
     gold = list(dict.fromkeys(evidence))
+    gold_sessions = {session_of(d) for d in gold}
     found_at: dict[str, int] = {}
+    above: set[str] = set()
+    session_at: int | None = None
     used = 0
     for hit in hits:
         used += max(1, len(hit.dia_ids))
@@ -32,8 +44,15 @@ def question_scores(hits: Sequence[Hit], evidence: Sequence[str]) -> dict[str, f
         for dia in hit.dia_ids:
             if dia in gold and dia not in found_at:
                 found_at[dia] = used
+            if dia in gold and hit.passed:
+                above.add(dia)
+            if session_at is None and session_of(dia) in gold_sessions:
+                session_at = used
     out = {f"recall@{k}": sum(1 for s in found_at.values() if s <= k) / len(gold) for k in KS}
     out["mrr"] = 1.0 / min(found_at.values()) if found_at else 0.0
+    out["recall@10_above_floor"] = len(above) / len(gold)
+    for k in (5, 10):
+        out[f"session_recall@{k}"] = float(session_at is not None and session_at <= k)
     return out
 
 
@@ -65,9 +84,10 @@ class Tally:
 
 
 def _means(rows: list[dict[str, float]]) -> dict[str, float]:
+    keys = (*METRICS_KEYS, *EXTRA_KEYS)
     if not rows:
-        return dict.fromkeys(METRICS_KEYS, 0.0)
-    return {key: round(float(np.mean([r[key] for r in rows])), 4) for key in METRICS_KEYS}
+        return dict.fromkeys(keys, 0.0)
+    return {key: round(float(np.mean([r[key] for r in rows])), 4) for key in keys}
 
 
 def percentiles(samples_ms: Sequence[float]) -> dict[str, float]:

@@ -13,13 +13,8 @@ def _row(label: str, values: dict[str, float], count: int | None = None) -> str:
     return f"  {label:<24}{cells}" + (f"   n={count}" if count is not None else "")
 
 
-def render(result: dict[str, Any]) -> str:
-    """A human-readable table of every backend, the ratios and the costs."""
-    lines = [
-        f"LoCoMo evidence recall: {result['conversations']} conversations, "
-        f"{result['turns']} turns, mode {result['mode']}",
-        f"  {'':<24}{'R@1':>8}{'R@5':>8}{'R@10':>8}{'MRR':>8}",
-    ]
+def _tables(result: dict[str, Any]) -> list[str]:
+    lines = [f"  {'':<24}{'R@1':>8}{'R@5':>8}{'R@10':>8}{'MRR':>8}"]
     for backend in ("system", "bm25", "dense"):
         block = result[backend]
         lines.append(f"{backend}")
@@ -27,11 +22,35 @@ def render(result: dict[str, Any]) -> str:
         for cat, values in block["by_category"].items():
             name = NAMES.get(int(cat), "other")
             lines.append(_row(f"{cat} {name}", values, block["questions"].get(cat)))
+    main = result["system"]["cat_1_4"]
+    lines.append(
+        f"system: R@10 above the relevance floor {100 * main['recall@10_above_floor']:.1f} "
+        f"(R@10 {100 * main['recall@10']:.1f}); session-level recall@5 "
+        f"{100 * main['session_recall@5']:.1f}, @10 {100 * main['session_recall@10']:.1f}; "
+        f"off-topic injection rate {result['system']['offtopic_injection_rate']:.3f} "
+        f"(foreign questions {result['system']['offtopic_questions_rate']:.3f}, chit-chat "
+        f"{result['system']['chitchat_injection_rate']:.3f})"
+    )
     for base in ("bm25", "dense"):
         ratios = result["ratios"][f"system_over_{base}"]
         lines.append(
             f"system / {base} (cat 1-4): " + ", ".join(f"{m} x{ratios[m]:.2f}" for m in METRICS)
         )
+    return lines
+
+
+def render(result: dict[str, Any]) -> str:
+    """A human-readable table of every backend, the ratios and the costs."""
+    lines = [
+        f"LoCoMo evidence recall: {result['conversations']} conversations, "
+        f"{result['turns']} turns, mode {result['mode']}",
+        *_tables(result),
+    ]
+    for name, block in result.get("dev_sets", {}).items():
+        lines.append(
+            f"dev set {name}: {block['conversations']} conversations, {block['turns']} turns"
+        )
+        lines.extend(_tables(block))
     lat, search = result["latency_ms"], result["search_latency_ms"]
     lines.append(
         f"ingest {result['ingest_per_s']:.0f} memories/s (embedding included); recall latency "
@@ -48,5 +67,13 @@ def render(result: dict[str, Any]) -> str:
             f"  keep threshold {point['keep_threshold']:.3f}: stored {point['stored_share']:.4f}, "
             f"evidence kept {point['evidence_kept_share']:.4f} of distinct turns, "
             f"{point['evidence_refs_kept_share']:.4f} of references"
+        )
+    if "import" in result:
+        imp = result["import"]
+        lines.append(
+            f"import {imp['memories_per_s']:.0f} memories/s (memory-agent import --raw, "
+            f"{imp['memories']} memories in {imp['seconds']:.1f} s, batches of "
+            f"{imp['batch_size']}; load average {imp['load_1m_before']:.1f} -> "
+            f"{imp['load_1m_after']:.1f} on {imp['cpus']} CPUs)"
         )
     return "\n".join(lines)

@@ -62,11 +62,23 @@ class StoreBackend:
         store = await self._open()
         started = time.perf_counter()
         found = await store.recall(
-            scope, query, k=k, weights=self.weights, now=now, record_access=False
+            scope,
+            query,
+            k=k,
+            weights=self.weights,
+            now=now,
+            record_access=False,
+            relevant_only=False,
         )
         self.search_ms.append((time.perf_counter() - started) * 1000.0)
         return [
-            Hit([str(d) for d in r.record.provenance.get("dia_ids", [])], r.score) for r in found
+            Hit(
+                [str(d) for d in r.record.provenance.get("dia_ids", [])],
+                r.score,
+                passed=(rel := r.breakdown.relevance) is None or rel.passed,
+                relevance=r.breakdown.relevance,
+            )
+            for r in found
         ]
 
     async def close(self) -> None:

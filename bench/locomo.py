@@ -20,11 +20,15 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from tqdm import tqdm
+
 from bench._locomo_backends import Backend, BM25Backend, DenseBackend, SystemBackend
 from bench._locomo_data import Conversation, load
 from bench._locomo_gated import evidence_kept, gate_curve
+from bench._locomo_import import import_benchmark
 from bench._locomo_memories import Gate, load_gate, memories_for, scope_for
 from bench._locomo_metrics import METRICS_KEYS, Tally, percentiles
+from bench._locomo_offtopic import offtopic
 from bench._locomo_report import render
 from bench._locomo_store import StoreBackend
 from bench._locomo_vectors import VectorCache
@@ -51,15 +55,32 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     add("--database-url", default=None, help="Postgres for --backend store (default: embedded)")
     add("--embed-cache", type=Path, default=None,
         help="keep vectors between runs in this .npz file (outside the repository)")  # fmt: skip
+    add("--dev-sets", type=Path, nargs="*", default=[], metavar="PATH",
+        help="also run these LoCoMo-format files (or every *.json in a folder), each reported "
+        "on its own, e.g. bench/devsets")  # fmt: skip
+    add("--no-progress", action="store_true", help="no progress bars")
+    add("--import-bench", action="store_true",
+        help="also time `memory-agent import --raw` of the data file on fresh stores")  # fmt: skip
+    add("--import-limit", type=int, default=None, metavar="N",
+        help="import benchmark: only the first N turns of the file")  # fmt: skip
     return parser.parse_args(argv)
 
 
+def _dev_files(paths: list[Path]) -> list[Path]:
+    out: list[Path] = []
+    for path in paths:
+        out.extend(sorted(path.glob("*.json")) if path.is_dir() else [path])
+    return out
+
+
 async def _run_backend(
-    backend: Backend, convs: list[Conversation], gate: Gate | None
+    backend: Backend, convs: list[Conversation], gate: Gate | None, progress: bool = True
 ) -> dict[str, Any]:
     tally, latencies, stored = Tally(), [], 0
     ingest_s = 0.0
-    for conv in convs:
+    bar = tqdm(convs, desc=f"{backend.name:>6}", unit="conv", disable=not progress,
+               file=sys.stderr, leave=False)  # fmt: skip
+    for conv in bar:
         scope, memories = scope_for(conv), memories_for(conv, gate)
         stored += len(memories)
         started = time.perf_counter()
@@ -71,6 +92,7 @@ async def _run_backend(
             latencies.append((time.perf_counter() - started) * 1000.0)
             tally.add(question.category, hits, question.evidence)
     out = tally.summary()
+    out.update(await offtopic(backend, convs))
     out["latency_ms"] = percentiles(latencies)
     out["ingest_per_s"] = round(stored / ingest_s, 1) if ingest_s else 0.0
     out["stored"] = stored
@@ -88,6 +110,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     gate = load_gate() if args.mode == "gated" else None
     settings = Settings.from_env()
     model_dir = args.model_dir or settings.embedding_model_dir
+    settings_for_import = replace(settings, embedding_model_dir=model_dir)
     vectors = VectorCache(get_embedder(settings.embedding_model, model_dir), args.embed_cache)
     system: SystemBackend | StoreBackend = (
         StoreBackend.temporary(replace(settings, embedding_model_dir=model_dir), args.database_url)
@@ -96,8 +119,19 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     )
     result: dict[str, Any] = {"mode": args.mode, "conversations": len(convs),
                               "turns": sum(len(c.turns) for c in convs)}  # fmt: skip
-    for backend in (system, BM25Backend(), DenseBackend(vectors)):
-        result[backend.name] = await _run_backend(backend, convs, gate)
+    progress = not args.no_progress
+    backends: tuple[Backend, ...] = (system, BM25Backend(), DenseBackend(vectors))
+    for backend in backends:
+        result[backend.name] = await _run_backend(backend, convs, gate, progress)
+    result["dev_sets"] = {}
+    for path in _dev_files(args.dev_sets):
+        dev = load(path)
+        block: dict[str, Any] = {"conversations": len(dev), "turns": sum(len(c.turns) for c in dev)}
+        for backend in backends:
+            block[backend.name] = await _run_backend(backend, dev, gate, progress)
+        block["ratios"] = {f"system_over_{b}": _ratios(block["system"], block[b])
+                           for b in ("bm25", "dense")}  # fmt: skip
+        result["dev_sets"][path.stem] = block
     vectors.save()
     if isinstance(system, StoreBackend):
         await system.close()
@@ -105,12 +139,21 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     result["latency_ms"] = result["system"]["latency_ms"]
     result["search_latency_ms"] = percentiles(system.search_ms)
     result["ingest_per_s"] = result["system"]["ingest_per_s"]
+    result["offtopic_injection_rate"] = result["system"]["offtopic_injection_rate"]
+    result["recall@10"] = result["system"]["cat_1_4"]["recall@10"]
+    result["recall@10_above_floor"] = result["system"]["cat_1_4"]["recall@10_above_floor"]
+    result["session_recall@10"] = result["system"]["cat_1_4"]["session_recall@10"]
     result["stored_share"] = round(result["system"]["stored"] / max(result["turns"], 1), 4)
     _, by_turn, by_ref = evidence_kept(convs, gate)
     result["evidence_kept_share"] = round(by_turn, 4)
     result["evidence_refs_kept_share"] = round(by_ref, 4)
     if gate is not None:
         result["gate_curve"] = gate_curve(convs)
+    if args.import_bench:
+        result["import"] = await import_benchmark(
+            args.data, settings_for_import, args.database_url, limit=args.import_limit
+        )
+        result["import_per_s"] = result["import"]["memories_per_s"]
     result["ratios"] = {
         f"system_over_{b}": _ratios(result["system"], result[b]) for b in ("bm25", "dense")
     }

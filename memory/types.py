@@ -155,6 +155,27 @@ class MemoryRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class Relevance:
+    """Whether a recalled memory passed the absolute relevance floor, and why."""
+
+    passed: bool
+    cosine: float  # raw cosine of query and memory vectors
+    words: float  # share of the query's content words the memory (or its context) contains
+    reason: str
+    z: float = 0.0  # standard deviations above the query's mean cosine over the user's memories
+
+    def as_dict(self) -> dict[str, object]:
+        """For JSON and `--explain`."""
+        return {
+            "passed": self.passed,
+            "cosine": round(self.cosine, 4),
+            "words": round(self.words, 4),
+            "z": round(self.z, 2),
+            "reason": self.reason,
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class ScoreBreakdown:
     """Why a memory was recalled: each weighted term, which sum to `total`."""
 
@@ -164,6 +185,7 @@ class ScoreBreakdown:
     importance: float
     access: float
     temporal: float = 0.0
+    relevance: Relevance | None = None  # the absolute test; not part of the total
 
     @property
     def total(self) -> float:

@@ -44,6 +44,7 @@ async def remember(args: argparse.Namespace) -> int:
             source=Source.CHAT,
             provenance={"via": "cli"},
             require_approval=False,
+            explicit=True,  # `remember` is the user asking for exactly this to be kept
         )
     if args.json:
         print_json(
@@ -74,12 +75,15 @@ async def recall(args: argparse.Namespace) -> int:
     from memory.storage.store import open_store
 
     async with open_store() as store:
-        hits = await store.recall(_scope(args), args.query, k=args.k)
+        # --explain shows the ranked top k with each relevance verdict, passed or not.
+        hits = await store.recall(
+            _scope(args), args.query, k=args.k, relevant_only=not args.explain
+        )
     if args.json:
         print_json([scored_to_dict(h) for h in hits])
         return 0
     if not hits:
-        print("(no memories)")
+        print("(no relevant memories)")
     for i, hit in enumerate(hits, 1):
         r = hit.record
         print(f"{i}. [{r.id[:8]} · {r.occurred_at.date()} · {r.kind.value}] {r.content}")
@@ -90,6 +94,9 @@ async def recall(args: argparse.Namespace) -> int:
                 f"{k} {v:.3f}" for k, v in hit.breakdown.as_dict().items() if k != "total"
             )
             print(f"   score {hit.score:.3f} = {parts}")
+            rel = hit.breakdown.relevance
+            if rel is not None:
+                print(f"   {'PASS' if rel.passed else 'FAIL'} relevance floor: {rel.reason}")
     return 0
 
 

@@ -27,6 +27,7 @@ def scored_to_dict(hit: ScoredMemory) -> dict[str, Any]:
         "access_count": r.access_count,
         "score": hit.score,
         "breakdown": hit.breakdown.as_dict(),
+        "relevance": rel.as_dict() if (rel := hit.breakdown.relevance) else None,
         **({"image": r.provenance["image"]} if image_features(r) else {}),
     }
 

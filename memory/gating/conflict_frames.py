@@ -56,7 +56,7 @@ def analyse(text: str) -> Frame:
             else:
                 frame.append("X")
                 spans.append(raw)
-            values.append(token)
+            values.append(singular(token))
         elif kind != "skip":
             frame.append(kind)
         joined = kind == "value"
@@ -114,6 +114,27 @@ def _split_cjk(run: str) -> list[str]:
     if buffer:
         pieces.append(buffer)
     return pieces
+
+
+def singular(word: str) -> str:
+    """One form for singular and plural values: pizzas -> pizza, berries -> berry."""
+    if len(word) <= 3 or not word.isascii() or not word.isalpha():
+        return word
+    if word.endswith("ies"):
+        return word[:-3] + "y"
+    if word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
+def heads(frame: Frame) -> frozenset[str]:
+    """The last word of each value span: the head noun in English ("aisle *seats*")."""
+    out = set()
+    for span in frame.value_spans:
+        words = span.split()
+        if words:
+            out.add(singular(_canonical_number(words[-1].lower())))
+    return frozenset(out)
 
 
 def _canonical_number(word: str) -> str:

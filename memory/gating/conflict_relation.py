@@ -20,7 +20,7 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
-from memory.gating.conflict_frames import Frame, frame_similarity
+from memory.gating.conflict_frames import Frame, frame_similarity, heads
 from memory.types import Category
 
 EmbedFn = Callable[[list[str]], npt.NDArray[np.float32]]
@@ -33,6 +33,10 @@ _FAMILY = {Category.PREFERENCE: "rule", Category.CONSTRAINT: "rule"}
 _STATE_WORDS = frozenset("is are am 'm live lives work works 我 是 住 在".split())
 FRAME_MIN = 0.6  # frames this alike describe the same slot (Jaccard over frame tokens)
 TYPE_MIN = 0.45  # values this alike (cosine) are of one type: coffee/tea 0.62, python/rust 0.20
+# Values this alike are alternatives for one liked thing ("I like tea" after "I like coffee"
+# 0.62, JavaScript/TypeScript 0.40; cat/dog 0.66 counts too). Chosen on the tune split of
+# tests/data/conflict_pairs.jsonl (`python -m bench.conflict_detection`).
+REPLACE_MIN = 0.35
 PARAPHRASE_SIM = 0.75  # caller's cosine above which differently framed same values are one
 CROSS_SIM = 0.6  # the same, across a fact and a preference ("Set my UI to dark mode": 0.62)
 
@@ -144,6 +148,8 @@ def _different_values(
     exclusive = new.exclusive or old.exclusive
     if shared and (new.correction or numbers or (exclusive and type_sim >= TYPE_MIN)):
         return Relation("contradiction", 0.5 + type_sim, "same slot, different value")
+    if _one_value_replaced(new, old, category, frames, type_sim >= REPLACE_MIN):
+        return Relation("contradiction", 0.5 + type_sim, "same preference, one value replaced")
     if frames < FRAME_MIN:
         return Relation("unrelated")
     if new.correction:
@@ -151,6 +157,34 @@ def _different_values(
     if exclusive and type_sim >= TYPE_MIN:
         return Relation("contradiction", type_sim, "exclusive preference, same kind of value")
     return Relation("unrelated")
+
+
+def _one_value_replaced(
+    new: Frame, old: Frame, category: Category, frames: float, same_type: bool
+) -> bool:
+    """True when a preference names one value in place of another.
+
+    "I like tea in the morning" after "I like coffee in the morning": a preference frame
+    whose shared head words pin the slot ("aisle *seats*" / "window *seats*", not "*dark* mode"
+    / "*dark* chocolate"), with exactly one value swapped for another.
+
+    With no shared word ("I like tea" after "I like coffee") the two values must be of one
+    type (the embedder's cosine) and the newcomer must not add ("I also like swimming").
+    Two values changed at once ("aisle seats on long flights" / "window seats on short
+    flights") reads as a second preference, not a replacement.
+    """
+    only_new, only_old = new.values - old.values, old.values - new.values
+    return (
+        category is Category.PREFERENCE
+        and "PREF" in new.frame
+        and "PREF" in old.frame
+        and (bool(new.values & old.values & heads(new) & heads(old)) or same_type)
+        and not new.additive
+        and frames >= FRAME_MIN
+        and len(only_new) == 1
+        and len(only_old) == 1
+        and new.negative == old.negative
+    )
 
 
 def decisive(relations: Sequence[Relation]) -> list[int]:

@@ -14,6 +14,7 @@ from typing import Literal
 
 from memory.gating import gate_cues_zh as zh
 from memory.gating import gate_lexicon_en as lex
+from memory.gating.gate_explicit import is_closing
 from memory.gating.gate_signals import content_words, normalise
 from memory.gating.gate_specifics import specifics, times, without_vocatives
 
@@ -77,7 +78,7 @@ def clause_kind(clause: str) -> Literal["social", "thin", "content"]:
     low = normalise(without_vocatives(clause))
     if _DISCOURSE.match(low):
         return "thin"
-    if not low or lex.NOISE_WORDS.match(low) or zh.NOISE_WORDS.match(low):
+    if not low or lex.NOISE_WORDS.match(low) or zh.NOISE_WORDS.match(low) or is_closing(low):
         return "social"
     if NON_ANSWER.search(low) or ZH_CHATTER.search(low) or lex.ADVICE.search(low):
         return "social"

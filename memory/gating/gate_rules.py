@@ -7,7 +7,11 @@ is kept as a fact and "That's awesome! What made you start?" is dropped as noise
 
 from __future__ import annotations
 
-from memory.gating.gate_signals import Cue
+from dataclasses import replace
+
+from memory.gating.gate_chatter import clause_kind
+from memory.gating.gate_explicit import asks_to_remember, without_request
+from memory.gating.gate_signals import Cue, content_words
 from memory.gating.gate_text import best_cue, is_instruction_like, needs_approval, trim_small_talk
 from memory.gating.gate_types import GateDecision, GatePolicy, Role
 from memory.gating.privacy import PrivacyFilter
@@ -39,8 +43,14 @@ def gate(
     privacy: PrivacyFilter | None = None,
     context: str | None = None,
     reply: str | None = None,
+    explicit: bool = False,
 ) -> GateDecision:
     """Decide whether `text` becomes a memory; the decision's content is the redacted text.
+
+    `explicit` marks a request to remember (`memory-agent remember`, an explicit store put);
+    a user turn that opens with one ("remember that ...") counts as explicit too. Explicit
+    requests are kept whatever their importance score, unless the screen (secrets,
+    instruction-like text) rejects them or nothing is left to remember.
 
     `context` is the turn `text` answers (usually the agent's previous message), if any: an
     answer to a question about the user is kept even when it has no first-person cue.
@@ -54,7 +64,31 @@ def gate(
     if context:
         context = (privacy or DEFAULT_PRIVACY).clean(context)
     cue = best_cue(content, role, context, reply)
-    return decide(cue, content, findings, role, policy)
+    decision = decide(cue, content, findings, role, policy)
+    if role in ("user", "system") and (explicit or asks_to_remember(content)):
+        return explicit_decision(decision, content, role, policy)
+    return decision
+
+
+def explicit_decision(
+    decision: GateDecision, content: str, role: Role, policy: GatePolicy
+) -> GateDecision:
+    """Keep what the user asked to be remembered, unless it is only small talk."""
+    told = without_request(content).strip()
+    if not told or (clause_kind(told) != "content" and content_words(told) < 2):
+        reason = "asked to remember, but nothing is left beyond the request and small talk"
+        return drop(content, decision.findings, reason, role)
+    category = Category.FACT if decision.category is Category.NOISE else decision.category
+    return replace(
+        decision,
+        keep=True,
+        category=category,
+        kind=kind_for(category, role),
+        importance=round(max(decision.importance, policy.keep_threshold), 3),
+        reason=f"explicit request to remember ({category.value})",
+        content=trim_small_talk(content),
+        ttl_days=policy.ttl_for(category),
+    )
 
 
 def screen(

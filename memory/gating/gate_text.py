@@ -14,6 +14,7 @@ import re
 from memory.gating import gate_cues_en as en
 from memory.gating import gate_cues_zh as zh
 from memory.gating import gate_lexicon_en as lex
+from memory.gating.gate_explicit import is_closing
 from memory.gating.gate_score import score, turn_signals
 from memory.gating.gate_signals import (
     NOISE,
@@ -118,6 +119,11 @@ def best_cue(
     if role == "tool":
         return max((classify_tool_clause(s) for s in sentences), key=_rank, default=NOISE)
     clauses = [p for s in sentences for p in clause_cues(s, personal=role != "assistant")]
+    # A sign-off ("that's it for now", "talk to you tomorrow") says nothing about anyone,
+    # whatever cue its words happen to trigger.
+    clauses = [(c, NOISE if is_closing(normalise(c)) else cue) for c, cue in clauses]
+    if all(is_closing(normalise(s)) for s in sentences if not _small_talk(normalise(s))):
+        clauses = [(c, NOISE) for c, _ in clauses]
     cues = [cue for _, cue in clauses]
     if role == "assistant":
         # The agent's own words are not the user's preferences; only its actions and lessons.

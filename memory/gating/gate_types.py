@@ -34,11 +34,12 @@ class GatePolicy:
     """Thresholds and lifetimes the gate applies; every field has a production default."""
 
     # The rule gate keeps a candidate when its category is not noise and its importance (the
-    # category prior weighed with the whole turn, gate_score) reaches this. On LoCoMo, with the
-    # turn before as context and the reply it got, 0.695 stores 49.9% of turns and keeps 90.2%
-    # of the turns its questions cite as evidence (0.68: 50.6% / 90.5%; 0.70: 49.6% / 89.9%;
-    # 0.72: 48.4% / 89.3%). `python -m bench.locomo --mode gated` prints this curve.
-    keep_threshold: float = 0.695
+    # category prior weighed with the whole turn, gate_score) reaches this. Chosen by
+    # `python -m bench.gate_threshold` on the tune split of tests/data/gate_corpus.jsonl (best F1
+    # at precision >= 0.90, highest of the tied points 0.625-0.640): tune F1 0.996, held-out
+    # precision 0.975 / recall 0.975. `python -m bench.locomo --mode gated` reports what it
+    # stores and keeps on LoCoMo, which is never used to choose it.
+    keep_threshold: float = 0.64
     # The same bar for a model's answer, on the scale the gate prompt asks for (facts 0.4-0.65).
     model_keep_threshold: float = 0.35
     # Low-trust content (tool output, instruction-like text) never ranks above this.

@@ -80,8 +80,21 @@ async def _decide(
     policy: GatePolicy,
     privacy: PrivacyFilter,
     exchange: tuple[str | None, str | None],
+    explicit: bool = False,
 ) -> GateDecision:
     context, reply = exchange
+    if explicit:
+        # An explicit request needs no judgement of importance: the rules' screen (secrets,
+        # instruction-like text) and small-talk check decide, with no model call.
+        return gate(
+            text,
+            role=role,
+            policy=policy,
+            privacy=privacy,
+            context=context,
+            reply=reply,
+            explicit=True,
+        )
     if model is not None:
         return await gate_with_model(
             model, text, role=role, policy=policy, privacy=privacy, context=context, reply=reply
@@ -105,8 +118,12 @@ async def ingest_text(
     privacy: PrivacyFilter | None = None,
     conflict_strategy: ConflictStrategy = "policy",
     require_approval: bool = True,
+    explicit: bool = False,
 ) -> list[IngestResult]:
     """Gate every candidate statement in `text` and write what deserves to be remembered.
+
+    `explicit` says the user asked for this to be remembered (the `remember` command): it is
+    kept unless unsafe or empty small talk.
 
     `context` is the turn being answered (usually the agent's last message): it lets the gate
     keep a terse answer such as "Max and Daisy." to "What are your dogs called?". `reply` is
@@ -118,7 +135,7 @@ async def ingest_text(
     results: list[IngestResult] = []
     exchange = (context, reply)
     for candidate in split_candidates(text):
-        decision = await _decide(candidate, role, gate_model, policy, privacy, exchange)
+        decision = await _decide(candidate, role, gate_model, policy, privacy, exchange, explicit)
         if not decision.keep or not consent:
             reason = decision.reason if decision.keep is False else "no consent to store memories"
             action = "dropped" if not decision.keep else "no_consent"

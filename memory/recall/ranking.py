@@ -15,6 +15,7 @@ from types import MappingProxyType
 import numpy as np
 import numpy.typing as npt
 
+from memory.recall.relevance import RelevanceFloor
 from memory.types import MemoryKind, ScoreBreakdown
 
 Array = npt.NDArray[np.float32]
@@ -76,6 +77,8 @@ class RankingWeights:
     """How many expansion terms pseudo-relevance feedback adds."""
     feedback_weight: float = 0.3
     """Weight of the expansion terms relative to the query's own terms."""
+    floor: RelevanceFloor = field(default_factory=RelevanceFloor)
+    """The absolute test a result must pass to count as relevant (to be injected)."""
 
     def half_life(self, kind: MemoryKind) -> float:
         """The half-life in days for `kind` (30 days when the mapping lacks it)."""
@@ -124,4 +127,9 @@ def top_k(
     for column in columns[2:]:
         total = total + column
     order = sorted(range(len(ids)), key=lambda i: (-total[i], ids[i]))[:k]
-    return [(ids[i], ScoreBreakdown(*(float(c[i]) for c in columns))) for i in order]
+    return [(ids[i], _breakdown([float(c[i]) for c in columns])) for i in order]
+
+
+def _breakdown(values: list[float]) -> ScoreBreakdown:
+    similarity, lexical, rec, importance, access, temporal = values
+    return ScoreBreakdown(similarity, lexical, rec, importance, access, temporal)

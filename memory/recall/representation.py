@@ -22,6 +22,10 @@ from memory.types import MemoryRecord, NewMemory
 # MiniLM truncates at 256 word pieces; the memory itself must come first so long context can
 # only cut context, never the memory.
 _MAX_CONTEXT_CHARS = 900
+# Chosen on bench/devsets (long assistant replies beside one-line facts): context up to the
+# memory's own length (at least 60 characters) against 2x/160 and none; see bench/README.md.
+_CONTEXT_PER_OWN = 1
+_MIN_CONTEXT_CHARS = 60
 
 
 def _labelled(content: str, speaker: str | None) -> str:
@@ -57,7 +61,10 @@ def embed_text(
     """The text a memory's vector is computed from: "speaker: content", then its context."""
     del occurred_at
     own = _labelled(content, speaker)
-    context = " ".join(context.split())[:_MAX_CONTEXT_CHARS]
+    # Context may not outweigh the memory: a one-line fact beside a 900-character assistant
+    # reply would otherwise be embedded as the reply.
+    budget = min(_MAX_CONTEXT_CHARS, max(_CONTEXT_PER_OWN * len(own), _MIN_CONTEXT_CHARS))
+    context = " ".join(context.split())[:budget]
     return f"{own}\n{context}" if context else own
 
 

@@ -90,11 +90,20 @@ class OnnxEmbedder:
         self._lock = threading.Lock()
 
     def embed(self, texts: list[str]) -> Vectors:
-        """Embed texts in batches of 64."""
+        """Embed texts in batches of 64, similar lengths together.
+
+        A batch is padded to its longest text, so one long assistant reply among short turns
+        made the whole batch pay for 256 tokens; sorting by length first measured 1.8x faster
+        on a LoCoMo conversation (5.1 -> 9.4 texts/s on the loaded 2-core machine).
+        """
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        parts = [self._embed_batch(texts[i : i + _BATCH]) for i in range(0, len(texts), _BATCH)]
-        return np.vstack(parts)
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        ranked = [texts[i] for i in order]
+        parts = [self._embed_batch(ranked[i : i + _BATCH]) for i in range(0, len(ranked), _BATCH)]
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        out[order] = np.vstack(parts)
+        return out
 
     def _embed_batch(self, texts: list[str]) -> Vectors:
         with self._lock:

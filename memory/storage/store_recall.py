@@ -60,10 +60,18 @@ class StoreRecall(StoreReads):
         kinds: Collection[MemoryKind] | None = None,
         now: datetime | None = None,
         record_access: bool = True,
+        relevant_only: bool = True,
     ) -> list[ScoredMemory]:
-        """Ranked memories of this user for `query`, each with its score breakdown."""
+        """Ranked memories of this user for `query`, each with its score breakdown.
+
+        Only memories that pass the absolute relevance floor (`weights.floor`) are returned,
+        so an unrelated query gets nothing; `relevant_only=False` returns the ranked top k with
+        each verdict (for `recall --explain`).
+        """
         entry = await self._entry(scope)
-        return await self._rank(entry, scope, query, k, weights, kinds, now, record_access)
+        return await self._rank(
+            entry, scope, query, k, weights, kinds, now, record_access, relevant_only
+        )
 
     async def recall_turn(
         self, scope: Scope, query: str, *, k: int, weights: RankingWeights, rules: int = 12
@@ -73,7 +81,7 @@ class StoreRecall(StoreReads):
         One freshness check serves all three (the version also keys the profile cache).
         """
         entry = await self._entry(scope)
-        hits = await self._rank(entry, scope, query, k, weights, None, None, True)
+        hits = await self._rank(entry, scope, query, k, weights, None, None, True, True)
         return TurnRecall(hits, _strongest_long_term(entry, rules), entry.version)
 
     async def _rank(
@@ -86,6 +94,7 @@ class StoreRecall(StoreReads):
         kinds: Collection[MemoryKind] | None,
         now: datetime | None,
         record_access: bool,
+        relevant_only: bool,
     ) -> list[ScoredMemory]:
         started = time.perf_counter()
         vector = (await self.embedder.aembed([query]))[0]
@@ -101,9 +110,12 @@ class StoreRecall(StoreReads):
             ScoredMemory(record=entry.records[mid], score=b.total, breakdown=b)
             for mid, b in hits
             if mid in entry.records
+            and (not relevant_only or b.relevance is None or b.relevance.passed)
         ]
-        if record_access and results:
-            self._spawn_access(scope, [r.record.id for r in results], query)
+        used = [r.record.id for r in results if r.breakdown.relevance is None
+                or r.breakdown.relevance.passed]  # fmt: skip
+        if record_access and used:
+            self._spawn_access(scope, used, query)
         RECALL_LATENCY.observe(time.perf_counter() - started)
         return results
 

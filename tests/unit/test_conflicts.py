@@ -5,6 +5,7 @@ Similarities come from the real all-MiniLM-L6-v2 embedder, as the storage layer 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -16,6 +17,7 @@ from memory.gating.conflicts import Candidate, Existing, Resolution, Strategy, r
 from memory.gating.gate import gate
 from memory.storage.embedding import Embedder, get_embedder
 from memory.types import Category, Origin
+from tests.support.ports import REPO_ROOT as REPO
 
 T0 = datetime(2025, 3, 1, tzinfo=UTC)
 PREF = Category.PREFERENCE
@@ -156,7 +158,9 @@ def test_polarity_flip_and_changed_numbers_are_contradictions(embedder: Embedder
 
 def test_exclusive_preference_for_a_value_of_the_same_type(embedder: Embedder) -> None:
     assert run(embedder, "I prefer tea.", ["I prefer coffee."]).action == "supersede"
-    assert run(embedder, "I like tea.", ["I like coffee."]).action == "insert"  # both can hold
+    # A liked value replaced by one of the same type is an update, marker or not.
+    assert run(embedder, "I like tea.", ["I like coffee."]).action == "supersede"
+    assert run(embedder, "I also like tea.", ["I like coffee."]).action != "supersede"
     assert run(embedder, "I prefer dark chocolate.", ["I prefer dark mode."]).action == "insert"
 
 
@@ -278,3 +282,39 @@ def test_paraphrases_through_the_gate_make_one_memory(embedder: Embedder) -> Non
         if result.action == "insert":
             store.append((decision.content, decision.category))
     assert [c for c, _ in store] == [PARAPHRASES[0]]
+
+
+def test_labelled_updates_and_compatible_pairs(embedder: Embedder) -> None:
+    from bench.conflict_detection import PAIRS, detect, scores
+
+    pairs = [json.loads(line) for line in (REPO / PAIRS).read_text("utf-8").splitlines() if line]
+    assert len(pairs) >= 60 and any("\u4e00" <= c <= "\u9fff" for p in pairs for c in p["new"])
+    found = detect(pairs, embedder.embed)
+    held = [i for i, p in enumerate(pairs) if p["split"] == "holdout"]
+    precision, recall = scores([pairs[i]["update"] for i in held], [found[i] for i in held])
+    assert precision >= 0.90 and recall >= 0.85, (precision, recall)
+
+
+@pytest.mark.parametrize(
+    ("new", "old"),
+    [
+        ("I love pizzas.", "I love pizza."),
+        ("I like dog.", "I like dogs."),
+        ("I prefer dark chocolate.", "I prefer dark mode."),
+        ("I prefer window seats on short flights.", "I prefer aisle seats on long flights."),
+    ],
+)
+def test_plurals_and_modifiers_are_not_updates(embedder: Embedder, new: str, old: str) -> None:
+    assert run(embedder, new, [old]).action != "supersede"
+
+
+@pytest.mark.parametrize(
+    ("new", "old"),
+    [
+        ("I prefer TypeScript for side projects.", "I prefer JavaScript for side projects."),
+        ("I like tea in the morning.", "I like coffee in the morning."),
+        ("I prefer window seats.", "I prefer aisle seats."),
+    ],
+)
+def test_one_value_replaced_is_an_update(embedder: Embedder, new: str, old: str) -> None:
+    assert run(embedder, new, [old]).action == "supersede"

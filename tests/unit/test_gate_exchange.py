@@ -7,7 +7,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 
 from agent.nodes.gate_and_store import _answers_around
 from agent.state import State
-from memory.gating.gate import gate, gate_with_model
+from memory.gating.gate import GatePolicy, gate, gate_with_model
 from memory.gating.gate_chatter import clause_kind
 from memory.gating.gate_text import took_interest
 from memory.types import Category
@@ -35,9 +35,11 @@ def test_interest_in_a_reply(reply: str | None, interested: bool) -> None:
 
 
 def test_a_reply_that_takes_interest_lifts_a_borderline_turn() -> None:
-    alone = gate(BORDERLINE)
-    asked = gate(BORDERLINE, reply="Oh nice! How long have you been doing it?")
-    stock = gate(BORDERLINE, reply="Noted. Anything else I can help with?")
+    # A bar just above the turn's own importance: the reply's interest must lift it over.
+    bar = GatePolicy(keep_threshold=gate(BORDERLINE).importance + 0.01)
+    alone = gate(BORDERLINE, policy=bar)
+    asked = gate(BORDERLINE, reply="Oh nice! How long have you been doing it?", policy=bar)
+    stock = gate(BORDERLINE, reply="Noted. Anything else I can help with?", policy=bar)
     assert not alone.keep
     assert asked.keep and asked.importance > alone.importance
     assert stock.importance == alone.importance

@@ -1,0 +1,65 @@
+"""The off-topic run: how often recall would inject something when nothing is relevant.
+
+Each conversation's questions are asked against a *different* conversation's memories (the
+next one, cyclically), and a fixed list of greetings and chit-chat is asked against every
+conversation. A query counts as injecting when any of its hits passes the relevance floor.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bench._locomo_backends import Backend
+from bench._locomo_data import Conversation
+from bench._locomo_memories import scope_for
+
+K = 10
+MAIN_CATEGORIES = (1, 2, 3, 4)
+
+CHITCHAT = (
+    "hi",
+    "Hello there!",
+    "hey, how are you?",
+    "Good morning :)",
+    "thanks!",
+    "Thank you so much, that's all for today.",
+    "ok",
+    "cool, sounds good",
+    "bye, see you later",
+    "haha nice",
+    "Great, thanks a lot!",
+    "lol",
+    "你好",
+    "谢谢！",
+    "好的，明白了",
+    "再见",
+)
+
+
+async def offtopic(backend: Backend, convs: list[Conversation]) -> dict[str, Any]:
+    """Injection rates for foreign questions and for chit-chat (backends must hold `convs`)."""
+    foreign = injected_foreign = 0
+    if len(convs) > 1:
+        for i, conv in enumerate(convs):
+            other = convs[(i + 1) % len(convs)]
+            for question in conv.questions:
+                if question.category not in MAIN_CATEGORIES:
+                    continue
+                hits = await backend.recall(
+                    scope_for(other), question.question, K, now=other.last_date
+                )
+                foreign += 1
+                injected_foreign += any(h.passed for h in hits)
+    chat = injected_chat = 0
+    for conv in convs:
+        for text in CHITCHAT:
+            hits = await backend.recall(scope_for(conv), text, K, now=conv.last_date)
+            chat += 1
+            injected_chat += any(h.passed for h in hits)
+    total = foreign + chat
+    return {
+        "offtopic_injection_rate": round((injected_foreign + injected_chat) / max(total, 1), 4),
+        "offtopic_questions_rate": round(injected_foreign / max(foreign, 1), 4),
+        "chitchat_injection_rate": round(injected_chat / max(chat, 1), 4),
+        "offtopic_queries": total,
+    }

@@ -1,0 +1,1 @@
+"""Development sets of our own (LoCoMo file format) for choosing recall signals and floors."""

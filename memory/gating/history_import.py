@@ -1,0 +1,349 @@
+"""Bulk import of past conversations: JSONL messages or a LoCoMo-style conversation file.
+
+Messages are read into a flat list, turned into memories (through the gate, or raw: one memory
+per message), and written with `MemoryStore.write_many` in batches, so the embedder sees a batch
+at a time and Postgres one transaction per batch. Secrets are redacted in both modes, and a
+message holding a high-risk secret is never stored.
+
+Resuming: every memory carries `provenance.import = {"source": <file digest>, "index": <message
+number>}`. A batch is one transaction, and batches are written in order, so the highest index
+stored for this file is where the previous run got to; a rerun skips every message up to it.
+The messages after it that the gate dropped are simply gated (and dropped) again.
+Bulk import skips the per-message near-duplicate and conflict checks of the chat path (they
+cost a search per message); `memory-agent consolidate` merges near-duplicates afterwards.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from memory.gating.gate import GatePolicy, Role, gate
+from memory.gating.ingest import to_new_memory
+from memory.gating.privacy import PrivacyFilter
+from memory.storage.store import MemoryStore
+from memory.types import Category, MemoryKind, NewMemory, Scope, Source
+
+Format = Literal["auto", "jsonl", "locomo"]
+# Turns on each side that form a memory's context, as the agent's own ingest does.
+CONTEXT_TURNS = 1
+MAX_FILE_BYTES = 512 * 1024 * 1024
+_ROLES: frozenset[str] = frozenset({"user", "assistant", "tool", "system"})
+_DATE_FORMATS = ("%I:%M %p on %d %B, %Y", "%I:%M %p on %d %b, %Y", "%d %B, %Y", "%Y-%m-%d")
+
+
+class ImportFileError(ValueError):
+    """The file cannot be imported (unreadable, wrong format); nothing was written."""
+
+
+@dataclass(slots=True)
+class Message:
+    """One message of the history, in file order."""
+
+    index: int
+    role: Role
+    text: str
+    speaker: str | None = None
+    session: str | None = None
+    occurred_at: datetime | None = None
+    dia_id: str | None = None
+
+
+@dataclass(slots=True)
+class ImportReport:
+    """What an import did."""
+
+    source: str
+    messages: int = 0
+    skipped_done: int = 0  # already imported by an earlier, interrupted run
+    stored: int = 0
+    dropped: int = 0
+    seconds: float = 0.0
+    reasons: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def per_second(self) -> float:
+        """Memories stored per second of import."""
+        return self.stored / self.seconds if self.seconds else 0.0
+
+
+def file_digest(path: Path) -> str:
+    """A short content digest: the resume key (a renamed file resumes; an edited one restarts)."""
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()[:24]
+
+
+def read_messages(path: Path, fmt: Format = "auto") -> list[Message]:
+    """The file's messages in order; raises ImportFileError with a clear reason."""
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise ImportFileError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    if size > MAX_FILE_BYTES:
+        raise ImportFileError(f"{path} is {size:,} bytes; the limit is {MAX_FILE_BYTES:,}")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ImportFileError(f"cannot read {path} as UTF-8 text: {exc}") from exc
+    if fmt == "auto":
+        fmt = "locomo" if text.lstrip().startswith("[") or path.suffix == ".json" else "jsonl"
+    return _locomo(text, path) if fmt == "locomo" else _jsonl(text, path)
+
+
+def _parse_time(value: object) -> datetime | None:
+    if not isinstance(value, str | int | float) or isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        try:
+            return datetime.fromtimestamp(float(value), tz=UTC)
+        except (OverflowError, OSError, ValueError):
+            return None
+    cleaned = " ".join(value.replace("\u202f", " ").split())
+    try:
+        parsed = datetime.fromisoformat(cleaned.replace("Z", "+00:00"))
+        return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+    except ValueError:
+        pass
+    for layout in _DATE_FORMATS:
+        try:
+            return datetime.strptime(cleaned, layout).replace(tzinfo=UTC)
+        except ValueError:
+            continue
+    return None
+
+
+def _jsonl(text: str, path: Path) -> list[Message]:
+    out: list[Message] = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            raw = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ImportFileError(f"{path}:{number}: not JSON ({exc.msg})") from exc
+        if not isinstance(raw, dict):
+            raise ImportFileError(f"{path}:{number}: expected an object per line")
+        content = raw.get("content", raw.get("text"))
+        if not isinstance(content, str):
+            raise ImportFileError(f"{path}:{number}: no text in 'content' (or 'text')")
+        role = str(raw.get("role") or "user").lower()
+        if role not in _ROLES:
+            # Client-supplied roles are not trusted: anything unknown is read as the user's
+            # words, never as system text.
+            role = "user"
+        session = raw.get("thread_id", raw.get("session"))
+        out.append(
+            Message(
+                index=len(out),
+                role=role,  # type: ignore[arg-type]
+                text=content,
+                speaker=str(raw["speaker"]) if raw.get("speaker") else None,
+                session=str(session) if session is not None else None,
+                occurred_at=_parse_time(raw.get("timestamp", raw.get("created_at"))),
+            )
+        )
+    return out
+
+
+def _locomo(text: str, path: Path) -> list[Message]:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ImportFileError(f"{path}: not JSON ({exc.msg})") from exc
+    samples = data if isinstance(data, list) else [data]
+    out: list[Message] = []
+    for number, sample in enumerate(samples):
+        conv = sample.get("conversation") if isinstance(sample, dict) else None
+        if not isinstance(conv, dict):
+            raise ImportFileError(f"{path}: sample {number} has no 'conversation' object")
+        sample_id = str(sample.get("sample_id") or number)
+        numbers = (str(k).removeprefix("session_") for k in conv if str(k).startswith("session_"))
+        keys = [f"session_{n}" for n in numbers if n.isascii() and n.isdigit()]
+        previous: datetime | None = None
+        for key in sorted(keys, key=lambda k: int(k.removeprefix("session_"))):
+            turns = conv[key]
+            date = _parse_time(conv.get(f"{key}_date_time")) or previous
+            previous = date
+            for raw in turns if isinstance(turns, list) else []:
+                if not isinstance(raw, dict) or not isinstance(raw.get("text"), str):
+                    continue
+                caption = raw.get("blip_caption")
+                body = " ".join(raw["text"].split())
+                speaker = str(raw.get("speaker") or "") or None
+                out.append(
+                    Message(
+                        index=len(out),
+                        role="assistant" if speaker == "assistant" else "user",
+                        text=f"{body} [image: {caption}]" if caption else body,
+                        speaker=speaker,
+                        session=f"{sample_id}:{key.removeprefix('session_')}",
+                        occurred_at=date,
+                        dia_id=str(raw["dia_id"]) if raw.get("dia_id") else None,
+                    )
+                )
+    return out
+
+
+def _context(messages: list[Message], i: int) -> str:
+    lo, hi = max(0, i - CONTEXT_TURNS), min(len(messages), i + CONTEXT_TURNS + 1)
+    here = messages[i].session
+    return "\n".join(
+        f"{m.speaker or m.role}: {m.text}"
+        for m in messages[lo:hi]
+        if m is not messages[i] and m.session == here
+    )
+
+
+def _neighbour(messages: list[Message], i: int, step: int) -> str | None:
+    j = i + step
+    if 0 <= j < len(messages) and messages[j].session == messages[i].session:
+        return messages[j].text
+    return None
+
+
+def to_memory(
+    messages: list[Message],
+    i: int,
+    *,
+    source: str,
+    gated: bool,
+    policy: GatePolicy,
+    privacy: PrivacyFilter,
+) -> tuple[NewMemory | None, str]:
+    """The memory for message i (None when it is not stored) and the reason."""
+    message = messages[i]
+    provenance: dict[str, Any] = {"import": {"source": source, "index": message.index}}
+    if message.speaker:
+        provenance["speaker"] = message.speaker
+    if message.session:
+        provenance["session"] = message.session
+    if message.dia_id:
+        provenance["dia_ids"] = [message.dia_id]
+    if not message.text.strip():
+        return None, "empty message"
+    if gated:
+        decision = gate(
+            message.text,
+            role=message.role,
+            policy=policy,
+            privacy=privacy,
+            context=_neighbour(messages, i, -1),
+            reply=_neighbour(messages, i, 1),
+        )
+        if not decision.keep:
+            return None, decision.reason.split(" (")[0]
+        item = to_new_memory(
+            decision,
+            source=Source.CHAT,
+            provenance=provenance,
+            occurred_at=message.occurred_at,
+            require_approval=False,
+        )
+    else:
+        redaction = privacy.redact(message.text)
+        if redaction.high_risk:
+            return None, "high-risk secret"
+        item = NewMemory(
+            content=redaction.text.strip(),
+            kind=MemoryKind.EPISODIC,
+            source=Source.TOOL if message.role == "tool" else Source.CHAT,
+            category=Category.FACT,
+            importance=0.5,
+            ttl_days=None,
+            occurred_at=message.occurred_at,
+            provenance={**provenance, "trust": "low" if message.role == "tool" else "normal"},
+            tags=["pii-redacted"] if redaction.kinds else [],
+        )
+    item.context = privacy.clean(_context(messages, i))
+    return item, "stored"
+
+
+async def imported_up_to(store: MemoryStore, scope: Scope, source: str) -> int:
+    """The highest message index of `source` already stored for this user (-1 for none)."""
+    async with store.pool.acquire() as conn:
+        value = await conn.fetchval(
+            "SELECT max((provenance->'import'->>'index')::int) FROM memories"
+            " WHERE tenant_id = $1 AND user_id = $2 AND provenance->'import'->>'source' = $3",
+            scope.tenant_id,
+            scope.user_id,
+            source,
+        )
+    return -1 if value is None else int(value)
+
+
+def _batches(items: list[int], size: int) -> Iterator[list[int]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+async def import_messages(
+    store: MemoryStore,
+    scope: Scope,
+    messages: list[Message],
+    *,
+    source: str,
+    gated: bool = True,
+    batch_size: int = 256,
+    policy: GatePolicy | None = None,
+    privacy: PrivacyFilter | None = None,
+    progress: Callable[[int], object] | None = None,
+) -> ImportReport:
+    """Import `messages` for one user, resuming after what an earlier run stored."""
+    started = time.perf_counter()
+    policy, privacy = policy or GatePolicy(), privacy or PrivacyFilter()
+    report = ImportReport(source=source, messages=len(messages))
+    done = await imported_up_to(store, scope, source)
+    todo = [i for i, m in enumerate(messages) if m.index > done]
+    report.skipped_done = len(messages) - len(todo)
+    if progress and report.skipped_done:
+        progress(report.skipped_done)
+    for batch in _batches(todo, max(1, batch_size)):
+        items = []
+        for i in batch:
+            item, reason = to_memory(
+                messages, i, source=source, gated=gated, policy=policy, privacy=privacy
+            )
+            report.reasons[reason] = report.reasons.get(reason, 0) + 1
+            if item is None:
+                report.dropped += 1
+            else:
+                items.append(item)
+        if items:
+            await store.write_many(scope, items, reason="import")
+            report.stored += len(items)
+        if progress:
+            progress(len(batch))
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+async def import_file(
+    store: MemoryStore,
+    scope: Scope,
+    path: Path,
+    *,
+    fmt: Format = "auto",
+    gated: bool = True,
+    batch_size: int = 256,
+    progress: Callable[[int], object] | None = None,
+) -> ImportReport:
+    """Read `path` and import it (see `import_messages`)."""
+    messages = read_messages(path, fmt)
+    return await import_messages(
+        store,
+        scope,
+        messages,
+        source=file_digest(path),
+        gated=gated,
+        batch_size=batch_size,
+        progress=progress,
+    )

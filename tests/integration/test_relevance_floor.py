@@ -1,0 +1,88 @@
+"""The relevance floor on the real store: unrelated queries get nothing, related ones a memory."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from memory.recall.ranking import RankingWeights
+from memory.recall.relevance import RelevanceFloor
+from memory.storage.store import MemoryStore, open_store
+from memory.types import NewMemory, Scope
+from tests.support.memory_stores import store_settings, truncate
+
+SMALL = Scope("acme", "small-user")
+MEMORIES = [
+    "I prefer tabs for indentation in my own repositories.",
+    "My sister's wedding is in Lisbon next June.",
+    "I have a peanut allergy.",
+]
+UNRELATED = [
+    "What is the capital of Australia?",
+    "How do I reverse a linked list?",
+    "Who won the 1998 World Cup?",
+    "Explain how photosynthesis works.",
+    "What's the weather like on Mars?",
+    "hi",
+    "thanks!",
+    "ok, bye",
+    "你好",
+]
+RELATED = [
+    ("Do I have any food allergies?", 2),
+    ("Where is my sister getting married?", 1),
+    ("tabs or spaces for my code?", 0),
+]
+
+
+@pytest.fixture
+async def store(
+    pg_db_url: str, tmp_data_dir: Path, embedding_model_dir: Path
+) -> AsyncIterator[MemoryStore]:
+    async with open_store(store_settings(pg_db_url, tmp_data_dir, embedding_model_dir)) as s:
+        await truncate(s)
+        await s.write_many(SMALL, [NewMemory(content=m) for m in MEMORIES])
+        yield s
+
+
+@pytest.mark.parametrize("query", UNRELATED)
+async def test_an_unrelated_query_returns_nothing(store: MemoryStore, query: str) -> None:
+    assert await store.recall(SMALL, query, k=5) == []
+    turn = await store.recall_turn(SMALL, query, k=5, weights=RankingWeights())
+    assert turn.hits == []
+
+
+@pytest.mark.parametrize(("query", "which"), RELATED)
+async def test_a_related_query_returns_the_memory(
+    store: MemoryStore, query: str, which: int
+) -> None:
+    hits = await store.recall(SMALL, query, k=5)
+    assert hits, query
+    assert hits[0].record.content == MEMORIES[which]
+    assert all(h.breakdown.relevance and h.breakdown.relevance.passed for h in hits)
+
+
+async def test_explain_mode_returns_failing_items_with_reasons(store: MemoryStore) -> None:
+    hits = await store.recall(SMALL, "What is the capital of Australia?", k=5, relevant_only=False)
+    assert len(hits) == 3
+    for hit in hits:
+        verdict = hit.breakdown.relevance
+        assert verdict is not None and not verdict.passed
+        assert "cosine" in verdict.reason
+
+
+async def test_a_single_memory_user_is_judged_too(store: MemoryStore) -> None:
+    one = Scope("acme", "one-memory")
+    await store.write_many(one, [NewMemory(content="I have a peanut allergy.")])
+    assert await store.recall(one, "What is the capital of Australia?", k=5) == []
+    assert await store.recall(one, "Do I have any food allergies?", k=5)
+
+
+async def test_the_floor_is_configurable(store: MemoryStore) -> None:
+    lenient = RankingWeights(floor=RelevanceFloor(cosine=-1.0))
+    hits = await store.recall(SMALL, "What is the capital of Australia?", k=5, weights=lenient)
+    assert len(hits) == 3
+    with pytest.raises(ValueError, match="finite"):
+        RelevanceFloor(cosine=float("nan"))
