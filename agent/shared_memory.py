@@ -23,6 +23,8 @@ from agent.context import Context
 from memory.gating.ingest import IngestResult
 from memory.sharing.bus import AgentBus
 from memory.sharing.bus_types import SHARED_USER
+from memory.storage.deletion_outbox import owner_digest
+from memory.storage.forget import DERIVED_FROM
 from memory.storage.store import MemoryStore
 from memory.types import Scope
 from memory.working.prompt_sections import EvidenceItem
@@ -68,7 +70,11 @@ async def publish_learned(
                 scope.tenant_id,
                 agent,
                 "knowledge_learned",
-                {"content": result.decision.content, "category": result.decision.category.value},
+                {
+                    "content": result.decision.content,
+                    "category": result.decision.category.value,
+                    DERIVED_FROM: owner_digest(scope),  # forgetting the user deletes the copy
+                },
             )
             if event.memory_id:
                 published.append(event.memory_id)

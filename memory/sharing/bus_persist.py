@@ -19,6 +19,7 @@ from memory.gating.gate import GatePolicy, gate, is_instruction_like
 from memory.gating.ingest_apply import ConflictStrategy
 from memory.gating.privacy import PrivacyFilter
 from memory.sharing.bus_types import SHARED_USER
+from memory.storage.forget import DERIVED_FROM
 from memory.storage.store import MemoryStore
 from memory.types import Category, MemoryKind, NewMemory, Origin, Scope, Source
 
@@ -67,7 +68,13 @@ def _new_memory(
         ttl_days=policy.low_trust_ttl_days,
         context=f"{event_type} published by agent {agent_id}",
         outcome=outcome if isinstance(outcome, str) else "",
-        provenance={"agent_id": agent_id, "event_type": event_type, "trust": "low"},
+        provenance={
+            "agent_id": agent_id,
+            "event_type": event_type,
+            "trust": "low",
+            # A copy of a user's memory names its source only by digest, for forget to find.
+            **({DERIVED_FROM: source} if isinstance(source := data.get(DERIVED_FROM), str) else {}),
+        },
         tags=[f"agent:{agent_id}", event_type],
     )
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from memory.storage.deletion_outbox import CHROMA_TARGETS, enqueue, pending_targets
+from memory.storage.deletion_outbox import CHROMA_TARGETS, enqueue, owner_digest, pending_targets
 from memory.storage.store import MemoryStore
 from memory.storage.vector import VectorIndexError
 from memory.storage.vector_log import purge_log
@@ -33,6 +33,10 @@ log = logging.getLogger(__name__)
 _SCOPED_ORDER = ("memory_events", "memory_versions", "memory_images", "memories",
                  "user_settings", "user_threads", "scope_versions")  # fmt: skip
 CHECKPOINT_TABLES = ("checkpoint_writes", "checkpoint_blobs", "checkpoints")
+DERIVED_FROM = "source_owner"
+"""Provenance (and event data) key of a copy kept in another scope of the tenant (the agents'
+shared memory): the `owner_digest` of the user it came from, so forgetting that user finds it
+without the copy naming the user."""
 
 
 OUT_OF_REACH = (
@@ -173,6 +177,35 @@ async def _vacuum(store: MemoryStore, tables: Iterable[str]) -> list[str]:
     return done
 
 
+async def _forget_derived(store: MemoryStore, scope: Scope, receipt: Receipt) -> None:
+    """Delete what other scopes of the tenant keep of this user (shared agent knowledge)."""
+    digest = owner_digest(scope)
+    async with store.pool.acquire() as conn:
+        rows = await conn.fetch(
+            "SELECT user_id, id FROM memories WHERE tenant_id = $1 AND user_id <> $2"
+            " AND provenance->>$3 = $4",
+            scope.tenant_id,
+            scope.user_id,
+            DERIVED_FROM,
+            digest,
+        )
+        status = await conn.execute(
+            "DELETE FROM agent_events WHERE tenant_id = $1"
+            " AND (data->>$2 = $3 OR memory_id = ANY($4::text[]))",
+            scope.tenant_id,
+            DERIVED_FROM,
+            digest,
+            [r["id"] for r in rows],
+        )
+    receipt.counts["derived.agent_events"] = _count(status)
+    removed = 0
+    for row in rows:
+        owner = Scope(scope.tenant_id, row["user_id"])
+        done = await store.delete(owner, row["id"], reason="its source user was forgotten")
+        removed += done["memories"]
+    receipt.counts["derived.memories"] = removed
+
+
 async def forget_user(
     store: MemoryStore, scope: Scope, *, extra_threads: Iterable[str] = ()
 ) -> Receipt:
@@ -184,6 +217,9 @@ async def forget_user(
     """
     receipt = Receipt(scope.tenant_id, scope.user_id)
     await store.drain()  # access statistics still in flight would re-create audit rows
+    # Copies first: if this process dies in between, the user is still there and forgetting
+    # again finishes the job; the other order would orphan copies nothing points back to.
+    await _forget_derived(store, scope, receipt)
     async with store.pool.acquire() as conn, conn.transaction():
         recorded = await conn.fetch(
             "SELECT thread_id FROM user_threads WHERE tenant_id = $1 AND user_id = $2",
@@ -207,7 +243,8 @@ async def forget_user(
         await enqueue(conn, "chroma_scope", [""], scope)
         await enqueue(conn, "server_thread", threads, scope)
     store.cache.invalidate(scope)
-    receipt.vacuumed = await _vacuum(store, [k.split(".", 1)[1] for k in receipt.counts])
+    tables = dict.fromkeys(k.split(".", 1)[1] for k in receipt.counts)  # each once, in order
+    receipt.vacuumed = await _vacuum(store, tables)
     try:
         receipt.counts["chroma"] = await store.index.delete_scope(scope)
     except VectorIndexError as exc:
@@ -235,4 +272,11 @@ async def forget_user(
     return receipt
 
 
-__all__ = ["ForgetIncompleteError", "Receipt", "forget_user", "scoped_tables", "user_thread_ids"]
+__all__ = [
+    "DERIVED_FROM",
+    "ForgetIncompleteError",
+    "Receipt",
+    "forget_user",
+    "scoped_tables",
+    "user_thread_ids",
+]

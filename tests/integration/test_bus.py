@@ -208,3 +208,47 @@ async def test_bad_input_is_refused(buses: list[AgentBus]) -> None:
     with pytest.raises(BusInputError):
         await bus.publish("acme", "a", "note", {"when": object()})
     assert await bus.read_after("acme", "nobody", 0) == []
+
+
+async def test_forgetting_a_user_deletes_what_agents_shared_of_them(
+    buses: list[AgentBus],
+) -> None:
+    from memory.storage.deletion_outbox import owner_digest
+    from memory.storage.forget import DERIVED_FROM, forget_user
+
+    bus = buses[0]
+    store = bus.store
+    shared = Scope("acme", SHARED_USER)
+    bob = Scope("acme", "bob")
+    # What an agent learned from Alice (tagged with her digest) and from Bob, and what it
+    # learned on its own: only Alice's copy and its log entry may go when she is forgotten.
+    alice_copy = await bus.publish(
+        "acme", "researcher", "knowledge_learned",
+        {"content": "Quillfeather ships on Fridays.", DERIVED_FROM: owner_digest(ALICE)},
+    )  # fmt: skip
+    bob_copy = await bus.publish(
+        "acme", "researcher", "knowledge_learned",
+        {"content": "The Ravenmoor service runs on ARM hosts.", DERIVED_FROM: owner_digest(bob)},
+    )  # fmt: skip
+    own = await bus.publish(
+        "acme", "researcher", "knowledge_learned", {"content": "The staging cluster has 3 nodes."}
+    )
+    assert alice_copy.memory_id and bob_copy.memory_id and own.memory_id
+    record = await store.get(shared, alice_copy.memory_id)
+    assert record is not None
+    assert record.provenance[DERIVED_FROM] == owner_digest(ALICE)
+    assert "alice" not in json.dumps(record.provenance)  # the copy names no user
+
+    receipt = await forget_user(store, ALICE)
+
+    assert receipt.counts["derived.memories"] == 1
+    assert receipt.counts["derived.agent_events"] == 1
+    assert await store.get(shared, alice_copy.memory_id) is None
+    assert await store.get(shared, bob_copy.memory_id) is not None
+    assert await store.get(shared, own.memory_id) is not None
+    async with store.pool.acquire() as conn:
+        log_text = await conn.fetchval("SELECT string_agg(data::text, ' ') FROM agent_events")
+    assert "Quillfeather" not in log_text
+    assert "Ravenmoor" in log_text and "staging cluster" in log_text
+    hits = await store.recall(shared, "Quillfeather project release day", k=5)
+    assert all("Quillfeather" not in h.record.content for h in hits)
