@@ -61,7 +61,7 @@ def _json(data: Any, status_code: int = 200) -> JSONResponse:
 
 
 async def edit(request: Request) -> JSONResponse:
-    """`{"content": text}`: new text through the gate and conflict policy, as a new version."""
+    """Edit a memory's text (JSON body with a content field) through the gate and conflicts."""
     scope = caller_scope(request)
     memory_id = path_id(request)
     content = (await json_body(request)).get("content")
