@@ -14,7 +14,9 @@ from memory.recall.ranking import RankingWeights
 from memory.recall.relevance import RelevanceFloor
 from prompts.agent import DEFAULT_SYSTEM_RULES
 
-SharedCategory = Literal["preference", "constraint", "decision", "failure_lesson", "fact"]
+SharedCategory = Literal[
+    "preference", "constraint", "decision", "failure_lesson", "fact", "completed_task"
+]
 
 
 def _env_model() -> str:
@@ -154,7 +156,8 @@ class Context:
         metadata=_describe(
             "The explicit rule for sharing: categories of what this agent learns from a user "
             "(e.g. failure_lesson, fact) that it publishes to the tenant's shared memory as "
-            "low-trust knowledge. Empty (the default): nothing of a user's memory is shared."
+            "low-trust knowledge; completed_task also publishes each task the agent finishes "
+            "(its goal and outcome). Empty (the default): nothing of a user's memory is shared."
         ),
     )
     recall_shared_k: int = field(

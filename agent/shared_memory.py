@@ -3,7 +3,8 @@
 Publishing: after a turn, what the gate kept from the user is published to the tenant's shared
 memory only under an explicit rule, the run context's `share_categories` (empty by default, so a
 user's private memory never flows there on its own). Each such memory goes out on the agent bus
-as `knowledge_learned`, which stores it in the tenant's shared scope governed like any write:
+as `knowledge_learned` (a task the agent marked finished, under `completed_task`, as
+`task_completed`), which stores it in the tenant's shared scope governed like any write:
 redacted again, refused when it carries secrets or instructions, low trust (importance capped,
 short TTL, never an explicit preference) and conflict-resolved against what other agents shared.
 
@@ -81,6 +82,31 @@ async def publish_learned(
     finally:
         await bus.close()
     return published
+
+
+async def publish_completed(
+    store: MemoryStore,
+    scope: Scope,
+    ctx: Context,
+    config: RunnableConfig | None,
+    goal: str | None,
+    outcome: str,
+) -> str | None:
+    """Publish a task the agent finished, under the `completed_task` rule; the memory id."""
+    if "completed_task" not in ctx.share_categories:
+        return None
+    content = f"Completed task: {goal or 'unnamed task'}. Outcome: {outcome}"
+    bus = AgentBus(store)
+    try:
+        event = await bus.publish(
+            scope.tenant_id,
+            agent_name(ctx, config),
+            "task_completed",
+            {"content": content, "outcome": outcome, DERIVED_FROM: owner_digest(scope)},
+        )
+    finally:
+        await bus.close()
+    return event.memory_id
 
 
 async def recall_shared(store: MemoryStore, scope: Scope, query: str, k: int) -> list[EvidenceItem]:

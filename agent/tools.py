@@ -19,9 +19,10 @@ from langgraph.types import Command
 
 from agent.context import Context
 from memory.working.scratchpad_tools import make_scratchpad_tools
+from memory.working.task_tools import finish_task
 from memory.working.tool_output import truncate_tool_output
 
-TOOLS: list[BaseTool] = [*make_scratchpad_tools()]
+TOOLS: list[BaseTool] = [*make_scratchpad_tools(), finish_task]
 """Every tool the model may call. Add yours here."""
 
 

@@ -19,8 +19,9 @@ from agent.context import Context
 from agent.identity import resolve_scope
 from agent.images import scrub_originals, store_images
 from agent.model import is_memory_only, load_chat_model
+from agent.nodes.respond import this_turn
 from agent.resources import get_store
-from agent.shared_memory import publish_learned
+from agent.shared_memory import publish_completed, publish_learned
 from agent.state import GateRecord, State
 from memory.gating.ingest import IngestResult, ingest_text
 from memory.multimodal import text_parts
@@ -29,6 +30,7 @@ from memory.storage.store import MemoryStore
 from memory.types import Scope, Source, Status
 from memory.working.summarize import refresh_summary
 from memory.working.task_state import new_task_state, record_outcome
+from memory.working.task_tools import finished_outcome
 from memory.working.turns import start_of_last_turns, summary_matches
 
 log = logging.getLogger(__name__)
@@ -199,6 +201,14 @@ async def gate_and_store(state: State, runtime: Runtime[Context]) -> dict[str, A
     task = state.get("task") or new_task_state()
     ok = isinstance(last, AIMessage) and bool(str(last.content).strip())
     task = record_outcome(task, action="respond", ok=ok, error=None if ok else "empty answer")
+    finished = finished_outcome(this_turn(list(state["messages"])))
+    if finished is not None:
+        # The model called finish_task: the task is done, the next turn starts a fresh one.
+        store = await get_store(config)
+        await publish_completed(
+            store, resolve_scope(ctx, config), ctx, config, task.get("goal"), finished
+        )
+        task = new_task_state()
     approvals = [
         {"id": r.memory_id, "content": r.decision.content, "reason": r.reason}
         for r in results

@@ -191,3 +191,43 @@ async def test_high_risk_memory_waits_for_approval(
         await graph.ainvoke(Command(resume="approve"), config, context=ctx)
     row = await store.get(Scope("acme", "gina"), pending[0]["id"])
     assert row is not None and row.status is Status.ACTIVE
+
+
+@pytest.mark.parametrize("shared", [True, False])
+async def test_finished_task_resets_task_state_and_is_shared_only_by_rule(
+    store: MemoryStore, model: StubLLM, shared: bool
+) -> None:
+    from memory.sharing.bus_types import SHARED_USER
+    from memory.storage.deletion_outbox import owner_digest
+    from memory.storage.forget import DERIVED_FROM
+    from memory.working.task_tools import FINISH_TOOL
+
+    async with open_checkpointer(max_size=2) as saver:
+        graph = build_graph().compile(checkpointer=saver)
+        ctx = Context(
+            model="openai:stub",
+            user_id="alice",
+            tenant_id="acme",
+            agent_id="migrator",
+            share_categories=["completed_task"] if shared else [],
+        )
+        thread = str(uuid.uuid4())
+        first = await _turn(
+            graph, store, thread, ctx, "Please migrate the billing service to Postgres 16."
+        )
+        assert first["task"]["goal"]  # the instruction set the task's goal
+        finish = {"name": FINISH_TOOL, "arguments": {"outcome": "Billing runs on PG 16"}}
+        model.script({"tool_calls": [finish]}, "Done: billing now runs on Postgres 16.")
+        second = await _turn(graph, store, thread, ctx, "Great, is it finished?")
+    assert second["task"]["goal"] is None  # the task ended; the next one starts afresh
+    hits = await store.recall(Scope("acme", SHARED_USER), "billing Postgres migration", k=5)
+    completed = [h.record for h in hits if h.record.content.startswith("Completed task:")]
+    if not shared:
+        assert completed == []
+        return
+    assert len(completed) == 1
+    record = completed[0]
+    assert "billing" in record.content.lower() and "PG 16" in record.content
+    assert record.provenance["agent_id"] == "migrator"
+    assert record.provenance["trust"] == "low"
+    assert record.provenance[DERIVED_FROM] == owner_digest(Scope("acme", "alice"))
