@@ -47,6 +47,9 @@ class Settings:
     embedding_model_dir: Path = field(default_factory=_default_model_dir)
     chroma_prefix: str = "lma"
     default_tenant: str = "default"
+    # Protects the server, so it is the operator's setting, never a run's: 64,000 characters is
+    # ~16k tokens of English, beyond which an input is a document rather than a turn.
+    max_input_chars: int = 64_000
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -60,4 +63,18 @@ class Settings:
             embedding_model_dir=Path(_env("MEMORY_EMBEDDING_MODEL_DIR") or _default_model_dir()),
             chroma_prefix=_env("MEMORY_CHROMA_PREFIX") or "lma",
             default_tenant=_env("MEMORY_DEFAULT_TENANT") or "default",
+            max_input_chars=_positive_int("MEMORY_MAX_INPUT_CHARS", 64_000),
         )
+
+
+def _positive_int(name: str, default: int) -> int:
+    raw = _env(name)
+    if raw is None:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ValueError(f"{name} must be a positive integer, got {raw[:40]!r}") from None
+    if value <= 0:
+        raise ValueError(f"{name} must be a positive integer, got {value}")
+    return value
