@@ -59,8 +59,9 @@ def cn_id_ok(value: str) -> bool:
 
 
 def iban_ok(value: str) -> bool:
-    """True for an IBAN (ISO 13616) whose mod-97 check digits are right: 1 in 97 random
-    strings of the shape pass, so the shape alone is never enough.
+    """True for an IBAN (ISO 13616) whose mod-97 check digits are right.
+
+    1 in 97 random strings of the shape pass, so the shape alone is never enough.
     """
     compact = "".join(value.split()).upper()
     if not 15 <= len(compact) <= 34 or not compact[:2].isalpha() or not compact[2:4].isdigit():
@@ -213,7 +214,8 @@ RULES: tuple[Rule, ...] = (
         # Compact or in groups of four, upper case as printed; a free run of letters would
         # swallow the words after the number ("NL91ABNA0417164300 for the salary").
         re.compile(
-            r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?(?![A-Za-z0-9])"
+            r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?"
+            r"(?![A-Za-z0-9])"
         ),
         0,
         iban_ok,
