@@ -12,6 +12,7 @@ from agent.identity import resolve_scope
 from agent.nodes.perceive import latest_human
 from agent.resources import get_store
 from agent.state import State
+from memory.gating.gate import is_instruction_like
 from memory.longterm.profile import load_profile, profile_rules
 from memory.types import MemoryKind, MemoryRecord, ScoredMemory
 from memory.working.prompt_sections import EvidenceItem, PrefItem
@@ -42,6 +43,16 @@ def _evidence(hit: ScoredMemory) -> EvidenceItem:
     return _as_item(hit.record, hit.score)
 
 
+def _followable(rec: MemoryRecord) -> bool:
+    """A memory the prompt may present as a rule: normal trust and not an attempt to steer.
+
+    The gate already keeps such text out of rules; this also covers rows written before that
+    check or by another path (an import, a direct write), so a stored poisoning attempt is
+    never put under the preferences the model is told to follow.
+    """
+    return rec.provenance.get("trust", "normal") != "low" and not is_instruction_like(rec.content)
+
+
 def _preference(rec: MemoryRecord) -> PrefItem:
     return PrefItem(key=rec.category.value, value=rec.content, confidence=rec.confidence)
 
@@ -54,7 +65,7 @@ async def recall(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     store = await get_store(config)
     query = _query(state)
     found = await store.recall_turn(scope, query, k=ctx.recall_k, weights=ctx.ranking())
-    hits, long_term = found.hits, found.rules
+    hits, long_term = found.hits, [r for r in found.rules if _followable(r)]
     profile = await load_profile(store, scope, version=found.version)
     # The structured profile states its source memories as rules; the rest follow as they are.
     sources = {f.memory_id for f in profile.fields.values()}
@@ -66,5 +77,10 @@ async def recall(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     return {
         "preferences": rules + [_preference(r) for r in long_term if r.id not in sources],
         "rules_recalled": [_as_item(r) for r in long_term],
-        "evidence": [_evidence(h) for h in hits if h.record.id not in rule_ids],
+        # Flagged text is not evidence either: it would reach the model verbatim.
+        "evidence": [
+            _evidence(h)
+            for h in hits
+            if h.record.id not in rule_ids and not is_instruction_like(h.record.content)
+        ],
     }
