@@ -204,7 +204,8 @@ AUTHORITY = _rx(
     r"我(?:有|拥有|获得了?)(?:管理员|最高|特殊|root|全部)(?:的)?权限",
 )
 FRAMING = _rx(
-    r"^\s*(?:\[|<|\{|\(|#+\s*|\*\*)?\s*(?:tool(?:\s+|_)(?:output|result|response|message)|tool|"
+    # Possessive leads: `^\s*(...)?\s*` would split one run of blanks every possible way.
+    r"^[ \t]*+(?:\[|<|\{|\(|#+|\*\*)?[ \t]*+(?:tool(?:\s+|_)(?:output|result|response|message)|tool|"
     r"function(?:\s+|_)(?:output|result|call|response)|system|system (?:message|prompt|notice|"
     r"note|alert|instruction|update|override)|assistant|developer|observation|api response|"
     r"server response|admin|root|operator)\s*(?:\]|>|\}|\)|\*\*)?\s*[:：>]",
@@ -214,7 +215,7 @@ FRAMING = _rx(
     r"[\"'](?:policy|policies|instructions?|system_prompt|system|directive|rules?|override|"
     r"command|admin_note|assistant_rules)[\"']\s*:",
     r"\bbegin (?:system|hidden|new) (?:prompt|instructions?)\b|###\s*(?:system|instruction)",
-    r"^\s*(?:【|\[)?\s*(?:系统|工具(?:输出|结果|返回)?|助手|开发者|管理员)\s*(?:】|\])?\s*[:：]",
+    r"^[ \t]*+(?:【|\[)?[ \t]*+(?:系统|工具(?:输出|结果|返回)?|助手|开发者|管理员)\s*(?:】|\])?\s*[:：]",
 )
 OTHER_USERS = _rx(
     r"(?:" + _OTHERS_EN + r")",
