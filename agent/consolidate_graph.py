@@ -78,7 +78,7 @@ def _scope(state: ConsolidateState) -> Scope | None:
 _MAX_FUTURE_AS_OF = timedelta(minutes=5)
 
 
-class ConsolidationDenied(PermissionError):
+class ConsolidationDenied(ValueError):
     """The authenticated caller may not run this consolidation."""
 
 

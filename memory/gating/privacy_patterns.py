@@ -241,7 +241,7 @@ RULES: tuple[Rule, ...] = (
         "ssn",
         re.compile(
             r"\b(?:ssn|social security(?: number| no\.?)?|social)\D{0,12}"
-            r"(?P<v>(?<!\d)\d{3}[ .\-]{1,2}\d{2}[ .\-]{1,2}\d{4})(?![\d])",
+            r"(?P<v>(?<!\d)\d{3}[ .\-]{1,3}\d{2}[ .\-]{1,3}\d{4})(?![\d])",
             _I,
         ),
         "v",

@@ -3,9 +3,11 @@
 The audit is generic, not a list of known-bad patterns: it imports every module of `agent`,
 `memory` and `prompts`, collects each compiled pattern reachable from module globals (also
 inside tuples, dicts and rule dataclasses), and times it on adversarial shapes at two sizes.
-A quadratic pattern takes 64x longer on 8x the input; a linear one about 8x. The check allows
-a ratio of 24 and ignores anything under 30 ms at 16,000 characters (a quadratic pattern
-takes seconds there), so a loaded machine does not fail it.
+On 32,000 characters a linear pattern takes milliseconds and a quadratic one seconds to
+minutes; the check fails a pattern over 1 s there twice running (or 0.25 s at 4,000
+characters, which stops a catastrophic one early). Ratios between two sizes were tried first
+and proved too noisy on a shared machine; the absolute bound keeps a 20x margin. Patterns
+built inside functions are not seen here: the end-to-end cost tests below cover them.
 """
 
 from __future__ import annotations
@@ -23,9 +25,9 @@ import agent
 import memory
 import prompts
 from memory.gating.gate import gate
+from memory.gating.gate_split import split_candidates
 from memory.gating.gate_text import is_instruction_like
 from memory.gating.privacy import PrivacyFilter
-from memory.gating.gate_split import split_candidates
 from memory.working.sensory import extract_features, normalise_input
 from memory.working.turn_kind import classify_turn
 
@@ -36,7 +38,7 @@ SHAPES = [
     "-", ". ", "@a", "a@", "0 0", "我的", "a' ", "\t", "1.", "a_", "aB3", "I ", "a,", "，", "。",
     "!", "```", "\\", "/", "+", "password is ", "[", "<", "|", "系统", "1月", "aaaa(b",
 ]  # fmt: skip
-SMALL, LARGE = 2_000, 16_000
+SMALL, LARGE = 4_000, 32_000
 
 
 def _patterns() -> dict[str, tuple[re.Pattern[str], str]]:
@@ -71,9 +73,9 @@ def _patterns() -> dict[str, tuple[re.Pattern[str], str]]:
 PATTERNS = _patterns()
 
 
-def _cost(pattern: re.Pattern[str], text: str) -> float:
+def _cost(pattern: re.Pattern[str], text: str, repeat: int = 1) -> float:
     best = float("inf")
-    for _ in range(3):
+    for _ in range(repeat):
         start = time.perf_counter()
         for _match in pattern.finditer(text):
             pass
@@ -98,18 +100,13 @@ def test_every_pattern_is_linear_on_adversarial_shapes() -> None:
     for pattern, name in PATTERNS.values():
         for token in SHAPES:
             small = _cost(pattern, _shape(token, SMALL))
-            if small > 0.1:  # already slow at 2,000 characters: no need to wait for 16,000
-                slow.append(f"{name} on {token!r}: {small * 1e3:.1f} ms at {SMALL} characters")
+            if small > 0.25 and _cost(pattern, _shape(token, SMALL), 2) > 0.25:
+                slow.append(f"{name} on {token!r}: {small:.2f} s at {SMALL:,} characters")
                 continue
             large = _cost(pattern, _shape(token, LARGE))
-            if large < 0.03:
-                continue
-            if large / max(small, 1e-5) > 24:
-                # One more look before blaming the pattern: a busy machine can stall a run.
-                small = max(small, _cost(pattern, _shape(token, SMALL)))
-                large = _cost(pattern, _shape(token, LARGE))
-                if large >= 0.03 and large / max(small, 1e-5) > 24:
-                    slow.append(f"{name} on {token!r}: {small * 1e3:.1f} ms -> {large * 1e3:.1f} ms")
+            if large > 1.0 and _cost(pattern, _shape(token, LARGE), 2) > 1.0:
+                slow.append(f"{name} on {token!r}: {large:.2f} s at {LARGE:,} characters")
+                # (a quadratic pattern at 32,000 characters takes seconds; linear ones ~1-50 ms)
     assert not slow, "super-linear patterns:\n" + "\n".join(slow)
 
 
@@ -125,7 +122,7 @@ def _turn_cost(text: str) -> float:
 
 @pytest.mark.parametrize(
     "token",
-    ["a(", " ", "1", "\n", "我", "a,", "x" * 39 + "1 ", "ѕ", "\u200b", "ign0re ", "{\"a\": ", "。"],
+    ["a(", " ", "1", "\n", "我", "a,", "x" * 39 + "1 ", "ѕ", "\u200b", "ign0re ", '{"a": ', "。"],
 )
 def test_a_64k_and_a_1m_message_cost_little(token: str) -> None:
     """perceive's work plus the gate on the kept text: bounded, whatever the shape."""
