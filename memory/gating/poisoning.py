@@ -205,7 +205,8 @@ AUTHORITY = _rx(
 )
 FRAMING = _rx(
     # Possessive leads: `^\s*(...)?\s*` would split one run of blanks every possible way.
-    r"^[ \t]*+(?:\[|<|\{|\(|#+|\*\*)?[ \t]*+(?:tool(?:\s+|_)(?:output|result|response|message)|tool|"
+    r"^[ \t]*+(?:\[|<|\{|\(|#+|\*\*)?[ \t]*+"
+    r"(?:tool(?:\s+|_)(?:output|result|response|message)|tool|"
     r"function(?:\s+|_)(?:output|result|call|response)|system|system (?:message|prompt|notice|"
     r"note|alert|instruction|update|override)|assistant|developer|observation|api response|"
     r"server response|admin|root|operator)\s*(?:\]|>|\}|\)|\*\*)?\s*[:：>]",
@@ -215,7 +216,8 @@ FRAMING = _rx(
     r"[\"'](?:policy|policies|instructions?|system_prompt|system|directive|rules?|override|"
     r"command|admin_note|assistant_rules)[\"']\s*:",
     r"\bbegin (?:system|hidden|new) (?:prompt|instructions?)\b|###\s*(?:system|instruction)",
-    r"^[ \t]*+(?:【|\[)?[ \t]*+(?:系统|工具(?:输出|结果|返回)?|助手|开发者|管理员)\s*(?:】|\])?\s*[:：]",
+    r"^[ \t]*+(?:【|\[)?[ \t]*+(?:系统|工具(?:输出|结果|返回)?|助手|开发者|管理员)"
+    r"\s*(?:】|\])?\s*[:：]",
 )
 OTHER_USERS = _rx(
     r"(?:" + _OTHERS_EN + r")",

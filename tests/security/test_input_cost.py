@@ -28,7 +28,7 @@ from memory.gating.gate import gate
 from memory.gating.gate_split import split_candidates
 from memory.gating.gate_text import is_instruction_like
 from memory.gating.privacy import PrivacyFilter
-from memory.working.sensory import extract_features, normalise_input
+from memory.working.sensory import InputError, extract_features, normalise_input
 from memory.working.turn_kind import classify_turn
 
 # Runs of one character or short token: the shapes that make backtracking patterns retry a
@@ -112,7 +112,10 @@ def test_every_pattern_is_linear_on_adversarial_shapes() -> None:
 
 def _turn_cost(text: str) -> float:
     start = time.perf_counter()
-    clean = normalise_input(text, 64_000)
+    try:
+        clean = normalise_input(text, 64_000)
+    except InputError:  # blanks only: refused, which must be cheap too
+        return time.perf_counter() - start
     classify_turn(clean)
     extract_features(clean)
     for candidate in split_candidates(clean):
@@ -122,7 +125,23 @@ def _turn_cost(text: str) -> float:
 
 @pytest.mark.parametrize(
     "token",
-    ["a(", " ", "1", "\n", "我", "a,", "x" * 39 + "1 ", "ѕ", "\u200b", "ign0re ", '{"a": ', "。"],
+    [
+        "a(",
+        "f(",
+        "but ",
+        "x: ",
+        " ",
+        "1",
+        "\n",
+        "我",
+        "a,",
+        "x" * 39 + "1 ",
+        "ѕ",
+        "\u200b",
+        "ign0re ",
+        '{"a": ',
+        "。",
+    ],
 )
 def test_a_64k_and_a_1m_message_cost_little(token: str) -> None:
     """perceive's work plus the gate on the kept text: bounded, whatever the shape."""
