@@ -3,7 +3,7 @@
 Perceive and the gate on 1k / 64k / 1M-character messages of adversarial shapes, and the
 server's `/ok` latency while such a message is processed.
 
-    python -m bench.input_safety [--no-server] [--shapes a(,f(,...] [--json OUT]
+    python -m bench.input_safety [--no-server] [--shapes "f(|a,|..."] [--json OUT]
 
 In process, for each shape and size it times what perceive does with a message (clean, cut to
 the server's `MEMORY_MAX_INPUT_CHARS`, classify, extract features: the function perceive runs
@@ -165,10 +165,10 @@ def main() -> None:
     apply_privacy_defaults()
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--no-server", action="store_true", help="skip the langgraph dev part")
-    parser.add_argument("--shapes", help="comma-separated shapes (default: a built-in set)")
+    parser.add_argument("--shapes", help="shapes separated by | (default: a built-in set)")
     parser.add_argument("--json", type=Path, help="write the figures here")
     args = parser.parse_args()
-    shapes = tuple(args.shapes.split(",")) if args.shapes else SHAPES
+    shapes = tuple(s for s in args.shapes.split("|") if s) if args.shapes else SHAPES
     result: dict[str, Any] = {"in_process": in_process(shapes)}
     if not args.no_server:
         result["server"] = with_server(shapes)

@@ -18,11 +18,14 @@ from memory.types import MemoryKind, MemoryRecord, ScoredMemory
 from memory.working.prompt_sections import EvidenceItem, PrefItem
 
 LONG_TERM = (MemoryKind.PREFERENCE, MemoryKind.PROCEDURAL, MemoryKind.SEMANTIC)
+# The embedding model reads 256 tokens (~1,000 characters); the lexical side gains nothing from
+# more, and tokenising a 64,000-character message on the event loop stalls every other request.
+RECALL_QUERY_CHARS = 2_000
 
 
 def _query(state: State) -> str:
     human = latest_human(list(state["messages"]))
-    text = str(human.content) if human is not None else ""
+    text = str(human.content)[:RECALL_QUERY_CHARS] if human is not None else ""
     task = state.get("task")
     goal = task["goal"] if task else None
     # The task goal keeps recall on topic when the latest turn is terse ("and the second one?").
