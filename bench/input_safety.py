@@ -24,10 +24,8 @@ import asyncio
 import hashlib
 import json
 import statistics
-import tempfile
 import time
 import uuid
-from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -141,23 +139,11 @@ async def _server_run(url: str, secret: str, shapes: tuple[str, ...]) -> list[di
 
 def with_server(shapes: tuple[str, ...]) -> list[dict[str, Any]]:
     """Start Postgres, the stub and `langgraph dev` (auth on) and measure `/ok` under load."""
-    from tests.support.langgraph_server import LangGraphServer
-    from tests.support.postgres import start_postgres
-    from tests.support.stub_llm import StubLLM
+    from bench.load import own_server
 
     secret = "bench-" + uuid.uuid4().hex
-    with ExitStack() as stack:
-        pg = start_postgres()
-        stack.callback(pg.destroy)
-        stub = stack.enter_context(StubLLM())
-        data = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="lma-input-")))
-        env = {"DATABASE_URL": pg.url, "MEMORY_DATA_DIR": str(data / "data"),
-               "OPENAI_BASE_URL": stub.base_url, "OPENAI_API_KEY": "stub",
-               "MEMORY_AGENT_MODEL": "openai:stub-model", "MEMORY_AUTH_SECRET": secret}  # fmt: skip
-        server = LangGraphServer(env=env, workdir=data / "server")
-        server.start()
-        stack.callback(server.stop)
-        return asyncio.run(_server_run(server.url, secret, shapes))
+    with own_server(secret, n_jobs=1, log_copy=None) as (url, _stub, _log):
+        return asyncio.run(_server_run(url, secret, shapes))
 
 
 def main() -> None:

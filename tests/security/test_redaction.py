@@ -11,20 +11,17 @@ from __future__ import annotations
 import json
 import random
 import string
-from collections.abc import AsyncIterator
 from pathlib import Path
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memory.gating.ingest import ingest_text
 from memory.gating.privacy import PrivacyFilter
 from memory.gating.privacy_patterns import iban_ok, luhn_ok
-from memory.settings import Settings
-from memory.storage.store import MemoryStore, open_store
+from memory.storage.store import MemoryStore
 from memory.types import Scope
-from tests.support.memory_stores import truncate
+from tests.integration import test_write_path
 
 FILTER = PrivacyFilter()
 _SEPARATORS = [" ", "  ", ".", "-", " - ", " .", "\t"]
@@ -156,6 +153,8 @@ def test_held_out_pii_variants_all_redacted() -> None:
 
 # --- the `remember` path against real Postgres and Chroma -------------------------------------
 
+store = test_write_path.store  # the integration tier's fixture: a real, emptied store
+
 ALICE = Scope("acme", "alice-redact")
 SECRETS = {
     "4797.5275.5366.1803": "My card is 4797.5275.5366.1803 for the gym.",
@@ -169,18 +168,6 @@ SECRETS = {
         "Our deploy always uses wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY as the secret."
     ),
 }
-
-
-@pytest.fixture
-async def store(
-    pg_db_url: str, tmp_data_dir: Path, embedding_model_dir: Path
-) -> AsyncIterator[MemoryStore]:
-    settings_ = Settings(
-        database_url=pg_db_url, data_dir=tmp_data_dir, embedding_model_dir=embedding_model_dir
-    )
-    async with open_store(settings_) as s:
-        await truncate(s)
-        yield s
 
 
 async def test_remember_path_keeps_no_secret_in_postgres_or_chroma(store: MemoryStore) -> None:
