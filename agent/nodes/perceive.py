@@ -93,7 +93,8 @@ async def perceive(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     update: dict[str, Any] = {"rejected": "", "brake": None}
     if text != human.content:  # cleaned or truncated: replace the stored message (same id)
         update["messages"] = [HumanMessage(content=text, id=human.id)]
-    task = update_task_from_turn(state.get("task"), text, kind)
+    # Task-state extraction reads the whole turn too (~70 ms at 64,000 characters): a thread.
+    task = await asyncio.to_thread(update_task_from_turn, state.get("task"), text, kind)
     task = record_step(task, tokens=features["tokens"])
     update.update(sensory=features, turn_kind=kind, task=task)
     trip = check_brakes(task, _limits(ctx))
