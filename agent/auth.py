@@ -24,7 +24,13 @@ from uuid import UUID, uuid5
 
 from langgraph_sdk import Auth
 
-from agent.auth_tokens import PERMISSION_METRICS, TokenError, auth_secret, verify_token
+from agent.auth_tokens import (
+    PERMISSION_ADMIN,
+    PERMISSION_METRICS,
+    TokenError,
+    auth_secret,
+    verify_token,
+)
 from agent.identity import (
     AUTH_MODE_FIELD,
     OPEN_AUTH_MARKER,
@@ -36,16 +42,21 @@ from agent.input_guard import InputTooLargeError, guard_run_input
 from agent.server_threads import sweep
 from memory.types import ScopeError
 
-PERMISSION_ADMIN = "memory:admin"
-"""Lets a token create or change assistants and crons (shared, server-wide resources)."""
 OPEN_IDENTITY = "local-dev"
-ADMIN_GRAPHS = ("consolidate",)
-"""Graphs that read and change every user's memories: only `memory:admin` tokens may run them."""
+RUN_POLICY: dict[str, str] = {"agent": "user", "consolidate": PERMISSION_ADMIN}
+"""Who may start a run of each graph: any signed-in user, or holders of a permission.
+
+Deny by default: a run whose assistant resolves to a graph not listed here is refused, and so is
+creating an assistant of such a graph. The graph is looked up server-side from the assistant id,
+so an admin-created assistant of `consolidate` under any id or name stays admin-only.
+"""
+ADMIN_GRAPHS = tuple(g for g, need in RUN_POLICY.items() if need == PERMISSION_ADMIN)
 # The server names a graph's default assistant uuid5(NAMESPACE_GRAPH, graph_id) (langgraph_api).
 _NAMESPACE_GRAPH = UUID("6ba7b821-9dad-11d1-80b4-00c04fd430c8")
-_ADMIN_ASSISTANTS = frozenset(
-    [*ADMIN_GRAPHS, *(str(uuid5(_NAMESPACE_GRAPH, g)) for g in ADMIN_GRAPHS)]
-)
+_DEFAULT_ASSISTANTS = {
+    **{g: g for g in RUN_POLICY},
+    **{str(uuid5(_NAMESPACE_GRAPH, g)): g for g in RUN_POLICY},
+}
 
 auth = Auth()
 
@@ -124,12 +135,41 @@ async def on_thread_create(ctx: Auth.types.AuthContext, value: Any) -> Any:
     return _stamp_owner(ctx, value)
 
 
+async def graph_of_assistant(assistant_id: Any) -> str | None:
+    """The graph an assistant id resolves to on this server, or None when it cannot be found.
+
+    Read from the server's own assistant registry (the same one the run will use), never from
+    the request: the client names an assistant, the server says which graph that is.
+    """
+    key = str(assistant_id)
+    if key in _DEFAULT_ASSISTANTS:
+        return _DEFAULT_ASSISTANTS[key]
+    try:
+        from langgraph_runtime.database import connect
+        from langgraph_runtime.ops import Assistants
+
+        async with connect() as conn:
+            # ctx=None: the lookup runs under the caller's auth context, whose assistant read
+            # handler allows reads; a missing or unreadable assistant yields nothing.
+            found = [a async for a in await Assistants.get(conn, key)]
+    except Exception:
+        return None
+    return str(found[0]["graph_id"]) if found else None
+
+
+def may_run_graph(ctx: Auth.types.AuthContext, graph_id: str | None) -> bool:
+    """True when the caller may start a run of `graph_id` (unknown graphs: nobody)."""
+    need = RUN_POLICY.get(graph_id or "")
+    if need is None:
+        return False
+    return need == "user" or _owner(ctx) is None or need in ctx.permissions
+
+
 @auth.on.threads.create_run
 async def on_run_create(ctx: Auth.types.AuthContext, value: Any) -> Any:
-    """A run only on the caller's own thread; graphs that act on every user need admin."""
+    """A run only on the caller's own thread, of a graph the caller may run (deny by default)."""
     await sweep()
-    admin_only = str(value.get("assistant_id")) in _ADMIN_ASSISTANTS
-    if admin_only and _owner(ctx) is not None and PERMISSION_ADMIN not in ctx.permissions:
+    if not may_run_graph(ctx, await graph_of_assistant(value.get("assistant_id"))):
         return False
     owner = _stamp_owner(ctx, value)
     kwargs = value.get("kwargs")
@@ -162,6 +202,9 @@ async def on_cron_create(ctx: Auth.types.AuthContext, value: Any) -> Any:
     if _owner(ctx) is not None and PERMISSION_ADMIN not in ctx.permissions:
         return False
     payload = value.get("payload")
+    assistant = payload.get("assistant_id") if isinstance(payload, dict) else None
+    if not may_run_graph(ctx, await graph_of_assistant(assistant)):
+        return False
     if isinstance(payload, dict):
         # The server starts a cron's runs with no request and so no token: carry the creator's
         # identity and permissions in the stored config, which it reads back for each run.
@@ -182,7 +225,13 @@ async def on_crons(ctx: Auth.types.AuthContext, value: Any) -> Any:
 
 @auth.on.assistants
 async def assistants(ctx: Auth.types.AuthContext, value: Any) -> Any:
-    """Anyone may use the assistants; only admins (or open mode) create or change them."""
+    """Anyone may use the assistants; only admins (or open mode) create or change them.
+
+    An assistant can only be made for a graph in `RUN_POLICY`: a graph added to
+    `langgraph.json` stays unreachable until its run policy is written down.
+    """
+    if ctx.action == "create" and value.get("graph_id") not in RUN_POLICY:
+        return False
     if _owner(ctx) is None or ctx.action in ("read", "search"):
         return None
     return PERMISSION_ADMIN in ctx.permissions

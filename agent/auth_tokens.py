@@ -30,6 +30,11 @@ SECRET_ENV = "MEMORY_AUTH_SECRET"
 MIN_SECRET_CHARS = 16
 PERMISSION_METRICS = "memory:metrics"
 """Lets a token read `GET /memory/metrics` (aggregates over every tenant)."""
+PERMISSION_ADMIN = "memory:admin"
+"""Lets a token create or change assistants and crons, and run admin graphs in its tenant."""
+PERMISSION_PLATFORM = "memory:platform"
+"""With `memory:admin`, lets admin graphs (consolidation) cover every tenant, not only the
+token's own: the operator of the whole deployment, not a tenant's administrator."""
 
 
 class TokenError(ValueError):

@@ -12,21 +12,24 @@ one). The nodes share a run's open batch (locks, working sets) through
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, Literal
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.config import get_config
 from langgraph.graph import START, StateGraph
 from langgraph.runtime import Runtime
 from pydantic import Field
 from typing_extensions import TypedDict
 
+from agent.auth_tokens import PERMISSION_ADMIN, PERMISSION_PLATFORM
+from agent.identity import is_open_user, scope_of_user
 from agent.resources import get_store
 from memory.longterm.consolidation import RunSummary, new_run_id, next_scopes
 from memory.longterm.consolidation_session import close_batch, open_batch, run_step
 from memory.longterm.consolidation_types import STEPS, ConsolidationPolicy, StepContext
 from memory.settings import Settings, apply_privacy_defaults
-from memory.types import Scope
+from memory.types import Scope, ScopeError
 
 apply_privacy_defaults()
 
@@ -98,6 +101,52 @@ def _scope(state: ConsolidateState) -> Scope | None:
     return Scope(state.get("tenant_id") or Settings.from_env().default_tenant, state["user_id"])
 
 
+# Consolidating "as of" a later time expires and decays memories early; a little skew is fine.
+_MAX_FUTURE_AS_OF = timedelta(minutes=5)
+
+
+class ConsolidationDenied(ValueError):
+    """The authenticated caller may not run this consolidation."""
+
+
+def authorise(state: ConsolidateState, config: RunnableConfig) -> ConsolidateState:
+    """Confine a run to what its authenticated caller may touch; raise when it asks for more.
+
+    Checked inside the graph, whatever assistant or cron started it: the server puts the
+    verified caller into `configurable` and clients cannot set those keys. A run with no
+    authenticated caller (the CLI, tests, `langgraph dev` in open mode) is the local operator's
+    and is left as it is. Otherwise the caller needs `memory:admin`, the run covers only the
+    caller's tenant (a different `tenant_id` in the input is refused, not silently replaced)
+    unless the token also carries `memory:platform`, and `as_of` may not lie in the future.
+    """
+    configurable = (config or {}).get("configurable") or {}
+    user = configurable.get("langgraph_auth_user")
+    if user is None or is_open_user(user):
+        return state
+    permissions = set(configurable.get("langgraph_auth_permissions") or ())
+    if PERMISSION_ADMIN not in permissions:
+        raise ConsolidationDenied("consolidation needs the memory:admin permission")
+    as_of = state.get("as_of")
+    if as_of:
+        try:
+            when = datetime.fromisoformat(str(as_of))
+        except ValueError:
+            raise ConsolidationDenied(f"as_of is not an ISO time: {str(as_of)[:40]!r}") from None
+        when = when if when.tzinfo else when.replace(tzinfo=UTC)
+        if when > datetime.now(UTC) + _MAX_FUTURE_AS_OF:
+            raise ConsolidationDenied("as_of may not lie in the future")
+    if PERMISSION_PLATFORM in permissions:
+        return state
+    try:
+        tenant = scope_of_user(user).tenant_id
+    except ScopeError:
+        raise ConsolidationDenied("the caller has no usable identity") from None
+    asked = state.get("tenant_id")
+    if asked and asked != tenant:
+        raise ConsolidationDenied("an admin may consolidate only their own tenant")
+    return {**state, "tenant_id": tenant}
+
+
 def _context(state: ConsolidateState, store: Any, ctx: ConsolidateContext) -> StepContext:
     from agent.model import is_memory_only, load_chat_model
 
@@ -110,6 +159,7 @@ def _context(state: ConsolidateState, store: Any, ctx: ConsolidateContext) -> St
 async def begin(state: ConsolidateState, runtime: Runtime[ConsolidateContext]) -> dict[str, Any]:
     """Pick the next batch of users, lock them, recover interrupted runs, load them."""
     ctx = runtime.context or ConsolidateContext()
+    state = authorise(state, get_config())
     scope = _scope(state)
     run_id = state.get("run_id") or new_run_id()
     store = await get_store(get_config())

@@ -170,9 +170,6 @@ class Context:
     tool_output_max_tokens: int = field(
         default=800, metadata=_describe("Tool results longer than this are truncated.")
     )
-    max_input_chars: int = field(
-        default=64_000, metadata=_describe("Longer user messages are truncated (with a note).")
-    )
 
     def ranking(self) -> RankingWeights:
         """The ranking weights for recall, from the defaults overridden by this context."""

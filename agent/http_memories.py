@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from typing import Any
 
 from starlette.exceptions import HTTPException
@@ -27,6 +28,17 @@ log = logging.getLogger(__name__)
 
 MAX_LIMIT = 500
 MAX_K = 50
+MAX_QUERY_CHARS = 2_000
+# Memory ids are uuid4 hex; anything else (a NUL byte, a slash, 10 kB of text) names no memory
+# and is answered 404 here, before Postgres sees a value it would reject with an error.
+_MEMORY_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+def _memory_id(request: Request) -> str:
+    memory_id = str(request.path_params.get("memory_id", ""))
+    if not _MEMORY_ID.fullmatch(memory_id):
+        raise HTTPException(404, "no such memory")
+    return memory_id
 
 
 def _int(request: Request, name: str, default: int, upper: int) -> int:
@@ -75,6 +87,8 @@ async def search_memories(request: Request) -> JSONResponse:
     query = (request.query_params.get("q") or "").strip()
     if not query:
         raise HTTPException(400, "q (the search text) is required")
+    if "\x00" in query or len(query) > MAX_QUERY_CHARS:
+        raise HTTPException(400, f"q must be text of at most {MAX_QUERY_CHARS} characters")
     store = await get_store()
     # record_access=False: browsing one's memories must not count as the agent using them.
     hits = await store.recall(
@@ -98,7 +112,7 @@ async def search_memories(request: Request) -> JSONResponse:
 async def get_memory(request: Request) -> JSONResponse:
     """One memory of the caller with its audit trail; 404 for any id that is not theirs."""
     scope = caller_scope(request)
-    memory_id = request.path_params["memory_id"]
+    memory_id = _memory_id(request)
     store = await get_store()
     record = await store.get(scope, memory_id)
     if record is None:
@@ -116,7 +130,7 @@ async def delete_memory(request: Request) -> JSONResponse:
     """Delete one memory from Postgres, Chroma, the audit text and thread state; a receipt."""
     scope = caller_scope(request)
     store = await get_store()
-    memory_id = request.path_params["memory_id"]
+    memory_id = _memory_id(request)
     receipt = await delete_everywhere(store, scope, memory_id, reason="deleted via API")
     if not receipt["memories"]:
         raise HTTPException(404, "no such memory")

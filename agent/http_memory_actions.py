@@ -15,7 +15,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from agent.auth import PERMISSION_ADMIN
+from agent.auth_tokens import PERMISSION_ADMIN
 from agent.http_auth import caller_scope, has_permission
 from agent.resources import get_store
 from memory.gating.edit import EditRefused, edit_memory

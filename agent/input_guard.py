@@ -11,14 +11,12 @@ is refused with 413 and a message that says the limit.
 
 from __future__ import annotations
 
-import os
 from collections.abc import MutableMapping
 from typing import Any
 
 from memory.gating.privacy_deep import StructureRedactor
+from memory.settings import Settings
 
-MAX_INPUT_ENV = "MEMORY_MAX_INPUT_CHARS"
-DEFAULT_MAX_INPUT_CHARS = 64_000
 TOTAL_FACTOR = 4
 """A run's input may carry several messages; all of them together get this many times the limit."""
 
@@ -31,12 +29,7 @@ class InputTooLargeError(ValueError):
 
 def max_input_chars() -> int:
     """The server's limit on one message's text (`MEMORY_MAX_INPUT_CHARS`, default 64,000)."""
-    raw = os.environ.get(MAX_INPUT_ENV, "").strip()
-    try:
-        value = int(raw) if raw else DEFAULT_MAX_INPUT_CHARS
-    except ValueError:
-        return DEFAULT_MAX_INPUT_CHARS
-    return value if value > 0 else DEFAULT_MAX_INPUT_CHARS
+    return Settings.from_env().max_input_chars
 
 
 def _strings(value: Any) -> list[str]:
@@ -83,8 +76,6 @@ def guard_run_input(kwargs: MutableMapping[str, Any], limit: int | None = None) 
 
 
 __all__ = [
-    "DEFAULT_MAX_INPUT_CHARS",
-    "MAX_INPUT_ENV",
     "InputTooLargeError",
     "check_size",
     "guard_run_input",

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from langchain_core.messages import AnyMessage
-from langgraph.graph.message import add_messages
+from langchain_core.messages import AnyMessage, BaseMessage, SystemMessage
+from langgraph.graph.message import Messages, add_messages
 from pydantic import Field
 from typing_extensions import TypedDict
 
@@ -23,6 +23,50 @@ from memory.working.scratchpad import ScratchpadEntry
 from memory.working.sensory import SensoryFeatures
 from memory.working.task_state import TaskState
 from memory.working.working_types import SummaryState
+
+_SYSTEM_ROLES = frozenset({"system", "developer"})
+
+
+class InputMessageError(ValueError):
+    """A message in a run's input that the server refuses (the run fails with this text)."""
+
+
+def _role_of(message: Any) -> str:
+    if isinstance(message, BaseMessage):
+        return "system" if isinstance(message, SystemMessage) else message.type
+    if isinstance(message, dict):
+        return str(message.get("role") or message.get("type") or "")
+    if isinstance(message, list | tuple) and message:
+        return str(message[0])
+    return ""
+
+
+def add_turn_messages(left: Messages, right: Messages) -> Messages:
+    """`add_messages` that refuses system text from a client and explains malformed messages.
+
+    Only the composer writes system text, into the prompt it builds each turn, never into the
+    thread: a message with role system (or developer) arriving in `messages` is a client trying
+    to speak as the system, and the whole update is refused before anything is stored. A message
+    the converter cannot read (a tool message without `tool_call_id`, an unknown role) gets a
+    clear error instead of a bare `KeyError` from deep inside the converter.
+    """
+    incoming = right if isinstance(right, list) else [right]
+    for message in incoming:
+        if _role_of(message).lower() in _SYSTEM_ROLES:
+            raise InputMessageError(
+                "messages with role 'system' are refused: only the server writes system text; "
+                "send the text as a user message"
+            )
+        if (
+            isinstance(message, dict)
+            and str(message.get("role", "")).lower() == "tool"
+            and (not message.get("tool_call_id"))
+        ):
+            raise InputMessageError("a message with role 'tool' needs a 'tool_call_id'")
+    try:
+        return add_messages(left, right)
+    except (KeyError, TypeError, ValueError, NotImplementedError) as exc:
+        raise InputMessageError(f"a message in the input could not be read: {exc}") from None
 
 
 def _d(text: str) -> Any:
@@ -36,7 +80,7 @@ class InputState(TypedDict):
     messages: Annotated[
         list[AnyMessage],
         _d("The conversation: send the user's new message; the agent appends its reply."),
-        add_messages,
+        add_turn_messages,
     ]
 
 

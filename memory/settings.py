@@ -97,6 +97,9 @@ class Settings:
     # The persist directory of a Chroma server on this host (`chroma run --path`): lets deletion
     # purge the deleted texts from the server's write-ahead log too (embedded Chroma: automatic).
     chroma_server_path: Path | None = None
+    # Protects the server, so it is the operator's setting, never a run's: 64,000 characters is
+    # ~16k tokens of English, beyond which an input is a document rather than a turn.
+    max_input_chars: int = 64_000
     # Set by the LangGraph server: "local_dev" under `langgraph dev`, something else when deployed.
     server_variant: str | None = None
 
@@ -147,4 +150,5 @@ class Settings:
             image_embedding_api_key=_env("MEMORY_IMAGE_EMBEDDING_API_KEY"),
             image_fetch_urls=(_env("MEMORY_IMAGE_FETCH_URLS") or "0").lower()
             in ("1", "true", "yes"),
+            max_input_chars=_int_env("MEMORY_MAX_INPUT_CHARS", 64_000),
         )

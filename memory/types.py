@@ -11,7 +11,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-_SCOPE_PART = re.compile(r"^[A-Za-z0-9_.@:\-]{1,128}$")
+_SCOPE_PART = re.compile(r"[A-Za-z0-9_.@:\-]{1,128}")
 
 
 class ScopeError(ValueError):
@@ -32,7 +32,7 @@ class Scope:
     def __post_init__(self) -> None:
         for name in ("tenant_id", "user_id"):
             value = getattr(self, name)
-            if not isinstance(value, str) or not _SCOPE_PART.match(value):
+            if not isinstance(value, str) or not _SCOPE_PART.fullmatch(value):
                 raise ScopeError(
                     f"{name} must be 1-128 characters of letters, digits or _.@:- (got {value!r})"
                 )

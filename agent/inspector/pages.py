@@ -15,7 +15,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
-from agent.auth import PERMISSION_ADMIN
+from agent.auth_tokens import PERMISSION_ADMIN
 from agent.http_auth import caller_scope, has_permission
 from agent.http_memory_actions import admin_tenant, own_memory, tenant_run
 from agent.inspector.charts import breakdown_bars, histogram, lines, rate_bar

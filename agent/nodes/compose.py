@@ -7,6 +7,7 @@ memory strategy (hybrid by default: last 3 turns raw, 3-10 summarised, older as 
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from langchain_core.messages import messages_to_dict
@@ -29,9 +30,7 @@ def _rules(state: State, ctx: Context) -> str:
     return rules
 
 
-async def compose(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Build this turn's prompt from working memory, rules, preferences and evidence."""
-    ctx = runtime.context or Context()
+def _compose(state: State, ctx: Context) -> dict[str, Any]:
     working = build_working_context(
         list(state["messages"]),
         strategy=ctx.context_strategy,
@@ -56,3 +55,9 @@ async def compose(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         "prompt_tokens": {**composed["sections"], "total": composed["total_tokens"]},
         "injected_ids": composed["cited_ids"],
     }
+
+
+async def compose(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Build this turn's prompt from working memory, rules, preferences and evidence."""
+    # Token counting and packing a 64,000-character turn is pure CPU: off the event loop.
+    return await asyncio.to_thread(_compose, state, runtime.context or Context())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from typing import Any
 
@@ -13,10 +14,16 @@ from agent.context import Context
 from agent.images import perceive_images, turn_text, with_text, without_images
 from agent.state import State
 from memory.multimodal import ImageInputError
+from memory.settings import Settings
 from memory.working.brakes import BrakeLimits, BrakeTrip, check_brakes
-from memory.working.sensory import InputError, extract_features, normalise_input
+from memory.working.sensory import (
+    InputError,
+    SensoryFeatures,
+    extract_features,
+    normalise_input,
+)
 from memory.working.task_state import new_task_state, record_step, update_task_from_turn
-from memory.working.turn_kind import classify_turn
+from memory.working.turn_kind import TurnKind, classify_turn
 
 
 def latest_human(messages: Sequence[BaseMessage]) -> HumanMessage | None:
@@ -25,6 +32,16 @@ def latest_human(messages: Sequence[BaseMessage]) -> HumanMessage | None:
         if isinstance(message, HumanMessage):
             return message
     return None
+
+
+def _sense(raw: str | bytes, max_chars: int) -> tuple[str, TurnKind, SensoryFeatures]:
+    """Clean, classify and measure one input: the CPU-bound part of perceive, run in a thread.
+
+    Every pattern here is linear in the input, but a 64,000-character message still costs tens
+    of milliseconds: off the event loop, other users' requests are served meanwhile.
+    """
+    text = normalise_input(raw, max_chars, on_overflow="truncate")
+    return text, classify_turn(text), extract_features(text)
 
 
 def _limits(ctx: Context) -> BrakeLimits:
@@ -60,9 +77,12 @@ async def perceive(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     human = latest_human(list(state["messages"]))
     if human is None:
         return {"rejected": "no user message in the input"}
+    # The size limit protects the server: the operator's setting, not something a run may raise.
+    max_chars = Settings.from_env().max_input_chars
     try:
         seen = await perceive_images(human)
-        text = normalise_input(turn_text(human, seen), ctx.max_input_chars, on_overflow="truncate")
+        raw = turn_text(human, seen)
+        text, kind, features = await asyncio.to_thread(_sense, raw, max_chars)
     except (InputError, ImageInputError) as exc:
         reply = AIMessage(f"I could not use that message: {exc}.")
         # A refused image is not kept in the thread's state: its text stays, the image goes.
@@ -74,10 +94,10 @@ async def perceive(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         update.update(images=seen.features, image_needles=seen.needles)
     elif text != human.content:  # cleaned or truncated: replace the stored message (same id)
         update["messages"] = [HumanMessage(content=text, id=human.id)]
-    kind = classify_turn(text)
-    task = update_task_from_turn(state.get("task"), text, kind)
-    task = record_step(task, tokens=extract_features(text)["tokens"])
-    update.update(sensory=extract_features(text), turn_kind=kind, task=task)
+    # Task-state extraction reads the whole turn too (~70 ms at 64,000 characters): a thread.
+    task = await asyncio.to_thread(update_task_from_turn, state.get("task"), text, kind)
+    task = record_step(task, tokens=features["tokens"])
+    update.update(sensory=features, turn_kind=kind, task=task)
     trip = check_brakes(task, _limits(ctx))
     if trip is not None:
         update.update(_brake({**state, "task": task}, ctx, trip))

@@ -14,17 +14,21 @@ from agent.nodes.perceive import latest_human
 from agent.resources import get_store
 from agent.shared_memory import recall_shared
 from agent.state import State
+from memory.gating.gate import is_instruction_like
 from memory.longterm.profile import load_profile, profile_rules
 from memory.multimodal import text_parts
 from memory.types import MemoryKind, MemoryRecord, ScoredMemory
 from memory.working.prompt_sections import EvidenceItem, PrefItem
 
 LONG_TERM = (MemoryKind.PREFERENCE, MemoryKind.PROCEDURAL, MemoryKind.SEMANTIC)
+# The embedding model reads 256 tokens (~1,000 characters); the lexical side gains nothing from
+# more, and tokenising a 64,000-character message on the event loop stalls every other request.
+RECALL_QUERY_CHARS = 2_000
 
 
 def _query(state: State) -> str:
     human = latest_human(list(state["messages"]))
-    text = text_parts(human.content) if human is not None else ""
+    text = text_parts(human.content)[:RECALL_QUERY_CHARS] if human is not None else ""
     task = state.get("task")
     goal = task["goal"] if task else None
     # The task goal keeps recall on topic when the latest turn is terse ("and the second one?").
@@ -45,6 +49,16 @@ def _evidence(hit: ScoredMemory) -> EvidenceItem:
     return _as_item(hit.record, hit.score)
 
 
+def _followable(rec: MemoryRecord) -> bool:
+    """A memory the prompt may present as a rule: normal trust and not an attempt to steer.
+
+    The gate already keeps such text out of rules; this also covers rows written before that
+    check or by another path (an import, a direct write), so a stored poisoning attempt is
+    never put under the preferences the model is told to follow.
+    """
+    return rec.provenance.get("trust", "normal") != "low" and not is_instruction_like(rec.content)
+
+
 def _preference(rec: MemoryRecord) -> PrefItem:
     return PrefItem(key=rec.category.value, value=rec.content, confidence=rec.confidence)
 
@@ -57,7 +71,7 @@ async def recall(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     store = await get_store(config)
     query = _query(state)
     found = await store.recall_turn(scope, query, k=ctx.recall_k, weights=ctx.ranking())
-    hits, long_term = found.hits, found.rules
+    hits, long_term = found.hits, [r for r in found.rules if _followable(r)]
     profile = await load_profile(store, scope, version=found.version)
     # The structured profile states its source memories as rules; the rest follow as they are.
     sources = {f.memory_id for f in profile.fields.values()}
@@ -76,5 +90,6 @@ async def recall(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     return {
         "preferences": rules + [_preference(r) for r in long_term if r.id not in sources],
         "rules_recalled": [_as_item(r) for r in long_term],
-        "evidence": evidence,
+        # Flagged text is not evidence either: it would reach the model verbatim.
+        "evidence": [e for e in evidence if not is_instruction_like(e["content"])],
     }

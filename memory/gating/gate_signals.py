@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from memory.gating import gate_cues_en as en
 from memory.gating import gate_cues_zh as zh
@@ -117,6 +118,9 @@ def _standing(low: str) -> bool:
     )
 
 
+# Every clause of a sentence asks about the whole sentence: without the cache a sentence of n
+# clauses (a 64,000-character "f(f(f(...") is scanned n times, quadratic in its length.
+@lru_cache(maxsize=256)
 def is_specific(raw: str) -> bool:
     """True when the text names a time, a number, a name or a standing schedule."""
     low = normalise(raw)

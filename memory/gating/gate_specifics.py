@@ -30,13 +30,13 @@ TIME = re.compile(
     + _PERIOD
     + r"\b"
     r"|昨天|今天|明天|后天|前天|上周|下周|本周|这周|上个?月|下个?月|去年|今年|明年|周[一二三四五六日末]|星期"
-    r"|最近|前几天|那天|[0-9一二三四五六七八九十]+(?:月|号|日|点|年前|天前|周前)",
+    r"|最近|前几天|那天|(?<![0-9一二三四五六七八九十])[0-9一二三四五六七八九十]+(?:月|号|日|点|年前|天前|周前)",
     re.IGNORECASE,
 )
 NUMBER = re.compile(
     r"\b\d[\d,.:]*\b|\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty"
     r"|thirty|forty|fifty|hundred|thousand|dozen|first|second|third)\b"
-    r"|[0-9一二两三四五六七八九十百千万]+(?:个|次|岁|只|本|年|公里|分钟|小时|天|晚|名|块|元|家|门)",
+    r"|(?<![0-9一二两三四五六七八九十百千万])[0-9一二两三四五六七八九十百千万]+(?:个|次|岁|只|本|年|公里|分钟|小时|天|晚|名|块|元|家|门)",
     re.IGNORECASE,
 )
 

@@ -16,7 +16,9 @@ _ABBREVIATIONS = frozenset(
 _SENTENCE_END = re.compile(r"(?<=[.!?…])[\"'”’)\]]*\s+|(?<=[。！？；;])\s*|\n+")
 _CLAUSE_BREAK = re.compile(
     # Commas inside numbers ("$2,000") and colons inside times or placeholders are not breaks.
-    r"\s*(?:[，、：]|(?<!\d),|,(?!\d)|(?<!REDACTED):(?!\d)|\s[-–—]+\s|—|\(|\)"
+    # A match starts only where a whitespace run starts: a bare `\s*` lead retries the run from
+    # every position inside it, quadratic on a long run of spaces.
+    r"(?<!\s)\s*(?:[，、：]|(?<!\d),|,(?!\d)|(?<!REDACTED):(?!\d)|\s[-–—]+\s|—|\(|\)"
     r"|\bbut\b|\bthough\b|\band then\b|不过|但是|可是)\s*",
     re.IGNORECASE,
 )
@@ -24,7 +26,7 @@ _PLACEHOLDER_SAFE = re.compile(r"\[REDACTED:[a-z_]+\]")
 # A shared image arrives as its caption in brackets at the end of the turn: "[image: a dog on a
 # beach]" (this project's benchmark), "[shares a photo of a dog]" (LoCoMo's own rendering).
 _MEDIA = re.compile(
-    r"\s*\[(?:image|photo|picture|图片|照片|(?:shares?|shared|sends?|sent) (?:an? )?"
+    r"(?<!\s)\s*\[(?:image|photo|picture|图片|照片|(?:shares?|shared|sends?|sent) (?:an? )?"
     r"(?:photo|image|picture|pic)(?: of)?)\s*[:：]?\s*(?P<caption>[^\[\]]*)\]\s*$",
     re.IGNORECASE,
 )

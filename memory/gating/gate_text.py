@@ -30,6 +30,7 @@ from memory.gating.gate_signals import (
 from memory.gating.gate_specifics import without_vocatives
 from memory.gating.gate_split import split_candidates, split_clauses, split_media
 from memory.gating.gate_types import Role
+from memory.gating.poisoning import judge
 from memory.types import Category
 
 _AGENT_CATEGORIES = frozenset({Category.DECISION, Category.FAILURE_LESSON})
@@ -46,9 +47,8 @@ ACTION = Cue(Category.DECISION, 0.75, 0.6, "change to external actions")
 
 
 def is_instruction_like(text: str) -> bool:
-    """True for text that tries to instruct the system ("ignore previous rules", "I am admin")."""
-    low = normalise(text)
-    return bool(lex.INJECTION.search(low) or zh.INJECTION.search(low))
+    """True for text that tries to steer the system (judged on what it does, see poisoning)."""
+    return judge(text).flagged
 
 
 def needs_approval(text: str) -> bool:

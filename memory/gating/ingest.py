@@ -8,6 +8,7 @@ text itself: it may be the very thing the user did not want kept).
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import logging
 from collections.abc import Mapping
@@ -99,7 +100,10 @@ async def _decide(
         return await gate_with_model(
             model, text, role=role, policy=policy, privacy=privacy, context=context, reply=reply
         )
-    return gate(text, role=role, policy=policy, privacy=privacy, context=context, reply=reply)
+    # Pure CPU on user text (tens of ms for a long message): off the event loop.
+    return await asyncio.to_thread(
+        gate, text, role=role, policy=policy, privacy=privacy, context=context, reply=reply
+    )
 
 
 async def ingest_text(
@@ -134,7 +138,7 @@ async def ingest_text(
     consent = await store.consent(scope)
     results: list[IngestResult] = []
     exchange = (context, reply)
-    for candidate in split_candidates(text):
+    for candidate in await asyncio.to_thread(split_candidates, text):
         decision = await _decide(candidate, role, gate_model, policy, privacy, exchange, explicit)
         if not decision.keep or not consent:
             reason = decision.reason if decision.keep is False else "no consent to store memories"

@@ -58,6 +58,30 @@ def cn_id_ok(value: str) -> bool:
     return "10X98765432"[total % 11] == value[17]
 
 
+def iban_ok(value: str) -> bool:
+    """True for an IBAN (ISO 13616) whose mod-97 check digits are right.
+
+    1 in 97 random strings of the shape pass, so the shape alone is never enough.
+    """
+    compact = "".join(value.split()).upper()
+    if not 15 <= len(compact) <= 34 or not compact[:2].isalpha() or not compact[2:4].isdigit():
+        return False
+    if not compact.isalnum() or not compact.isascii():
+        return False
+    rotated = compact[4:] + compact[:4]
+    return int("".join(str(int(ch, 36)) for ch in rotated)) % 97 == 1
+
+
+def _aws_secret_ok(value: str) -> bool:
+    # A secret access key is 40 base64 characters mixing cases and digits; a git SHA (lower-case
+    # hex) or a long word is not one.
+    return (
+        any(c.isupper() for c in value)
+        and any(c.islower() for c in value)
+        and any(c.isdigit() for c in value)
+    )
+
+
 def _ssn_ok(value: str) -> bool:
     digits = re.sub(r"\D", "", value)
     area, group, serial = digits[:3], digits[3:5], digits[5:]
@@ -70,11 +94,18 @@ _VALUE_END = r"(?=[\s,;，。；、)]|$)"
 
 
 _PASSWORD_VALUE = r"[\"'“]?(?P<v>[^\s\"'”,;，。；]{3,}?)[\"'”]?(?=[.!?]?(?:[\s,;，。；)]|$))"
-# Words that follow "password is" in ordinary talk ("the password is wrong") are not passwords.
+# "password", "passwd", "pass word", "passphrase", "passcode", "pwd", "pw".
+_PASSWORD_WORD = r"\b(?:pass[ -]?(?:word|wd|phrase|code)|passwd|pwd|pw)\b"
+# Words that follow "password is" in ordinary talk ("the password is wrong") are not passwords,
+# nor do the nouns that follow "with the password" ("log in with the password manager").
 _NOT_PASSWORDS = frozenset(
     "wrong incorrect correct required changed reset expired set too the a an not still being "
-    "invalid valid weak strong missing stored saved".split()
+    "invalid valid weak strong missing stored saved manager field prompt policy hint change "
+    "rules rule you i it that this from in on of for to and or but again instead".split()
 )
+# Separators between digit groups of a card or an SSN as people type them: spaces (one or
+# several), dots, dashes, mixed.
+_SEP = r"[ \t.\-]{1,3}"
 
 
 def _password_ok(value: str) -> bool:
@@ -101,14 +132,43 @@ RULES: tuple[Rule, ...] = (
     Rule("github_token", re.compile(r"\bgh[pousr]_[A-Za-z0-9]{30,}")),
     Rule("github_token", re.compile(r"\bgithub_pat_[A-Za-z0-9_]{22,}")),
     Rule("aws_key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
+    # A secret access key in free text: exactly 40 base64 characters, mixed case and digits.
+    Rule(
+        "aws_key",
+        re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])"),
+        0,
+        _aws_secret_ok,
+    ),
     Rule("slack_token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}")),
     Rule("api_key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}")),
     Rule("bearer_token", re.compile(r"\bBearer\s+(?P<v>[A-Za-z0-9\-._~+/]{16,}=*)", _I), "v"),
     Rule(
         "password",
         re.compile(
-            r"\b(?:pass(?:word|wd|phrase|code)?|pwd)\b(?:\s+(?:for|to|on)\s[^.\n:=]{1,30}?)?"
+            r"(?:\bpass\b|" + _PASSWORD_WORD + r")(?:\s+(?:for|to|on)\s[^.\n:=]{1,30}?)?"
             r"\s*(?:\bis\b|\bwas\b|[:=])\s*" + _PASSWORD_VALUE,
+            _I,
+        ),
+        "v",
+        _password_ok,
+    ),
+    # "log in with the password X", "use pw X", "enter passcode X": the verb says what X is.
+    Rule(
+        "password",
+        re.compile(
+            r"\b(?:with|using|use|enter|type|try|via)\s+(?:the\s+|my\s+|our\s+|a\s+)?"
+            r"(?:new\s+|old\s+|temporary\s+|admin\s+)?" + _PASSWORD_WORD + r"\s+" + _PASSWORD_VALUE,
+            _I,
+        ),
+        "v",
+        _password_ok,
+    ),
+    # "creds: admin / X", "credentials admin:X", "login: root / X", "user/pass: bob/X".
+    Rule(
+        "password",
+        re.compile(
+            r"\b(?:creds?|credentials?|log ?in|user(?:name)?\s*/\s*pass(?:word)?)\b\s*[:=]?\s*"
+            r"[\"']?[^\s/:\"']{1,64}[\"']?\s*[/:|]\s*" + _PASSWORD_VALUE,
             _I,
         ),
         "v",
@@ -121,7 +181,15 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "password",
-        re.compile(r"(?:密码|口令)[^，。,\n]{0,10}?(?:是|为|:|：|=)\s*(?P<v>[^\s，。,;；]{3,})"),
+        re.compile(
+            r"(?:密码|口令|密碼)[^，。,\n]{0,10}?(?:是|为|為|:|：|=)\s*(?P<v>[^\s，。,;；]{3,})"
+        ),
+        "v",
+    ),
+    # "用密码abc123登录", "账号admin密码abc123", "口令 Tr0ub4dor": the value follows directly.
+    Rule(
+        "password",
+        re.compile(r"(?:密码|口令|密碼)\s*(?P<v>[A-Za-z0-9!@#$%^&*._+=~\-]{4,})"),
         "v",
     ),
     Rule(
@@ -141,21 +209,70 @@ RULES: tuple[Rule, ...] = (
         re.compile(r"(?:密钥|秘钥|令牌|token)\s*(?:是|为|:|：|=)\s*(?P<v>[A-Za-z0-9_\-./+=]{8,})"),
         "v",
     ),
+    Rule(
+        "iban",
+        # Compact or in groups of four, upper case as printed; a free run of letters would
+        # swallow the words after the number ("NL91ABNA0417164300 for the salary").
+        re.compile(
+            r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?"
+            r"(?![A-Za-z0-9])"
+        ),
+        0,
+        iban_ok,
+    ),
     Rule("cn_id", re.compile(r"(?<![\dA-Za-z])\d{17}[\dXx](?![\dA-Za-z])"), 0, cn_id_ok),
+    # 4-4-4-4(-3), 4-4-4-3 (Amex typed in fours), 4-4-4-1..2 (13-14 digits) with any mix of
+    # separators; then Amex/Diners 4-6-5 and 4-6-4. Luhn decides.
     Rule(
         "card",
-        re.compile(r"(?<![\d-])\d{4}([ -])\d{4}\1\d{4}\1\d{4}(?:\1\d{3})?(?![\d])"),
+        re.compile(
+            rf"(?<![\d.\-])\d{{4}}(?:{_SEP}\d{{4}}){{2}}{_SEP}\d{{1,4}}(?:{_SEP}\d{{3}})?(?![\d])"
+        ),
         0,
         luhn_ok,
     ),
-    Rule("card", re.compile(r"(?<![\d-])\d{4}([ -])\d{6}\1\d{4,5}(?![\d])"), 0, luhn_ok),
+    Rule(
+        "card", re.compile(rf"(?<![\d.\-])\d{{4}}{_SEP}\d{{6}}{_SEP}\d{{4,5}}(?![\d])"), 0, luhn_ok
+    ),
     Rule("card", re.compile(r"(?<![\d-])\d{13,19}(?![\d])"), 0, luhn_ok),
     Rule("ssn", re.compile(r"(?<![\d-])\d{3}-\d{2}-\d{4}(?![\d-])"), 0, _ssn_ok),
+    # "330 77 9502", "330.77.9502": spaced forms only next to an SSN cue (phone-like otherwise).
+    Rule(
+        "ssn",
+        re.compile(
+            r"\b(?:ssn|social security(?: number| no\.?)?|social)\D{0,12}"
+            r"(?P<v>(?<!\d)\d{3}[ .\-]{1,3}\d{2}[ .\-]{1,3}\d{4})(?![\d])",
+            _I,
+        ),
+        "v",
+        _ssn_ok,
+    ),
     Rule(
         "ssn",
         re.compile(r"\b(?:ssn|social security(?: number)?)\D{0,12}(?P<v>\d{9})(?!\d)", _I),
         "v",
         _ssn_ok,
+    ),
+    # Bank account numbers have no checksum to test: only next to a word that names them.
+    Rule(
+        "bank_account",
+        re.compile(
+            r"(?:\b(?:bank\s+)?(?:account|acct\.?|a/c)(?:\s+(?:number|no\.?|num|#))?"
+            r"(?:\s+(?:is|was))?\s*[:#=]?\s*"
+            r"|(?:银行账号|银行卡号|账号|帐号|账户|帳號)\s*(?:是|为|:|：)?\s*)"
+            r"(?P<v>(?<![\d])\d(?:[ \-]?\d){5,19})(?![\d])",
+            _I,
+        ),
+        "v",
+    ),
+    Rule(
+        "bank_account",
+        re.compile(
+            r"\b(?:routing|aba|sort code|bsb)(?:\s+(?:number|no\.?|code))?(?:\s+is)?\s*[:#=]?\s*"
+            r"(?P<v>\d{2}[ \-]?\d{2}[ \-]?\d{2}(?:\d{3})?)(?![\d])",
+            _I,
+        ),
+        "v",
     ),
 )
 

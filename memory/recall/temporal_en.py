@@ -133,7 +133,7 @@ _PATTERNS: tuple[tuple[re.Pattern[str], Handler], ...] = (
     (re.compile(r"\b((?:19|20)\d{2})\b"), _year),
 )
 # "may" is also a verb: lower-case "may" alone, and "May I ...", are not the month.
-_MAY_ASKS = re.compile(r"\s+(?:i|we|you|he|she|they|it|be|have)\b", re.I)
+_MAY_ASKS = re.compile(r"(?<!\s)\s+(?:i|we|you|he|she|they|it|be|have)\b", re.I)
 
 
 def parse_english(text: str, ref: datetime) -> list[TimeRange]:

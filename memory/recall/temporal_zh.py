@@ -22,7 +22,8 @@ from memory.recall.temporal_units import (
 
 _DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7,
            "八": 8, "九": 9, "几": 3}  # fmt: skip
-_NUM = r"[0-9]+|[零一二两三四五六七八九十几]+"
+# Runs start where a number starts: a bare `[0-9]+` retries from every digit of a long run.
+_NUM = r"(?<![0-9])[0-9]+|(?<![零一二两三四五六七八九十几])[零一二两三四五六七八九十几]+"
 # In dates "几" is a question ("几月" = which month), not a number.
 _DATE_NUM = r"[0-9]{1,2}|[一二三四五六七八九十]{1,3}"
 _DAY_WORDS = {"前天": -2, "昨天": -1, "昨日": -1, "昨晚": -1, "今天": 0, "今日": 0, "今晚": 0,

@@ -19,7 +19,7 @@ DURABLE_TYPES: frozenset[str] = frozenset({"task_completed", "knowledge_learned"
 # this reserved user id (identity providers must not hand it to a person).
 SHARED_USER = "agents:shared"
 MAX_DATA_BYTES = 64_000
-_EVENT_TYPE = re.compile(r"^[a-z][a-z0-9_.:-]{0,63}$")
+_EVENT_TYPE = re.compile(r"[a-z][a-z0-9_.:-]{0,63}")
 
 EVENT_COLUMNS = "id, tenant_id, agent_id, event_type, user_id, data, memory_id, created_at"
 
@@ -56,7 +56,7 @@ def check_names(tenant_id: str, agent_id: str, event_type: str, user_id: str | N
     Scope(tenant_id, agent_id)  # raises ScopeError: same characters as tenant and user ids
     if user_id is not None:
         Scope(tenant_id, user_id)
-    if not _EVENT_TYPE.match(event_type):
+    if not _EVENT_TYPE.fullmatch(event_type):
         raise BusInputError(f"event type must be lower-case [a-z0-9_.:-], got {event_type!r}")
 
 

@@ -23,6 +23,7 @@ __all__ = [
     "SensoryFeatures",
     "classify_turn",
     "extract_features",
+    "has_visible_text",
     "normalise_input",
 ]
 
@@ -34,14 +35,23 @@ Language = Literal["zh", "en", "mixed"]
 # C0 controls except \t and \n, DEL, C1 controls, BOM, bidi overrides/isolates (they can hide
 # text from a reviewer while the model still reads it). ZWJ/ZWNJ stay: emoji and scripts use them.
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufeff\u202a-\u202e\u2066-\u2069]")
+# Characters that show nothing: format characters (zero-width space/joiners, word joiner, ...),
+# combining marks with no base, and the blank "filler" letters some scripts define.
+_INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Zs", "Zl", "Zp", "Mn", "Me"})
+_BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 _LEADING_BLANK_LINES = re.compile(r"\A(?:[ \t]*\n)+")
 _CJK_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 _LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
 _URL = re.compile(r"\bhttps?://\S+|\bwww\.\w[\w.-]*\.\w{2,}", re.IGNORECASE)
+# Every alternative runs in linear time on any input: indentation is spaces and tabs (a `\s`
+# lead would swallow the following lines from every line start), a call is matched from the
+# start of a word with at most one level of nested parentheses (`\w+\(.*\)` retried from every
+# character was quadratic: 20 s for a 64,000-character message).
 _CODE = re.compile(
-    r"```|^\s{4,}\S|^\s*(def|class|import|from \S+ import|function|const|let|var|public|"
-    r"#include|package|fn|func|SELECT|INSERT|UPDATE|CREATE TABLE)\b|[{};]\s*$|=>|\w+\(.*\)\s*[:{]",
+    r"```|^[ \t]{4,}\S|^[ \t]*(def|class|import|from \S+ import|function|const|let|var|public|"
+    r"#include|package|fn|func|SELECT|INSERT|UPDATE|CREATE TABLE)\b|[{};][ \t]*$|=>"
+    r"|\b\w+\((?:[^()\n]|\([^()\n]*\))*\)[ \t]*[:{]",
     re.MULTILINE,
 )
 
@@ -92,8 +102,10 @@ def normalise_input(
     text = unicodedata.normalize("NFC", _to_text(raw))
     text = _CONTROL.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
     text = _LEADING_BLANK_LINES.sub("", text).rstrip()
-    if not text.strip():
-        raise InputError("empty", "input is empty or only whitespace/control characters")
+    if not has_visible_text(text):
+        raise InputError(
+            "empty", "input is empty or only whitespace, zero-width or control characters"
+        )
     if len(text) > max_chars:
         if on_overflow == "reject":
             raise InputError(
@@ -101,6 +113,14 @@ def normalise_input(
             )
         text = text[:max_chars].rstrip()
     return text
+
+
+def has_visible_text(text: str) -> bool:
+    """True when `text` shows at least one character (not only blanks, zero-width, marks)."""
+    return any(
+        ch not in _BLANK_LETTERS and unicodedata.category(ch) not in _INVISIBLE_CATEGORIES
+        for ch in text
+    )
 
 
 def detect_language(text: str) -> Language:

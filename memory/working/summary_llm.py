@@ -29,7 +29,7 @@ _KEYS: dict[str, ItemKind] = {
     "failures": "failure",
     "facts": "fact",
 }
-_FENCE = re.compile(r"^\s*```(?:json)?\s*|\s*```\s*$")
+_FENCE = re.compile(r"\A\s*```(?:json)?\s*|(?<!\s)\s*```\s*\Z")
 # Per-message cap in the transcript: a 10k-token tool dump must not blow the summary call.
 _TRANSCRIPT_MSG_TOKENS = 400
 

@@ -142,9 +142,10 @@ async def test_invalid_unicode_and_control_characters_are_cleaned(
 
 
 async def test_huge_message_is_truncated_not_lost(
-    settings: Settings, store: MemoryStore, model: StubLLM
+    settings: Settings, store: MemoryStore, model: StubLLM, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    ctx = Context(tenant_id="acme", user_id="erin", max_input_chars=10_000)
+    monkeypatch.setenv("MEMORY_MAX_INPUT_CHARS", "10000")  # the operator's limit, not the run's
+    ctx = Context(tenant_id="acme", user_id="erin")
     huge = "I prefer tabs over spaces. " + "lorem ipsum " * 100_000
     async with open_checkpointer(settings) as saver:
         graph = build_graph().compile(checkpointer=saver)

@@ -25,7 +25,13 @@ def test_corpus_size_and_coverage() -> None:
     kinds = {i["kind"] for i in POSITIVES}
     expected = {"card", "ssn", "cn_id", "password", "api_key", "github_token", "aws_key"}
     assert expected | {"slack_token", "jwt", "bearer_token", "private_key"} <= kinds
+    assert {"iban", "bank_account"} <= kinds
     assert len(NEGATIVES) >= 40
+    # A held-out part (written after the patterns, never used to tune them) of separator,
+    # phrasing and language variants: it must stay at least 30 positives and 10 negatives.
+    held = [i for i in ITEMS if i.get("split") == "heldout"]
+    assert sum(bool(i["secrets"]) for i in held) >= 30
+    assert sum(not i["secrets"] for i in held) >= 10
 
 
 @pytest.mark.parametrize("item", POSITIVES, ids=lambda i: i["text"][:40])

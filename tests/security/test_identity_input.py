@@ -1,0 +1,118 @@
+"""Ids, roles and run policy: full matches, refusals by what a request resolves to."""
+
+from __future__ import annotations
+
+import re
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agent.auth import RUN_POLICY, assistants, may_run_graph
+from agent.auth_tokens import PERMISSION_ADMIN, PERMISSION_PLATFORM
+from agent.consolidate_graph import ConsolidationDenied, authorise
+from agent.state import InputMessageError, add_turn_messages
+from memory.types import Scope, ScopeError
+
+_VALID = re.compile(r"[A-Za-z0-9_.@:\-]{1,128}")
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(max_size=140))
+def test_scope_ids_are_full_matches(value: str) -> None:
+    if _VALID.fullmatch(value):
+        assert Scope(value, value).key == f"{value}/{value}"
+    else:
+        with pytest.raises(ScopeError):
+            Scope("acme", value)
+        with pytest.raises(ScopeError):
+            Scope(value, "alice")
+
+
+@pytest.mark.parametrize("suffix", ["\n", "\r\n", "\x00", " ", "\t", "\u2028", "/x", "\n\n"])
+def test_a_trailing_newline_or_nul_is_not_an_id(suffix: str) -> None:
+    with pytest.raises(ScopeError):
+        Scope("acme", "alice" + suffix)
+
+
+def _ctx(permissions: list[str], *, open_mode: bool = False, action: str = "create") -> Any:
+    fields = {"identity": "alice", "tenant_id": "acme", "permissions": permissions}
+    if open_mode:
+        fields["memory_auth"] = "open"
+    return SimpleNamespace(user=_User(fields), permissions=permissions, action=action)
+
+
+class _User(dict[str, Any]):
+    """The server's auth user: readable as a mapping and by attribute."""
+
+    def __getattr__(self, name: str) -> Any:
+        return self.get(name)
+
+
+def test_run_policy_denies_unknown_graphs_for_everyone() -> None:
+    for graph in (None, "", "unknown", "Agent", "consolidate ", "../agent"):
+        assert not may_run_graph(_ctx([PERMISSION_ADMIN, PERMISSION_PLATFORM]), graph)
+        assert not may_run_graph(_ctx([], open_mode=True), graph)
+    assert may_run_graph(_ctx([]), "agent")
+    assert not may_run_graph(_ctx([]), "consolidate")
+    assert may_run_graph(_ctx([PERMISSION_ADMIN]), "consolidate")
+    assert set(RUN_POLICY) == {"agent", "consolidate"}
+
+
+async def test_assistants_only_for_graphs_with_a_run_policy() -> None:
+    admin = _ctx([PERMISSION_ADMIN])
+    assert await assistants(admin, {"graph_id": "mystery"}) is False
+    assert await assistants(_ctx([], open_mode=True), {"graph_id": "mystery"}) is False
+    assert await assistants(admin, {"graph_id": "consolidate"}) is True
+    assert await assistants(_ctx([]), {"graph_id": "agent"}) is False
+
+
+def _config(permissions: list[str], tenant: str = "acme") -> Any:
+    user = {"identity": "ops", "tenant_id": tenant}
+    return {"configurable": {"langgraph_auth_user": user,
+                             "langgraph_auth_permissions": permissions}}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "state",
+    [{"all": True, "tenant_id": "globex"}, {"tenant_id": "globex", "user_id": "victim"},
+     {"all": True, "as_of": "2100-01-01T00:00:00+00:00"}, {"user_id": "a", "as_of": "soon"}],
+)  # fmt: skip
+def test_a_tenant_admin_cannot_reach_beyond_the_tenant(state: dict[str, Any]) -> None:
+    with pytest.raises(ConsolidationDenied):
+        authorise(state, _config([PERMISSION_ADMIN]))  # type: ignore[arg-type]
+
+
+def test_consolidation_scope_follows_the_caller() -> None:
+    with pytest.raises(ConsolidationDenied):
+        authorise({"all": True}, _config([]))  # type: ignore[arg-type]
+    mine = authorise({"all": True}, _config([PERMISSION_ADMIN]))  # type: ignore[arg-type]
+    assert mine["tenant_id"] == "acme"
+    anywhere = {"all": True, "tenant_id": "globex"}
+    ok = authorise(anywhere, _config([PERMISSION_ADMIN, PERMISSION_PLATFORM]))  # type: ignore[arg-type]
+    assert ok["tenant_id"] == "globex"
+    assert authorise(anywhere, {"configurable": {}}) == anywhere  # the CLI: local operator
+
+
+_ROLES = st.sampled_from(["system", "System", "SYSTEM", "developer", "Developer"])
+
+
+@settings(max_examples=100, deadline=None)
+@given(_ROLES, st.text(max_size=50), st.sampled_from(["role", "type"]), st.booleans())
+def test_system_text_from_a_client_is_refused(role: str, text: str, key: str, first: bool) -> None:
+    system = {key: role, "content": text}
+    user = {"role": "user", "content": "hi"}
+    with pytest.raises(InputMessageError, match="only the server writes system text"):
+        add_turn_messages([], [system, user] if first else [user, system])
+
+
+@pytest.mark.parametrize(
+    "message",
+    [{"role": "tool", "content": "x"}, {"role": "tool", "content": "x", "tool_call_id": None},
+     {"role": "nobody", "content": "x"}, {"content": "x"}, {"role": "user"}, 42],
+)  # fmt: skip
+def test_malformed_messages_raise_a_clear_error(message: Any) -> None:
+    with pytest.raises(InputMessageError):
+        add_turn_messages([], [message])
