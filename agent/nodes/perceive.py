@@ -14,6 +14,7 @@ from agent.context import Context
 from agent.images import perceive_images, turn_text, with_text, without_images
 from agent.state import State
 from memory.multimodal import ImageInputError
+from memory.offload import run_cpu
 from memory.settings import Settings
 from memory.working.brakes import BrakeLimits, BrakeTrip, check_brakes
 from memory.working.sensory import (
@@ -82,7 +83,7 @@ async def perceive(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     try:
         seen = await perceive_images(human)
         raw = turn_text(human, seen)
-        text, kind, features = await asyncio.to_thread(_sense, raw, max_chars)
+        text, kind, features = await run_cpu(_sense, raw, max_chars, size=len(raw))
     except (InputError, ImageInputError) as exc:
         reply = AIMessage(f"I could not use that message: {exc}.")
         # A refused image is not kept in the thread's state: its text stays, the image goes.

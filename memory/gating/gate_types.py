@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Literal
 
 from memory.types import Category, MemoryKind, Origin
@@ -17,7 +16,8 @@ def _default_ttls() -> Mapping[Category, float | None]:
     # Preferences and constraints are stable until contradicted (None = no expiry); a lesson
     # stays useful for months; facts decay in a quarter; decisions are superseded within weeks
     # (seed 002's MVP uses 30 days for episodic memory).
-    return MappingProxyType(
+    # A plain dict (fresh per policy): the policy crosses to the text worker process by pickle.
+    return dict(
         {
             Category.PREFERENCE: None,
             Category.CONSTRAINT: None,

@@ -8,7 +8,6 @@ text itself: it may be the very thing the user did not want kept).
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import logging
 from collections.abc import Mapping
@@ -26,6 +25,7 @@ from memory.gating.gate import (
 )
 from memory.gating.ingest_apply import ConflictStrategy, apply_resolution
 from memory.gating.privacy import PrivacyFilter
+from memory.offload import run_cpu
 from memory.storage.store import MemoryStore
 from memory.types import NewMemory, Scope, Source, Status
 
@@ -84,25 +84,24 @@ async def _decide(
     explicit: bool = False,
 ) -> GateDecision:
     context, reply = exchange
-    if explicit:
-        # An explicit request needs no judgement of importance: the rules' screen (secrets,
-        # instruction-like text) and small-talk check decide, with no model call.
-        return gate(
-            text,
-            role=role,
-            policy=policy,
-            privacy=privacy,
-            context=context,
-            reply=reply,
-            explicit=True,
-        )
-    if model is not None:
+    if model is not None and not explicit:
         return await gate_with_model(
             model, text, role=role, policy=policy, privacy=privacy, context=context, reply=reply
         )
-    # Pure CPU on user text (tens of ms for a long message): off the event loop.
-    return await asyncio.to_thread(
-        gate, text, role=role, policy=policy, privacy=privacy, context=context, reply=reply
+    # Pure CPU on user text (seconds for a huge paste): off the event loop. An explicit request
+    # needs no judgement of importance: the rules' screen (secrets, instruction-like text) and
+    # small-talk check decide, with no model call.
+    size = len(text) + len(context or "") + len(reply or "")
+    return await run_cpu(
+        gate,
+        text,
+        size=size,
+        role=role,
+        policy=policy,
+        privacy=privacy,
+        context=context,
+        reply=reply,
+        explicit=explicit,
     )
 
 
@@ -138,7 +137,7 @@ async def ingest_text(
     consent = await store.consent(scope)
     results: list[IngestResult] = []
     exchange = (context, reply)
-    for candidate in await asyncio.to_thread(split_candidates, text):
+    for candidate in await run_cpu(split_candidates, text, size=len(text)):
         decision = await _decide(candidate, role, gate_model, policy, privacy, exchange, explicit)
         if not decision.keep or not consent:
             reason = decision.reason if decision.keep is False else "no consent to store memories"
