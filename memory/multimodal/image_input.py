@@ -18,9 +18,10 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal
 
 from PIL import ExifTags, Image, ImageOps
+from typing_extensions import TypedDict
 
 __all__ = [
     "ALLOWED_FORMATS",
