@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 from typing import Any
 from uuid import UUID, uuid5
 
@@ -43,7 +44,31 @@ from agent.server_threads import sweep
 from memory.types import ScopeError
 
 OPEN_IDENTITY = "local-dev"
-RUN_POLICY: dict[str, str] = {"agent": "user", "consolidate": PERMISSION_ADMIN}
+RUN_POLICY_ENV = "MEMORY_RUN_POLICY"
+_GRAPH_NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+_NEED = re.compile(r"user|[a-z][a-z0-9_.-]{0,31}:[a-z][a-z0-9_.-]{0,31}")
+
+
+def run_policy(extra: str | None = None) -> dict[str, str]:
+    """The built-in policy plus the operator's `MEMORY_RUN_POLICY` ("graph=user,g2=memory:admin").
+
+    A fork that adds a graph to `langgraph.json` says here who may run it; a graph named nowhere
+    stays unreachable. A malformed entry stops the server at start, with what is wrong.
+    """
+    policy = {"agent": "user", "consolidate": PERMISSION_ADMIN}
+    raw = os.environ.get(RUN_POLICY_ENV, "") if extra is None else extra
+    for entry in filter(None, (e.strip() for e in raw.split(","))):
+        graph, _, need = (part.strip() for part in entry.partition("="))
+        if not _GRAPH_NAME.fullmatch(graph) or not _NEED.fullmatch(need):
+            raise ValueError(
+                f"{RUN_POLICY_ENV}: {entry[:80]!r} is not graph=user or graph=<permission> "
+                "(e.g. reports=memory:admin)"
+            )
+        policy[graph] = need
+    return policy
+
+
+RUN_POLICY: dict[str, str] = run_policy()
 """Who may start a run of each graph: any signed-in user, or holders of a permission.
 
 Deny by default: a run whose assistant resolves to a graph not listed here is refused, and so is

@@ -17,8 +17,10 @@ An item's key is the one the caller chose on `put` (kept in `memory_store_keys`)
 memory's id. Its value is the stored memory as it really is: the redacted `content`, `kind`,
 `category`, `status` (a superseded memory says so, with `superseded_by`), importance and
 confidence, origin, source, expiry and the publishing `agent_id` for shared knowledge. Search
-results also carry `score_breakdown` (the terms of the hybrid recall score, which sum to
-`SearchItem.score`).
+results are ranked like any BaseStore's (the top ones, relevant or not) and also carry
+`score_breakdown` (the terms of the hybrid recall score, which sum to `SearchItem.score`) and
+`relevance`: whether the item passes the relevance floor that decides what the agent injects on
+its own, and why.
 
 `put` runs the governed write path: consent, the gate (classification, redaction, refusal of
 high-risk secrets and instruction-like text), near-duplicate reinforcement, the conflict policy,
@@ -447,12 +449,20 @@ class GovernedStore(BaseStore):
         # A filter is applied after ranking, so ask for more than the page: 4x covers filters
         # that keep a quarter of the hits; beyond that the page may come back short.
         k = want if not conditions else min(want * 4, MAX_OFFSET)
+        # Ranked like any BaseStore's search (a caller asked, and LangMem's search tool expects
+        # the top results); each item says whether it passes the relevance floor that decides
+        # what the agent injects on its own.
         hits = await self.memory.recall(
-            target.scope, query, k=k, kinds=target.kinds, record_access=False
+            target.scope, query, k=k, kinds=target.kinds, record_access=False, relevant_only=False
         )
         out: list[tuple[MemoryRecord, dict[str, Any], float | None]] = []
         for hit in hits:
-            value = {**item_value(hit.record), "score_breakdown": hit.breakdown.as_dict()}
+            rel = hit.breakdown.relevance
+            value = {
+                **item_value(hit.record),
+                "score_breakdown": hit.breakdown.as_dict(),
+                "relevance": rel.as_dict() if rel is not None else None,
+            }
             if matches(value, conditions):
                 out.append((hit.record, value, hit.score))
         return out

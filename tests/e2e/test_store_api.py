@@ -52,7 +52,14 @@ def server(
     path = Path(work) / "langgraph.json"
     path.write_text(json.dumps(config))
     data_dir = tmp_path_factory.mktemp("store-data")
-    env = agent_env(pg_db_url, data_dir, _stub_session.base_url, MEMORY_AUTH_SECRET=SECRET)
+    # A graph a fork adds runs only once the operator's run policy names it (deny by default).
+    env = agent_env(
+        pg_db_url,
+        data_dir,
+        _stub_session.base_url,
+        MEMORY_AUTH_SECRET=SECRET,
+        MEMORY_RUN_POLICY="langmem=user",
+    )
     yield langgraph_factory(config=path, env=env)
 
 

@@ -116,3 +116,14 @@ def test_system_text_from_a_client_is_refused(role: str, text: str, key: str, fi
 def test_malformed_messages_raise_a_clear_error(message: Any) -> None:
     with pytest.raises(InputMessageError):
         add_turn_messages([], [message])
+
+
+def test_run_policy_extends_explicitly_and_refuses_malformed_entries() -> None:
+    from agent.auth import run_policy
+
+    assert run_policy("") == {"agent": "user", "consolidate": "memory:admin"}
+    extended = run_policy(" langmem=user , reports=memory:admin ")
+    assert extended["langmem"] == "user" and extended["reports"] == "memory:admin"
+    for bad in ("langmem", "langmem=", "=user", "lang mem=user", "x=admin", "x=us er", "x=*"):
+        with pytest.raises(ValueError, match="MEMORY_RUN_POLICY"):
+            run_policy(bad)
