@@ -7,6 +7,7 @@ the scope only from there: no route accepts a tenant or user id from the client.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from starlette.exceptions import HTTPException
@@ -46,3 +47,19 @@ def has_permission(request: Request, permission: str) -> bool:
         return True
     credentials = request.scope.get("auth")
     return permission in (getattr(credentials, "scopes", None) or [])
+
+
+_PATH_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+def path_id(request: Request, name: str = "memory_id") -> str:
+    """A path id (memory or run), 404 unless the whole of it has the shape of one.
+
+    A full match: `re.match` with `$` would let an id with a trailing newline through. Anything
+    else (NUL bytes, slashes, 300 characters) names nothing the caller owns, so it is simply not
+    found; the value is never echoed back.
+    """
+    value = str(request.path_params.get(name, ""))
+    if not _PATH_ID.fullmatch(value):
+        raise HTTPException(404, "not found")
+    return value

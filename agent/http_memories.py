@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 from typing import Any
 
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from agent.http_auth import caller_scope
+from agent.http_auth import caller_scope, path_id
 from agent.resources import get_store
 from agent.server_threads import owned_thread_ids, sweep
 from memory.storage.deletion_outbox import pending_targets
@@ -29,18 +28,10 @@ log = logging.getLogger(__name__)
 MAX_LIMIT = 500
 MAX_K = 50
 MAX_QUERY_CHARS = 2_000
+
+
 # Memory ids are uuid4 hex; anything else (a NUL byte, a slash, 10 kB of text) names no memory
 # and is answered 404 here, before Postgres sees a value it would reject with an error.
-_MEMORY_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
-
-
-def _memory_id(request: Request) -> str:
-    memory_id = str(request.path_params.get("memory_id", ""))
-    if not _MEMORY_ID.fullmatch(memory_id):
-        raise HTTPException(404, "no such memory")
-    return memory_id
-
-
 def _int(request: Request, name: str, default: int, upper: int) -> int:
     raw = request.query_params.get(name)
     try:
@@ -112,7 +103,7 @@ async def search_memories(request: Request) -> JSONResponse:
 async def get_memory(request: Request) -> JSONResponse:
     """One memory of the caller with its audit trail; 404 for any id that is not theirs."""
     scope = caller_scope(request)
-    memory_id = _memory_id(request)
+    memory_id = path_id(request)
     store = await get_store()
     record = await store.get(scope, memory_id)
     if record is None:
@@ -130,7 +121,7 @@ async def delete_memory(request: Request) -> JSONResponse:
     """Delete one memory from Postgres, Chroma, the audit text and thread state; a receipt."""
     scope = caller_scope(request)
     store = await get_store()
-    memory_id = _memory_id(request)
+    memory_id = path_id(request)
     receipt = await delete_everywhere(store, scope, memory_id, reason="deleted via API")
     if not receipt["memories"]:
         raise HTTPException(404, "no such memory")

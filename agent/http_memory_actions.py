@@ -8,7 +8,6 @@ tenant only: consolidation runs (with their diff and rollback) and the unindexed
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 from starlette.exceptions import HTTPException
@@ -16,7 +15,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from agent.auth_tokens import PERMISSION_ADMIN
-from agent.http_auth import caller_scope, has_permission
+from agent.http_auth import caller_scope, has_permission, path_id
 from agent.resources import get_store
 from memory.gating.edit import EditRefused, edit_memory
 from memory.longterm.consolidation_history import list_runs, run_diff, run_users
@@ -28,16 +27,7 @@ from memory.storage.export import memory_to_dict
 from memory.storage.forget_one import delete_memory as delete_everywhere
 from memory.types import MemoryRecord, Scope, Status
 
-_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 MAX_BODY_BYTES = 65_536
-
-
-def path_id(request: Request, name: str = "memory_id") -> str:
-    """A path id, refused with 400 unless it has the shape of one (never echoed back)."""
-    value = str(request.path_params.get(name, ""))
-    if not _ID.match(value):
-        raise HTTPException(400, f"{name} is not a valid id")
-    return value
 
 
 async def json_body(request: Request) -> dict[str, Any]:

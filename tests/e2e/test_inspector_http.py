@@ -227,7 +227,7 @@ async def test_memory_text_is_escaped_and_pages_have_a_strict_csp(
     assert XSS not in (await http.get("/memory/ui", headers=alice)).text
 
 
-@pytest.mark.parametrize("bad", ["..%2F..%2Fetc", "a" * 65, "x;drop", "%00"])
+@pytest.mark.parametrize("bad", ["..%2F..%2Fetc", "a" * 65, "x;drop", "%00", "abc%0A"])
 async def test_malformed_ids_are_refused(
     http: httpx.AsyncClient, inspector_world: World, bad: str
 ) -> None:

@@ -244,7 +244,7 @@ async def test_size_limit_is_the_servers_not_the_clients(
         assert len(kept) <= 64_000 and out["sensory"]["length"] <= 64_000
 
 
-BAD_IDS = ["abc%00def", "%00", "a%00", "x" * 300, "..%2F..%2Fetc", "%E2%80%8B", "%C0%80",
+BAD_IDS = ["abc%0A", "abc%00def", "%00", "a%00", "x" * 300, "..%2F..%2Fetc", "%E2%80%8B", "%C0%80",
            "abc%20def", "%FF%FE", "1;DROP TABLE memories", "%0A", "%27%22"]  # fmt: skip
 
 

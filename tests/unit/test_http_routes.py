@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
 import yaml
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
 from starlette.routing import BaseRoute, Route
 
 from agent.http_app import app
+from agent.http_auth import path_id
 
 
 def _routes(routes: list[BaseRoute]) -> list[Route]:
@@ -26,3 +30,18 @@ def test_every_route_docstring_parses_as_the_server_schema_expects() -> None:
     for route in routes:
         doc = route.endpoint.__doc__ or ""
         yaml.safe_load(doc.split("---")[-1])  # raises on a docstring the server cannot read
+
+
+@pytest.mark.parametrize(
+    "bad", ["abc\n", "abc\x00def", "", "a" * 65, "../etc", "a b", "\u200babc", "abc\r"]
+)
+def test_path_ids_are_matched_whole(bad: str) -> None:
+    request = Request({"type": "http", "path_params": {"memory_id": bad}})
+    with pytest.raises(HTTPException) as refused:
+        path_id(request)
+    assert refused.value.status_code == 404
+
+
+def test_a_plain_id_passes() -> None:
+    request = Request({"type": "http", "path_params": {"run_id": "run_2026-12-01_ab12"}})
+    assert path_id(request, "run_id") == "run_2026-12-01_ab12"
