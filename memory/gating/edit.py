@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from memory.gating.concurrency_lock import user_write_lock
 from memory.gating.gate_rules import screen
 from memory.gating.gate_types import GatePolicy
-from memory.gating.ingest_apply import ConflictStrategy, decide
+from memory.gating.ingest_apply import ConflictStrategy, decide, supersede
 from memory.gating.privacy import PrivacyFilter
 from memory.storage.edits import replace_content
 from memory.storage.store import MAX_CONTENT_CHARS, MemoryStore
@@ -119,17 +119,10 @@ async def _apply(
     )
     if record is None:  # deleted while we decided
         raise EditRefused("the memory was deleted meanwhile", 409)
-    for target in targets:
-        if verdict.action in ("supersede", "merge"):
-            await store.set_status(
-                scope,
-                target,
-                Status.SUPERSEDED,
-                reason=why,
-                superseded_by=record.id,
-                event="supersede" if verdict.action == "supersede" else "merge",
-            )
-        else:
+    if verdict.action in ("supersede", "merge"):
+        await supersede(store, scope, targets, record.id, why, merged=verdict.action == "merge")
+    else:
+        for target in targets:
             await store.record_event(scope, target, "conflict", why, {"with": record.id})
     action = {"insert": "edited", "supersede": "superseded", "merge": "merged"}.get(
         verdict.action, "conflict"

@@ -8,6 +8,7 @@ active and tagged; every conflict is an audit event on each memory involved.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -108,6 +109,21 @@ async def _apply(
     return await _conflict(store, scope, item, verdict)
 
 
+async def supersede(
+    store: MemoryStore, scope: Scope, targets: Sequence[str], by: str, why: str, *, merged: bool
+) -> None:
+    """Mark `targets` superseded by memory `by` (kept, out of recall, linked to their successor)."""
+    for target in targets:
+        await store.set_status(
+            scope,
+            target,
+            Status.SUPERSEDED,
+            reason=why,
+            superseded_by=by,
+            event="merge" if merged else "supersede",
+        )
+
+
 async def _conflict(
     store: MemoryStore, scope: Scope, item: NewMemory, verdict: Resolution
 ) -> Outcome:
@@ -134,15 +150,7 @@ async def _conflict(
     content = verdict.merged_content if verdict.action == "merge" else None
     winner = replace(item, content=content) if content else item
     written = await store.write(scope, winner, reason=why)
-    for target in targets:
-        await store.set_status(
-            scope,
-            target,
-            Status.SUPERSEDED,
-            reason=why,
-            superseded_by=written.id,
-            event="supersede" if verdict.action == "supersede" else "merge",
-        )
+    await supersede(store, scope, targets, written.id, why, merged=verdict.action == "merge")
     if verdict.conflict:
         await store.record_event(scope, written.id, "conflict", why, {"replaced": list(targets)})
     action = "merged" if verdict.action == "merge" else "superseded"
