@@ -132,7 +132,13 @@ async def _server_run(url: str, secret: str, shapes: tuple[str, ...]) -> list[di
             await asyncio.sleep(0.01)
             busy = _summary(await _poll_ok(url, turn))
             turn_s = time.perf_counter() - start
-            outcome = "refused (413)" if turn.exception() is not None else "processed"
+            if turn.exception() is not None:
+                outcome = "refused (413)"
+            elif isinstance(result := turn.result(), dict) and "__error__" in result:
+                # A failed turn is no measurement of a processed one: say so, loudly.
+                outcome = f"FAILED ({result['__error__'].get('error')})"
+            else:
+                outcome = "processed"
             rows.append({"shape": shape, "chars": size, "outcome": outcome, "turn_s": turn_s,
                          **busy})  # fmt: skip
             verdict = "ok" if busy["p99_ms"] < 100 else "OVER TARGET"

@@ -72,7 +72,10 @@ async def run_cpu(fn: Callable[..., T], /, *args: Any, size: int, **kwargs: Any)
     if size < LARGE_TEXT_CHARS:
         return await asyncio.to_thread(call)
     try:
-        return await asyncio.get_running_loop().run_in_executor(_get_pool(), call)
+        # Creating the pool and submitting (which may start a process) block: from a thread,
+        # never on the event loop (the LangGraph dev server raises BlockingError there).
+        future = await asyncio.to_thread(lambda: _get_pool().submit(call))
+        return await asyncio.wrap_future(future)
     except BrokenProcessPool:
         log.warning("text worker process died; running this call in a thread")
         _drop_pool()

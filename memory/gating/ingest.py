@@ -26,7 +26,7 @@ from memory.gating.gate import (
 from memory.gating.ingest_apply import ConflictStrategy, apply_resolution
 from memory.gating.privacy import PrivacyFilter
 from memory.offload import run_cpu
-from memory.storage.store import MemoryStore
+from memory.storage.store import MAX_CONTENT_CHARS, MemoryStore
 from memory.types import NewMemory, Scope, Source, Status
 
 if TYPE_CHECKING:
@@ -139,9 +139,21 @@ async def ingest_text(
     exchange = (context, reply)
     for candidate in await run_cpu(split_candidates, text, size=len(text)):
         decision = await _decide(candidate, role, gate_model, policy, privacy, exchange, explicit)
-        if not decision.keep or not consent:
-            reason = decision.reason if decision.keep is False else "no consent to store memories"
-            action = "dropped" if not decision.keep else "no_consent"
+        too_long = decision.keep and len(decision.content) > MAX_CONTENT_CHARS
+        if not decision.keep or not consent or too_long:
+            # A text the gate would keep but that is longer than one memory may be (an
+            # unpunctuated paste) is not stored: the turn goes on, the message stays in the
+            # thread, and the audit log says why.
+            if too_long:
+                reason = (
+                    f"too long for one memory ({len(decision.content):,} characters, at most "
+                    f"{MAX_CONTENT_CHARS:,}); not stored"
+                )
+            elif decision.keep is False:
+                reason = decision.reason
+            else:
+                reason = "no consent to store memories"
+            action = "dropped" if not decision.keep or too_long else "no_consent"
             await _log_drop(store, scope, decision, reason, candidate)
             results.append(IngestResult(action, decision, None, reason))
             continue

@@ -85,3 +85,18 @@ async def test_pii_never_reaches_any_store(store: MemoryStore) -> None:
     docs = json.dumps(await store.index.documents_for(ALICE))
     for secret in (secret_card, "4111111111111111", "sk-proj-abcdefghijklmnopqrstuvwxyz123456"):
         assert secret not in dump and secret not in docs
+
+
+async def test_a_kept_text_longer_than_one_memory_is_dropped_with_a_reason(
+    store: MemoryStore,
+) -> None:
+    from memory.storage.store import MAX_CONTENT_CHARS
+
+    # An unpunctuated paste is one candidate; the gate may keep it, the store cannot: the
+    # turn must go on and the audit log must say why nothing was stored.
+    scope = Scope("acme", "paste")
+    text = "我的" * (MAX_CONTENT_CHARS // 2 + 500)
+    results = await ingest_text(store, scope, text, role="user", explicit=True)
+    assert results and all(r.memory_id is None for r in results)
+    assert any("too long for one memory" in r.reason for r in results)
+    assert await store.list_memories(scope) == []
