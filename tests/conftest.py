@@ -5,8 +5,9 @@ Every server fixture is lazy: a run of unit tests that use none of them starts n
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -16,6 +17,9 @@ from tests.support.ports import PRIVACY_ENV, REPO_ROOT, model_dir
 from tests.support.postgres import PostgresServer, start_postgres
 from tests.support.secured import SECURED_SECRET, start_secured_server
 from tests.support.stub_llm import StubLLM
+
+if TYPE_CHECKING:
+    from memory.storage.store import MemoryStore
 
 # Tests choose their stores and model explicitly; a developer's shell must not leak a real
 # database or provider into them.
@@ -168,3 +172,20 @@ def secured_server(
     return start_secured_server(
         langgraph_factory, pg_db_url, data_dir, _stub_session, _chroma_session, SECURED_SECRET
     )
+
+
+@pytest.fixture
+async def clean_store(
+    pg_db_url: str, tmp_data_dir: Path, embedding_model_dir: Path
+) -> AsyncIterator[MemoryStore]:
+    """A store on this module's database with embedded Chroma, every table emptied first."""
+    from memory.settings import Settings
+    from memory.storage.store import open_store
+    from tests.support.memory_stores import truncate
+
+    settings = Settings(
+        database_url=pg_db_url, data_dir=tmp_data_dir, embedding_model_dir=embedding_model_dir
+    )
+    async with open_store(settings) as store:
+        await truncate(store)
+        yield store

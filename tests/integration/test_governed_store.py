@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
 from contextvars import ContextVar
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -14,11 +12,9 @@ from hypothesis import strategies as st
 from langgraph.store.base import InvalidNamespaceError
 
 from memory.governed_store import GovernedStore, ScopeDeniedError, parse_namespace
-from memory.settings import Settings
 from memory.storage.export import export_user
-from memory.storage.store import MemoryStore, open_store
+from memory.storage.store import MemoryStore
 from memory.types import MemoryKind, NewMemory, Scope, Status
-from tests.support.memory_stores import truncate
 
 ALICE, BOB = Scope("acme", "alice"), Scope("acme", "bob")
 NS_A, NS_B = ("acme", "alice", "memories"), ("acme", "bob", "memories")
@@ -26,15 +22,8 @@ CARD = "4111 1111 1111 1111"
 
 
 @pytest.fixture
-async def memory(
-    pg_db_url: str, tmp_data_dir: Path, embedding_model_dir: Path
-) -> AsyncIterator[MemoryStore]:
-    settings_ = Settings(
-        database_url=pg_db_url, data_dir=tmp_data_dir, embedding_model_dir=embedding_model_dir
-    )
-    async with open_store(settings_) as s:
-        await truncate(s)
-        yield s
+async def memory(clean_store: MemoryStore) -> MemoryStore:
+    return clean_store
 
 
 @pytest.fixture

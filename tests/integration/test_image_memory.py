@@ -8,7 +8,6 @@ from __future__ import annotations
 import base64
 import io
 import json
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +26,7 @@ from memory.storage.export import export_user
 from memory.storage.forget import forget_user
 from memory.storage.forget_one import delete_memory
 from memory.storage.images import image_rows
-from memory.storage.store import MemoryStore, open_store
+from memory.storage.store import MemoryStore
 from memory.types import Scope
 from tests.support.images import (
     CAMERA_SERIAL,
@@ -40,7 +39,6 @@ from tests.support.images import (
     scene,
     variants,
 )
-from tests.support.memory_stores import truncate
 from tests.support.stub_llm import StubLLM
 
 ALICE = Scope("acme", "alice")
@@ -55,10 +53,8 @@ def settings(pg_db_url: str, tmp_data_dir: Path, embedding_model_dir: Path) -> S
 
 
 @pytest.fixture
-async def store(settings: Settings) -> AsyncIterator[MemoryStore]:
-    async with open_store(settings) as s:
-        await truncate(s)
-        yield s
+async def store(clean_store: MemoryStore) -> MemoryStore:
+    return clean_store
 
 
 @pytest.fixture

@@ -7,18 +7,14 @@ same memory (the old text stays in the version history); pinning is versioned to
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from pathlib import Path
-
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memory.gating.edit import EditRefused, edit_memory
 from memory.gating.ingest import ingest_text
-from memory.settings import Settings
 from memory.storage.edits import set_pinned, versions
-from memory.storage.store import MemoryStore, open_store
+from memory.storage.store import MemoryStore
 from memory.types import NewMemory, Scope, Status
 from tests.support.memory_stores import truncate
 
@@ -26,15 +22,8 @@ ALICE, BOB = Scope("acme", "alice"), Scope("acme", "bob")
 
 
 @pytest.fixture
-async def store(
-    pg_db_url: str, tmp_data_dir: Path, embedding_model_dir: Path
-) -> AsyncIterator[MemoryStore]:
-    settings_ = Settings(
-        database_url=pg_db_url, data_dir=tmp_data_dir, embedding_model_dir=embedding_model_dir
-    )
-    async with open_store(settings_) as s:
-        await truncate(s)
-        yield s
+async def store(clean_store: MemoryStore) -> MemoryStore:
+    return clean_store
 
 
 async def _one(store: MemoryStore, scope: Scope, text: str) -> str:
