@@ -1,10 +1,14 @@
-"""The template's bearer tokens: HMAC-signed (tenant, user) claims, minted and checked locally.
+"""The template's bearer tokens: JSON Web Tokens (HS256) naming a tenant, a user and roles.
 
-Format: `lma1.<payload>.<signature>`, both parts base64url without padding. The payload is JSON
-`{"t": tenant, "u": user, "exp": unix-seconds | null, "p": [permissions]}`; the signature is
-HMAC-SHA256 over `lma1.<payload>` with `MEMORY_AUTH_SECRET`. Nothing leaves the process, so a
-template user gets real authentication with no identity provider; swap `verify_token` for a JWT
-or OAuth check in `agent/auth.py` to use one.
+A token is a standard JWT signed with HMAC-SHA256 and `MEMORY_AUTH_SECRET`, with the claims
+`sub` (the user), `iat` (issued at), `exp` (expiry; absent for a token valid until the secret
+changes), `tenant` and `roles` (permissions such as `memory:metrics`). Any JWT library that holds
+the secret can verify one, so another service can check the same tokens; a template user gets
+real authentication with no identity provider. Verification pins the algorithm to HS256 (a token
+signed with `none` or any other algorithm is refused), requires `sub`, `iat` and `tenant`, and
+allows a few seconds of clock skew.
+
+Tokens of the earlier `lma1.` format are no longer accepted: mint new ones.
 
 Mint a token: `python -m agent.auth_tokens --tenant acme --user alice [--ttl 3600]`.
 """
@@ -12,22 +16,23 @@ Mint a token: `python -m agent.auth_tokens --tenant acme --user alice [--ttl 360
 from __future__ import annotations
 
 import argparse
-import base64
-import binascii
-import hashlib
-import hmac
-import json
 import os
 import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
+
+import jwt
 
 from memory.types import Scope, ScopeError
 
-PREFIX = "lma1"
+ALGORITHM = "HS256"
 SECRET_ENV = "MEMORY_AUTH_SECRET"
 MIN_SECRET_CHARS = 16
+LEEWAY_S = 5
+"""Seconds of clock skew allowed between the minting and the verifying machine."""
+REQUIRED_CLAIMS = ("sub", "iat", "tenant")
 PERMISSION_METRICS = "memory:metrics"
 """Lets a token read `GET /memory/metrics` (aggregates over every tenant)."""
 PERMISSION_ADMIN = "memory:admin"
@@ -56,21 +61,6 @@ def auth_secret() -> str | None:
     return value or None
 
 
-def _b64(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
-
-
-def _unb64(text: str) -> bytes:
-    try:
-        return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-    except (binascii.Error, ValueError) as exc:
-        raise TokenError("token is not base64url") from exc
-
-
-def _sign(secret: str, message: str) -> str:
-    return _b64(hmac.new(secret.encode(), message.encode(), hashlib.sha256).digest())
-
-
 def _check_secret(secret: str) -> None:
     if len(secret) < MIN_SECRET_CHARS:
         raise TokenError(f"{SECRET_ENV} must be at least {MIN_SECRET_CHARS} characters")
@@ -87,37 +77,45 @@ def mint_token(
     """A signed token for `scope`, valid for `ttl_s` seconds (None: until the secret changes)."""
     _check_secret(secret)
     issued = int(now if now is not None else time.time())
-    claims = {
-        "t": scope.tenant_id,
-        "u": scope.user_id,
-        "exp": issued + ttl_s if ttl_s is not None else None,
-        "p": list(permissions),
+    claims: dict[str, Any] = {
+        "sub": scope.user_id,
+        "tenant": scope.tenant_id,
+        "roles": list(permissions),
+        "iat": issued,
     }
-    payload = _b64(json.dumps(claims, separators=(",", ":"), sort_keys=True).encode())
-    head = f"{PREFIX}.{payload}"
-    return f"{head}.{_sign(secret, head)}"
+    if ttl_s is not None:
+        claims["exp"] = issued + ttl_s
+    return jwt.encode(claims, secret, algorithm=ALGORITHM)
 
 
-def verify_token(token: str, secret: str, *, now: float | None = None) -> TokenClaims:
+def verify_token(token: str, secret: str) -> TokenClaims:
     """The claims of a token signed with `secret`; raises TokenError otherwise."""
     _check_secret(secret)
-    parts = token.strip().split(".")
-    if len(parts) != 3 or parts[0] != PREFIX:
-        raise TokenError(f"not a {PREFIX} token")
-    head = f"{parts[0]}.{parts[1]}"
-    # compare_digest: a byte-by-byte compare would leak how much of a forged signature matched.
-    if not hmac.compare_digest(_sign(secret, head), parts[2]):
-        raise TokenError("bad token signature")
     try:
-        claims = json.loads(_unb64(parts[1]))
-        scope = Scope(claims["t"], claims["u"])
+        claims = jwt.decode(
+            token.strip(),
+            secret,
+            algorithms=[ALGORITHM],
+            options={"require": list(REQUIRED_CLAIMS)},
+            leeway=LEEWAY_S,
+        )
+    except jwt.ExpiredSignatureError as exc:
+        raise TokenError("token expired") from exc
+    except jwt.InvalidSignatureError as exc:
+        raise TokenError("bad token signature") from exc
+    except jwt.PyJWTError as exc:
+        raise TokenError(f"bad token: {exc}") from exc
+    try:
+        scope = Scope(claims["tenant"], claims["sub"])
+        roles = claims.get("roles") or ()
+        if isinstance(roles, str) or not isinstance(roles, Sequence):
+            raise TypeError("roles must be a list")
         expires = claims.get("exp")
-        perms = tuple(str(p) for p in claims.get("p") or ())
-    except (ValueError, KeyError, TypeError, ScopeError) as exc:
+        return TokenClaims(
+            scope, int(expires) if expires is not None else None, tuple(str(r) for r in roles)
+        )
+    except (ValueError, TypeError, ScopeError) as exc:
         raise TokenError(f"bad token payload: {exc}") from exc
-    if expires is not None and int(expires) <= (now if now is not None else time.time()):
-        raise TokenError("token expired")
-    return TokenClaims(scope, int(expires) if expires is not None else None, perms)
 
 
 def main(argv: list[str] | None = None) -> int:

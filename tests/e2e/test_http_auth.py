@@ -73,7 +73,7 @@ async def test_requests_without_a_valid_token_are_refused(
     server: LangGraphServer, http: httpx.AsyncClient
 ) -> None:
     forged = mint_token(ALICE, "another-secret-of-enough-length")
-    expired = mint_token(ALICE, SECRET, ttl_s=-1)
+    expired = mint_token(ALICE, SECRET, ttl_s=-60)  # past the clock leeway
     for headers in ({}, {"Authorization": f"Bearer {forged}"}, {"Authorization": expired},
                     {"Authorization": f"Bearer {expired}"}):  # fmt: skip
         assert (await http.get("/memory/memories", headers=headers)).status_code == 401

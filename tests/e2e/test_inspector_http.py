@@ -67,7 +67,7 @@ async def test_nothing_without_a_valid_token(
     http: httpx.AsyncClient, inspector_world: World
 ) -> None:
     forged = mint_token(ALICE, "another-secret-of-enough-length")
-    expired = mint_token(ALICE, SECRET, ttl_s=-1)
+    expired = mint_token(ALICE, SECRET, ttl_s=-60)  # past the clock leeway
     for creds in ({}, {"Authorization": f"Bearer {forged}"}, {"Authorization": f"Bearer {expired}"},
                   _cookie(forged), _cookie(expired), _cookie("garbage")):  # fmt: skip
         for path in UI_PAGES:

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import base64
+import json
+import time
+
+import jwt
 import pytest
 from langgraph_sdk import Auth
 
 from agent.auth import OPEN_IDENTITY, authenticate
-from agent.auth_tokens import TokenError, mint_token, verify_token
+from agent.auth_tokens import LEEWAY_S, TokenError, mint_token, verify_token
 from agent.context import Context
 from agent.identity import resolve_scope
 from memory.types import Scope
@@ -15,25 +20,51 @@ SECRET = "unit-test-secret-0123456789"
 ALICE = Scope("acme", "alice")
 
 
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
 def test_round_trip_and_expiry() -> None:
-    token = mint_token(ALICE, SECRET, ttl_s=60, permissions=["memory:metrics"], now=1000)
-    claims = verify_token(token, SECRET, now=1059)
+    token = mint_token(ALICE, SECRET, ttl_s=60, permissions=["memory:metrics"])
+    claims = verify_token(token, SECRET)
     assert claims.scope == ALICE and claims.permissions == ("memory:metrics",)
+    assert claims.expires_at is not None and claims.expires_at - time.time() <= 60
+    # Standard claims, so any JWT library with the secret reads the same token.
+    raw = jwt.decode(token, SECRET, algorithms=["HS256"])
+    assert (raw["sub"], raw["tenant"], raw["roles"]) == ("alice", "acme", ["memory:metrics"])
+    # Expired beyond the small clock leeway.
+    old = mint_token(ALICE, SECRET, ttl_s=60, now=time.time() - 60 - LEEWAY_S - 1)
     with pytest.raises(TokenError, match="expired"):
-        verify_token(token, SECRET, now=1060)
+        verify_token(old, SECRET)
+
+
+def _alg_none(t: str) -> str:
+    head = _b64(json.dumps({"alg": "none", "typ": "JWT"}).encode())
+    return f"{head}.{t.split('.')[1]}."
+
+
+def _alg_hs512(t: str) -> str:
+    payload = jwt.decode(t, SECRET, algorithms=["HS256"])
+    return jwt.encode(payload, SECRET, algorithm="HS512")
 
 
 @pytest.mark.parametrize(
     "mangle",
     [
-        lambda t: t.replace("lma1.", "lma2."),
+        lambda t: t.split(".", 1)[1],  # header cut off
         lambda t: t[:-2] + ("AA" if not t.endswith("AA") else "BB"),
-        lambda t: "lma1."
+        lambda t: t.split(".")[0]
+        + "."
         + mint_token(Scope("acme", "bob"), SECRET).split(".")[1]
         + "."
         + t.split(".")[2],
         lambda t: t + ".extra",
         lambda t: "",
+        _alg_none,  # unsigned
+        _alg_hs512,  # right key, another algorithm than the pinned HS256
+        lambda t: jwt.encode({"sub": "alice", "iat": 1}, SECRET, algorithm="HS256"),  # no tenant
+        lambda t: jwt.encode({"tenant": "acme", "sub": "al ice", "iat": 1}, SECRET),  # bad scope
+        lambda t: jwt.encode({"tenant": "acme", "sub": "alice", "iat": 1, "roles": 3}, SECRET),
     ],
 )
 def test_forged_or_broken_tokens_are_refused(mangle: object) -> None:
