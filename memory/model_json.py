@@ -1,7 +1,8 @@
-"""Read a JSON object out of a chat model's reply and validate it (gate and consolidation).
+"""Read a JSON object out of a chat model's reply and validate it; retry a malformed one.
 
 Local models wrap JSON in prose or code fences and get fields wrong; the caller retries once
-with the error this returns, then falls back to its rules (DESIGN §7: never lose a memory).
+with the error this returns (`retry_malformed`), then falls back to its rules, so a model that
+cannot answer in the schema never loses a memory.
 """
 
 from __future__ import annotations
@@ -10,25 +11,44 @@ import json
 import re
 from typing import Any, TypeVar
 
+from langchain_core.messages import AIMessage, BaseMessage
 from pydantic import BaseModel, ValidationError
+from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt
 
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
 
 Schema = TypeVar("Schema", bound=BaseModel)
 
 
-def message_text(raw: object) -> str:
-    """A reply's text, whether a string or a list of content blocks."""
-    if isinstance(raw, str):
-        return raw
-    if isinstance(raw, list):  # content blocks
-        return "".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in raw)
-    return str(raw)
+MODEL_ATTEMPTS = 2
+"""A malformed answer is asked for again once, with the error, before the caller falls back."""
+
+
+class MalformedReply(Exception):
+    """A model answer that could not be used; `retry_malformed` asks again."""
+
+
+def retry_malformed(attempts: int = MODEL_ATTEMPTS) -> AsyncRetrying:
+    """Retry the attempt block on `MalformedReply`, at once, then re-raise the last one.
+
+    The caller appends the bad answer and a corrective message to its conversation before
+    raising, so the next attempt sees what was wrong. Other exceptions are not retried.
+    """
+    return AsyncRetrying(
+        stop=stop_after_attempt(attempts),
+        retry=retry_if_exception_type(MalformedReply),
+        reraise=True,
+    )
 
 
 def parse_json_reply(raw: object, schema: type[Schema]) -> tuple[Schema | None, str]:
-    """The reply's JSON object validated as `schema`, or None and the error to send back."""
-    text = message_text(raw)
+    """The reply's JSON object validated as `schema`, or None and the error to send back.
+
+    `raw` is the reply message, or its content (a string or a list of content blocks).
+    """
+    if not isinstance(raw, BaseMessage):
+        raw = AIMessage(content=raw if isinstance(raw, str | list) else str(raw))
+    text = str(raw.text)
     fenced = _FENCE.search(text)
     if fenced:
         text = fenced.group(1)

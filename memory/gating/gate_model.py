@@ -19,7 +19,7 @@ from memory.gating.gate_rules import DEFAULT_PRIVACY, gate, instruction_decision
 from memory.gating.gate_text import needs_approval, trim_small_talk
 from memory.gating.gate_types import GateDecision, GatePolicy, Role
 from memory.gating.privacy import PrivacyFilter
-from memory.model_json import message_text, parse_json_reply
+from memory.model_json import MalformedReply, parse_json_reply, retry_malformed
 from memory.types import Category, MemoryKind, Origin
 from prompts.gate import GATE_RETRY, GATE_SYSTEM, build_gate_request
 
@@ -82,19 +82,27 @@ async def gate_with_model(
         SystemMessage(GATE_SYSTEM),
         HumanMessage(build_gate_request(content, role, safe_context, safe_reply)),
     ]
-    for attempt in range(2):
-        try:
-            response = await model.ainvoke(messages)
-        except Exception as exc:  # any provider failure falls back to the rules
-            logger.warning("memory gate model call failed (%s); using the rule gate", type(exc))
-            why = "model call failed; rules used"
-            return _fallback(text, role, policy, privacy, (context, reply), why)
-        answer, error = parse_answer(response.content)
-        if answer is not None:
-            return from_answer(answer, content, findings, role, policy)
-        logger.warning("memory gate model answer malformed (attempt %d): %s", attempt + 1, error)
-        retry = HumanMessage(GATE_RETRY.format(error=error))
-        messages += [AIMessage(message_text(response.content)), retry]
+    try:
+        async for attempt in retry_malformed():
+            with attempt:
+                try:
+                    response = await model.ainvoke(messages)
+                except Exception as exc:  # any provider failure falls back to the rules
+                    logger.warning(
+                        "memory gate model call failed (%s); using the rule gate", type(exc)
+                    )
+                    why = "model call failed; rules used"
+                    return _fallback(text, role, policy, privacy, (context, reply), why)
+                answer, error = parse_answer(response)
+                if answer is not None:
+                    return from_answer(answer, content, findings, role, policy)
+                number = attempt.retry_state.attempt_number
+                logger.warning("memory gate model answer malformed (attempt %d): %s", number, error)
+                retry = HumanMessage(GATE_RETRY.format(error=error))
+                messages += [AIMessage(response.text), retry]
+                raise MalformedReply(error)
+    except MalformedReply:
+        pass
     return _fallback(text, role, policy, privacy, (context, reply), MALFORMED)
 
 

@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field
 
 from memory.gating.gate_text import is_instruction_like
 from memory.longterm.consolidation_distil import Distillation
-from memory.model_json import message_text, parse_json_reply
+from memory.model_json import MalformedReply, parse_json_reply, retry_malformed
 from memory.types import Category, MemoryKind, MemoryRecord
 from prompts.consolidation import DISTIL_RETRY, DISTIL_SYSTEM, build_distil_request
 
@@ -75,18 +75,22 @@ async def distil_with_model(
         SystemMessage(DISTIL_SYSTEM),
         HumanMessage(build_distil_request(episodes)),
     ]
-    for attempt in range(2):
-        try:
-            reply = await model.ainvoke(messages)
-        except Exception as exc:  # any provider failure falls back to the rules
-            log.warning("distillation model call failed (%s); rules used", type(exc).__name__)
-            return replace(rules, method="rules (model call failed)")
-        answer, error = parse_distil_answer(reply.content)
-        if answer is not None:
-            return _apply(answer, rules)
-        log.warning("distillation model answer malformed (attempt %d): %s", attempt + 1, error)
-        messages += [
-            AIMessage(message_text(reply.content)),
-            HumanMessage(DISTIL_RETRY.format(error=error)),
-        ]
+    try:
+        async for attempt in retry_malformed():
+            with attempt:
+                try:
+                    reply = await model.ainvoke(messages)
+                except Exception as exc:  # any provider failure falls back to the rules
+                    name = type(exc).__name__
+                    log.warning("distillation model call failed (%s); rules used", name)
+                    return replace(rules, method="rules (model call failed)")
+                answer, error = parse_distil_answer(reply)
+                if answer is not None:
+                    return _apply(answer, rules)
+                number = attempt.retry_state.attempt_number
+                log.warning("distillation model answer malformed (attempt %d): %s", number, error)
+                messages += [AIMessage(reply.text), HumanMessage(DISTIL_RETRY.format(error=error))]
+                raise MalformedReply(error)
+    except MalformedReply:
+        pass
     return replace(rules, method="rules (model answer malformed)")

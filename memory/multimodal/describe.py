@@ -21,7 +21,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from pydantic import BaseModel, Field
 
 from memory.gating.privacy import PrivacyFilter
-from memory.model_json import message_text, parse_json_reply
+from memory.model_json import MalformedReply, parse_json_reply, retry_malformed
 from memory.multimodal.image_input import CleanImage, image_block
 from prompts.describe_image import (
     DESCRIBE_HINT,
@@ -104,24 +104,31 @@ async def describe_image(
             ]
         ),
     ]
-    for attempt in range(2):
-        try:
-            response = await model.ainvoke(messages)
-        except Exception as exc:  # any provider failure: the user's words describe it
-            log.warning(
-                "image description model call failed (%s); using the user's text", type(exc)
-            )
-            return _fallback(image, hint, "model call failed")
-        answer, error = parse_json_reply(response.content, DescribeAnswer)
-        text = _text(answer) if answer is not None else None
-        if text:
-            return ImageDescription(text, "model")
-        error = error or "empty caption"
-        log.warning("image description malformed (attempt %d): %s", attempt + 1, error)
-        messages += [
-            AIMessage(message_text(response.content)[:2000]),
-            HumanMessage(DESCRIBE_RETRY.format(error=error)),
-        ]
+    try:
+        async for attempt in retry_malformed():
+            with attempt:
+                try:
+                    response = await model.ainvoke(messages)
+                except Exception as exc:  # any provider failure: the user's words describe it
+                    log.warning(
+                        "image description model call failed (%s); using the user's text",
+                        type(exc),
+                    )
+                    return _fallback(image, hint, "model call failed")
+                answer, error = parse_json_reply(response, DescribeAnswer)
+                text = _text(answer) if answer is not None else None
+                if text:
+                    return ImageDescription(text, "model")
+                error = error or "empty caption"
+                number = attempt.retry_state.attempt_number
+                log.warning("image description malformed (attempt %d): %s", number, error)
+                messages += [
+                    AIMessage(response.text[:2000]),
+                    HumanMessage(DESCRIBE_RETRY.format(error=error)),
+                ]
+                raise MalformedReply(error)
+    except MalformedReply:
+        pass
     return _fallback(image, hint, "model answer malformed")
 
 

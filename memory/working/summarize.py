@@ -13,7 +13,9 @@ from collections.abc import Sequence
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
+from tenacity import AsyncRetrying, stop_after_attempt
 
+from memory.model_json import MODEL_ATTEMPTS
 from memory.working.context_rules import normalise_key
 from memory.working.summary_extract import extract_items, merge_items
 from memory.working.summary_llm import SummaryAnswerError, ask_model
@@ -81,13 +83,21 @@ async def _llm_items(
     timeout_s: float,
 ) -> tuple[list[SummaryItem], set[str]] | None:
     """The model's items, after one retry; None (logged) when both answers are unusable."""
-    for attempt in (1, 2):
-        try:
-            return await ask_model(model, chunk, start, previous, timeout_s)
-        except (SummaryAnswerError, TimeoutError) as exc:
-            log.warning("summary model answer unusable (attempt %d/2): %s", attempt, exc)
-        except Exception:  # a provider error must not take the turn down: fall back
-            log.exception("summary model call failed (attempt %d/2)", attempt)
+    try:
+        # Every failure is retried once here, provider errors too (a summary is not urgent).
+        async for attempt in AsyncRetrying(stop=stop_after_attempt(MODEL_ATTEMPTS), reraise=True):
+            with attempt:
+                number = attempt.retry_state.attempt_number
+                try:
+                    return await ask_model(model, chunk, start, previous, timeout_s)
+                except (SummaryAnswerError, TimeoutError) as exc:
+                    log.warning("summary model answer unusable (attempt %d/2): %s", number, exc)
+                    raise
+                except Exception:  # a provider error must not take the turn down: fall back
+                    log.exception("summary model call failed (attempt %d/2)", number)
+                    raise
+    except Exception:
+        return None
     return None
 
 

@@ -112,4 +112,4 @@ async def ask_model(
     reply = await asyncio.wait_for(
         model.ainvoke([SystemMessage(SUMMARY_SYSTEM), HumanMessage(request)]), timeout_s
     )
-    return parse_answer(content_text(reply.content), messages, start)
+    return parse_answer(reply.text, messages, start)
