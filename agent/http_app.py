@@ -48,10 +48,8 @@ from agent.http_memories import (
     search_memories,
 )
 from agent.resources import get_store
-from memory.observability.metrics import prometheus_text
+from memory.observability.metrics import CONTENT_TYPE, prometheus_text
 from memory.storage.availability import is_unavailable, unavailable_from
-
-PROMETHEUS_TEXT = "text/plain; version=0.0.4; charset=utf-8"
 
 
 async def metrics(request: Request) -> Response:
@@ -59,7 +57,7 @@ async def metrics(request: Request) -> Response:
     if not has_permission(request, PERMISSION_METRICS):
         raise HTTPException(403, f"needs the {PERMISSION_METRICS!r} permission")
     text = await prometheus_text(await get_store())
-    return PlainTextResponse(text, media_type=PROMETHEUS_TEXT)
+    return PlainTextResponse(text, media_type=CONTENT_TYPE)
 
 
 routes = [

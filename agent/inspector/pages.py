@@ -37,6 +37,7 @@ from memory.longterm.consolidation_history import list_runs, run_diff
 from memory.longterm.profile import load_profile, profile_rules
 from memory.observability.metrics import collect_stats
 from memory.storage.edits import browse, superseding, unindexed_backlog, versions
+from memory.storage.stats import daily_memory_counts
 from memory.types import MemoryKind, MemoryRecord, Scope, Status
 
 PAGE_SIZE = 50
@@ -309,17 +310,12 @@ async def account_page(request: Request) -> HTMLResponse:
 
 async def _counts_over_time(store: Any, tenant: str) -> dict[str, list[tuple[str, float]]]:
     async with store.pool.acquire() as conn:
-        rows = await conn.fetch(
-            "SELECT to_char(date_trunc('day', created_at), 'YYYY-MM-DD') AS day, kind,"
-            " count(*) AS n FROM memories WHERE tenant_id = $1 AND status <> 'deleted'"
-            " GROUP BY 1, 2 ORDER BY 1",
-            tenant,
-        )
+        rows = await daily_memory_counts(conn, tenant)
     series: dict[str, list[tuple[str, float]]] = {}
     totals: dict[str, float] = {}
-    for r in rows:
-        totals[r["kind"]] = totals.get(r["kind"], 0) + int(r["n"])
-        series.setdefault(r["kind"], []).append((r["day"], totals[r["kind"]]))
+    for day, kind, n in rows:
+        totals[kind] = totals.get(kind, 0) + n
+        series.setdefault(kind, []).append((day, totals[kind]))
     return series
 
 

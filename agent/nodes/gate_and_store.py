@@ -25,7 +25,7 @@ from agent.shared_memory import publish_completed, publish_learned
 from agent.state import GateRecord, State
 from memory.gating.ingest import IngestResult, ingest_text
 from memory.multimodal import text_parts
-from memory.observability.metrics_usage import record_injection, used_memory_ids
+from memory.observability.hit_rate import record_injection, used_memory_ids
 from memory.storage.store import MemoryStore
 from memory.types import Scope, Source, Status
 from memory.working.summarize import refresh_summary

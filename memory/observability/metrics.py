@@ -1,23 +1,38 @@
-"""Memory metrics (seeds 000 §6.3 and 002): size, counts, latency, cache and hit rates.
+"""Memory metrics: storage size, counts, recall latency, cache, hit and pollution rates.
 
-`collect_stats` returns a JSON-able dict (for `memory-agent stats`); `prometheus_text` renders it
-in the Prometheus text format (for the `/metrics` route). Latency and cache counters are this
-process's; sizes and counts come from the database and cover every process.
+`collect_stats` returns a JSON-able dict (for `memory-agent stats` and the admin page);
+`render_prometheus` turns it into the Prometheus text exposition with `prometheus_client`
+(for the `/memory/metrics` route). Latency and cache counters are this process's; sizes and
+counts come from the database and cover every process. Unknown values (a rate with no data yet)
+are left out of the exposition, not sent as 0.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
-from memory.observability import metrics_queries as q
-from memory.observability.metrics_histogram import RECALL_LATENCY, Histogram
-from memory.observability.metrics_prometheus import render_prometheus
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+    Metric,
+)
+from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
+from prometheus_client.registry import Collector
+from prometheus_client.utils import floatToGoString
+
+from memory.observability.latency import RECALL_LATENCY, LatencyHistogram
 from memory.settings import Settings
+from memory.storage import stats as q
 from memory.storage.store_read import StoreReads
+
+CONTENT_TYPE = CONTENT_TYPE_PLAIN_0_0_4
+"""The media type of `render_prometheus`'s text (exposition format 0.0.4)."""
 
 
 class CacheCounters(Protocol):
@@ -71,7 +86,7 @@ async def collect_stats(
     tenant: str | None = None,
     chroma_dir: Path | None = None,
     caches: Mapping[str, CacheCounters] | None = None,
-    latency: Histogram = RECALL_LATENCY,
+    latency: LatencyHistogram = RECALL_LATENCY,
 ) -> dict[str, Any]:
     """Every metric as a JSON-able dict; `tenant` narrows counts and rates to one tenant.
 
@@ -103,6 +118,149 @@ async def collect_stats(
     }
 
 
+def _le(bound: float) -> str:
+    """A bucket bound as Prometheus spells it ("0.25", "1.0", "+Inf")."""
+    text: str = floatToGoString(bound)  # type: ignore[no-untyped-call]
+    return text
+
+
+def _gauge(name: str, help_text: str, value: float | None) -> Iterator[Metric]:
+    """A family of one unlabelled sample; nothing when the value is unknown."""
+    if value is not None:
+        yield GaugeMetricFamily(name, help_text, value=float(value))
+
+
+def _labelled(
+    family: GaugeMetricFamily | CounterMetricFamily, samples: Mapping[tuple[str, ...], float]
+) -> GaugeMetricFamily | CounterMetricFamily:
+    for labels, value in samples.items():
+        family.add_metric(list(labels), float(value))
+    return family
+
+
+class StatsCollector(Collector):
+    """A `prometheus_client` collector over one `collect_stats` result."""
+
+    def __init__(self, stats: Mapping[str, Any]):
+        self.stats = stats
+
+    def collect(self) -> Iterator[Metric]:
+        """Every metric family of the stats, in a fixed order."""
+        stats = self.stats
+        yield self._storage()
+        yield _labelled(
+            GaugeMetricFamily(
+                "memory_count", "Memories by kind and status.", labels=["kind", "status"]
+            ),
+            {(r["kind"], r["status"]): r["count"] for r in stats["memories"]["by_kind_status"]},
+        )
+        yield self._latency()
+        yield from self._caches()
+        yield from self._rates()
+        yield _labelled(
+            GaugeMetricFamily(
+                "memory_agent_events", "Agent bus events by type.", labels=["event_type"]
+            ),
+            {(t,): n for t, n in stats["agent_events"].items()},
+        )
+        images = stats.get("images") or {}
+        yield from _gauge("memory_images", "Image memories stored.", images.get("images"))
+        yield from _gauge(
+            "memory_image_kept_bytes",
+            "Bytes of images kept (thumbnails).",
+            images.get("kept_bytes"),
+        )
+
+    def _storage(self) -> Metric:
+        storage = self.stats["storage_bytes"]
+        samples: dict[tuple[str, ...], float] = {
+            ("postgres", rel): n for rel, n in storage["postgres"].items()
+        }
+        if storage.get("chroma") is not None:
+            samples[("chroma", "all")] = storage["chroma"]
+        family = GaugeMetricFamily(
+            "memory_storage_bytes",
+            "Bytes on disk per store and relation.",
+            labels=["store", "relation"],
+        )
+        return _labelled(family, samples)
+
+    def _latency(self) -> Metric:
+        snap = self.stats["recall_latency_seconds"]
+        return HistogramMetricFamily(
+            "memory_recall_duration_seconds",
+            "Recall latency in this process (embed, cache check, rank).",
+            buckets=[(_le(le), float(n)) for le, n in snap["buckets"]],
+            sum_value=float(snap["sum"]),
+        )
+
+    def _caches(self) -> Iterator[Metric]:
+        caches = self.stats["cache"]
+        yield _labelled(
+            CounterMetricFamily(
+                "memory_cache_hits_total", "In-process cache hits.", labels=["cache"]
+            ),
+            {(c,): v["hits"] for c, v in caches.items()},
+        )
+        yield _labelled(
+            CounterMetricFamily(
+                "memory_cache_misses_total", "In-process cache misses.", labels=["cache"]
+            ),
+            {(c,): v["misses"] for c, v in caches.items()},
+        )
+        yield _labelled(
+            GaugeMetricFamily(
+                "memory_cache_hit_ratio", "In-process cache hit rate.", labels=["cache"]
+            ),
+            {(c,): v["hit_rate"] for c, v in caches.items() if v["hit_rate"] is not None},
+        )
+
+    def _rates(self) -> Iterator[Metric]:
+        usage, pollution = self.stats["usage"], self.stats["pollution"]
+        yield from _gauge(
+            "memory_injected_memories",
+            "Memories injected into prompts (injection audit events).",
+            usage["injected"],
+        )
+        yield from _gauge(
+            "memory_injected_used_memories",
+            "Injected memories the answer used (cited or restated).",
+            usage["used"],
+        )
+        yield from _gauge(
+            "memory_injection_hit_ratio",
+            "Share of injected memories the answer used.",
+            usage["hit_rate"],
+        )
+        yield from _gauge(
+            "memory_stored_memories", "Memories ever written (audit log).", pollution["stored"]
+        )
+        yield _labelled(
+            GaugeMetricFamily(
+                "memory_polluted_memories",
+                "Stored memories later superseded, deleted or flagged, by reason.",
+                labels=["reason"],
+            ),
+            {(why,): n for why, n in pollution["by_reason"].items()},
+        )
+        yield from _gauge(
+            "memory_pollution_ratio",
+            "Share of stored memories later superseded, deleted or flagged.",
+            pollution["rate"],
+        )
+
+
+def render_prometheus(stats: Mapping[str, Any]) -> str:
+    """The text exposition (format 0.0.4) of a `collect_stats` result.
+
+    Each call renders through a registry of its own, so concurrent scrapes and tests never
+    share state through `prometheus_client`'s global default registry.
+    """
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(StatsCollector(stats))
+    return generate_latest(registry).decode("utf-8")
+
+
 def chroma_dir_for(settings: Settings) -> Path | None:
     """The embedded Chroma folder, or None when a Chroma server is configured."""
     return None if settings.chroma_url else Path(settings.data_dir) / "chroma"
@@ -120,4 +278,13 @@ async def prometheus_text(
     return render_prometheus(stats)
 
 
-__all__ = ["chroma_dir_for", "collect_stats", "dir_size", "prometheus_text", "render_prometheus"]
+__all__ = [
+    "CONTENT_TYPE",
+    "CacheCounters",
+    "StatsCollector",
+    "chroma_dir_for",
+    "collect_stats",
+    "dir_size",
+    "prometheus_text",
+    "render_prometheus",
+]

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 
 import numpy as np
 
-from memory.observability.metrics_histogram import RECALL_LATENCY
+from memory.observability.latency import RECALL_LATENCY
 from memory.recall.ranking import RankingWeights
 from memory.recall.representation import indexed_from_record
 from memory.recall.retrieval import UserIndex

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from agent.commands.stats import register, stats
+from memory.observability.hit_rate import record_injection, used_memory_ids
+from memory.observability.latency import RECALL_LATENCY
 from memory.observability.metrics import chroma_dir_for, collect_stats, prometheus_text
-from memory.observability.metrics_histogram import RECALL_LATENCY
-from memory.observability.metrics_usage import record_injection, used_memory_ids
 from memory.settings import Settings
 from memory.storage.store import MemoryStore, open_store
 from memory.types import MemoryKind, NewMemory, Scope, Status

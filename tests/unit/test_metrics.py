@@ -2,22 +2,21 @@
 
 from __future__ import annotations
 
-import math
 from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 
-from memory.observability.metrics_histogram import Histogram, quantile_bound
-from memory.observability.metrics_prometheus import format_value, render_prometheus
-from memory.observability.metrics_usage import used_memory_ids
+from memory.observability.hit_rate import used_memory_ids
+from memory.observability.latency import LatencyHistogram, quantile_bound
+from memory.observability.metrics import render_prometheus
 from memory.storage.cache_sync import parse_payload
 from memory.storage.lru import LRUCache
 from memory.types import Category, MemoryKind, MemoryRecord, Origin, Scope, Source, Status
 from tests.support.prometheus import parse_prometheus
 
 
-def _stats(latency: Histogram, **over: Any) -> dict[str, Any]:
+def _stats(latency: LatencyHistogram, **over: Any) -> dict[str, Any]:
     stats: dict[str, Any] = {
         "tenant": None,
         "storage_bytes": {
@@ -50,7 +49,7 @@ def _stats(latency: Histogram, **over: Any) -> dict[str, Any]:
 
 
 def test_rendered_text_parses_and_carries_the_numbers() -> None:
-    latency = Histogram("x", "x", buckets=(0.01, 0.1, 1.0))
+    latency = LatencyHistogram("x", "x", buckets=(0.01, 0.1, 1.0))
     for seconds in (0.005, 0.01, 0.05, 0.5, 3.0):
         latency.observe(seconds)
     families = parse_prometheus(render_prometheus(_stats(latency)))
@@ -63,7 +62,7 @@ def test_rendered_text_parses_and_carries_the_numbers() -> None:
     hist = families["memory_recall_duration_seconds"]
     assert hist.type == "histogram"
     buckets = {lab["le"]: v for n, lab, v in hist.samples if n.endswith("_bucket")}
-    assert buckets == {"0.01": 2, "0.1": 3, "1": 4, "+Inf": 5}  # le is inclusive: 0.01 <= 0.01
+    assert buckets == {"0.01": 2, "0.1": 3, "1.0": 4, "+Inf": 5}  # le is inclusive: 0.01 <= 0.01
     sums = [v for n, _, v in hist.samples if n.endswith("_sum")]
     assert sums == [pytest.approx(3.565)]
     assert families["memory_cache_hits_total"].type == "counter"
@@ -80,7 +79,7 @@ def test_rendered_text_parses_and_carries_the_numbers() -> None:
 
 def test_unknown_rates_are_left_out_not_sent_as_zero() -> None:
     stats = _stats(
-        Histogram("x", "x"),
+        LatencyHistogram("x", "x"),
         usage={"turns": 0, "injected": 0, "used": 0, "hit_rate": None},
         pollution={"stored": 0, "polluted": 0, "rate": None, "by_reason": {}},
     )
@@ -107,18 +106,8 @@ def test_the_parser_rejects_broken_exposition() -> None:
             parse_prometheus(text)
 
 
-def test_format_value() -> None:
-    assert [format_value(v) for v in (3.0, 0.25, math.inf, -math.inf)] == [
-        "3",
-        "0.25",
-        "+Inf",
-        "-Inf",
-    ]
-    assert format_value(math.nan) == "NaN"
-
-
 def test_histogram_quantile_bounds() -> None:
-    h = Histogram("x", "x", buckets=(0.01, 0.1, 1.0))
+    h = LatencyHistogram("x", "x", buckets=(0.01, 0.1, 1.0))
     assert h.snapshot()["p50_le"] is None
     for seconds in [0.005] * 90 + [0.5] * 10:
         h.observe(seconds)
@@ -126,7 +115,7 @@ def test_histogram_quantile_bounds() -> None:
     assert (snap["p50_le"], snap["p95_le"], snap["count"]) == (0.01, 1.0, 100)
     assert quantile_bound(snap["buckets"], 0.9) == 0.01
     with pytest.raises(ValueError):
-        Histogram("x", "x", buckets=(0.1, 0.1))
+        LatencyHistogram("x", "x", buckets=(0.1, 0.1))
 
 
 def _record(mid: str, content: str) -> MemoryRecord:

@@ -1,8 +1,9 @@
-"""Hit rate (seed 002): the share of memories injected into the prompt the answer used.
+"""Hit rate: the share of memories injected into the prompt that the answer used.
 
 A memory counts as used when the answer cites it (`[mem:ab12cd34]`, the id format of the
 evidence section) or repeats most of its content words. The agent records, per turn, an audit
-event `injection` with `{"injected": [ids], "used": [ids]}`; `metrics` sums them.
+event `injection` with `{"injected": [ids], "used": [ids]}`; `metrics` sums them. The rate
+tells whether injecting memories earns its prompt space.
 """
 
 from __future__ import annotations

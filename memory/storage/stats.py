@@ -1,7 +1,8 @@
-"""The SQL behind `collect_stats`: sizes, counts, hit rate and pollution from the audit log.
+"""Aggregate reads for metrics and the admin pages: sizes, counts, hit rate and pollution.
 
 Aggregates only (counts and sizes, never content), optionally for one tenant. These are admin
-reads across users, like `reindex`; no user-facing API exposes them.
+reads across users, like `reindex`; no user-facing API exposes them. Each function takes an open
+connection (`store.pool.acquire()`), so a caller can run several on one.
 """
 
 from __future__ import annotations
@@ -94,6 +95,17 @@ async def pollution(conn: Any, tenant: str | None) -> dict[str, Any]:
     }
 
 
+async def daily_memory_counts(conn: Any, tenant: str) -> list[tuple[str, str, int]]:
+    """(day "YYYY-MM-DD", kind, memories created that day) of one tenant, deleted ones left out."""
+    rows = await conn.fetch(
+        "SELECT to_char(date_trunc('day', created_at), 'YYYY-MM-DD') AS day, kind,"
+        " count(*) AS n FROM memories WHERE tenant_id = $1 AND status <> 'deleted'"
+        " GROUP BY 1, 2 ORDER BY 1",
+        tenant,
+    )
+    return [(r["day"], r["kind"], int(r["n"])) for r in rows]
+
+
 async def agent_event_counts(conn: Any, tenant: str | None) -> dict[str, int]:
     """Published agent events per type."""
     rows = await conn.fetch(
@@ -114,3 +126,16 @@ async def image_counts(conn: Any, tenant: str | None) -> dict[str, int]:
         tenant,
     )
     return {"images": int(row["n"]), "kept_bytes": int(row["kept"])}
+
+
+__all__ = [
+    "POLLUTION_REASONS",
+    "TABLES",
+    "agent_event_counts",
+    "daily_memory_counts",
+    "image_counts",
+    "injection_usage",
+    "memory_counts",
+    "pollution",
+    "table_sizes",
+]
