@@ -15,11 +15,20 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from tenacity import AsyncRetrying, RetryCallState, RetryError, wait_exponential
+
 log = logging.getLogger(__name__)
 
 Callback = Callable[[str, str], None]  # (channel, payload); must not block
 
+_FIRST_BACKOFF_S = 0.1
 _MAX_BACKOFF_S = 5.0
+
+
+def _log_retry(state: RetryCallState) -> None:
+    exc = state.outcome.exception() if state.outcome is not None else None
+    delay = state.next_action.sleep if state.next_action is not None else 0.0
+    log.warning("LISTEN reconnect failed (%s); retrying in %.1fs", exc, delay)
 
 
 class PgListener:
@@ -106,6 +115,15 @@ class PgListener:
         except Exception as exc:  # a dead connection was already given back to the pool
             log.debug("releasing the listen connection: %s", exc)
 
+    async def _listen_again(self) -> None:
+        try:
+            await self._connect()
+            for channel in self._callbacks:
+                await self._conn.add_listener(channel, self._dispatch)
+        except Exception:
+            await self._release()
+            raise
+
     def _terminated(self, _conn: Any) -> None:
         if self._closed or (self._reconnect_task and not self._reconnect_task.done()):
             return
@@ -113,20 +131,21 @@ class PgListener:
         self._reconnect_task = asyncio.get_running_loop().create_task(self._reconnect())
 
     async def _reconnect(self) -> None:
-        delay = 0.1
         async with self._lock:
             await self._release()
-            while not self._closed:
-                try:
-                    await self._connect()
-                    for channel in self._callbacks:
-                        await self._conn.add_listener(channel, self._dispatch)
-                    break
-                except Exception as exc:  # server restarting: retry with backoff
-                    log.warning("LISTEN reconnect failed (%s); retrying in %.1fs", exc, delay)
-                    await self._release()
-                    await asyncio.sleep(delay)
-                    delay = min(delay * 2, _MAX_BACKOFF_S)
+            try:
+                # Any failure (the server restarting) is retried with backoff until closed.
+                async for attempt in AsyncRetrying(
+                    wait=wait_exponential(multiplier=_FIRST_BACKOFF_S, max=_MAX_BACKOFF_S),
+                    stop=lambda _state: self._closed,
+                    before_sleep=_log_retry,
+                ):
+                    if self._closed:
+                        break
+                    with attempt:
+                        await self._listen_again()
+            except RetryError:
+                pass  # closed while reconnecting
         self.reconnects += 1
         for callback in list(self._on_reconnect):
             callback()
