@@ -1,4 +1,4 @@
-"""gate_and_store: write back only what the memory gate lets through (seed 002 §三.3).
+"""gate_and_store: write back only what the memory gate lets through, never the raw turn.
 
 Redacted first. Also refreshes the rolling summary after the reply (off the hot path of the answer).
 """

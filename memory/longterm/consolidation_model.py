@@ -4,7 +4,7 @@ The model words the rule and judges whether the episodes really agree; the rules
 eligibility and confidence (support, days, agreement), so a model can veto a promotion but
 never promote a theme the evidence does not carry. A malformed answer is retried once with the
 validation error; a second failure, or any provider error, falls back to the rules' verdict and
-is logged (DESIGN §7: local models break JSON and memories get lost silently).
+is logged: local models often break JSON, and a broken answer must not silently drop a memory.
 """
 
 from __future__ import annotations

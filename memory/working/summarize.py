@@ -1,4 +1,4 @@
-"""The rolling conversation summary, refreshed OFF the hot path (seed 002: async compression).
+"""The rolling conversation summary, refreshed OFF the hot path so no answer waits for it.
 
 The graph calls `refresh_summary` after the reply has been sent; the next turn composes with
 the newest *finished* summary, which records how much of the history it covers

@@ -1,6 +1,6 @@
 """Ask a chat model for decision-state items, and validate what it answers.
 
-A local model's malformed answer must never lose state (DESIGN §7): the answer is parsed
+A local model's malformed answer must never lose state (local models often break JSON): it is parsed
 strictly, the caller retries once, then falls back to the extractive summary.
 """
 
