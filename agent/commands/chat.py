@@ -108,7 +108,7 @@ async def _turn(graph: Any, payload: Any, config: dict[str, Any], ctx: Any) -> A
             message, meta = data
             if meta.get("langgraph_node") != "respond" or not isinstance(message, AIMessage):
                 continue
-            text = message.content if isinstance(message.content, str) else ""
+            text = message.text
             if not text:
                 continue
             if not printed:

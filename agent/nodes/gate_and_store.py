@@ -94,8 +94,8 @@ def _first_answer(messages: Iterable[BaseMessage], *, stop_at_human: bool = Fals
     for message in messages:
         if stop_at_human and isinstance(message, HumanMessage):
             return None  # an interrupted turn: the next reply answers a later message
-        if isinstance(message, AIMessage) and str(message.content).strip():
-            return str(message.content)[:2000]
+        if isinstance(message, AIMessage) and message.text.strip():
+            return message.text[:2000]
     return None
 
 
@@ -166,7 +166,7 @@ async def _record_usage(store: MemoryStore, scope: Scope, state: State) -> None:
     evidence += state.get("rules_recalled") or []  # rules: the composer drops them last
     last = state["messages"][-1] if state["messages"] else None
     if evidence and isinstance(last, AIMessage):
-        used = used_memory_ids(str(last.content), evidence)
+        used = used_memory_ids(last.text, evidence)
         await record_injection(store, scope, [e["id"] for e in evidence], used)
 
 
@@ -199,7 +199,7 @@ async def gate_and_store(state: State, runtime: Runtime[Context]) -> dict[str, A
     )
     last = state["messages"][-1] if state["messages"] else None
     task = state.get("task") or new_task_state()
-    ok = isinstance(last, AIMessage) and bool(str(last.content).strip())
+    ok = isinstance(last, AIMessage) and bool(last.text.strip())
     task = record_outcome(task, action="respond", ok=ok, error=None if ok else "empty answer")
     finished = finished_outcome(this_turn(list(state["messages"])))
     if finished is not None:
