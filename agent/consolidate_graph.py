@@ -6,7 +6,7 @@ finish → begin (next batch) … until no users are left.
 Run on a schedule by a LangGraph Platform cron (`python -m agent.schedule`), or locally by
 `memory-agent consolidate`. `graph` is compiled without a checkpointer (the server supplies
 one). The nodes share a run's open batch (locks, working sets) through
-`memory.longterm.consolidation_session`, keyed by the run id in the state.
+`memory.longterm.consolidation.batch`, keyed by the run id in the state.
 """
 
 from __future__ import annotations
@@ -25,9 +25,9 @@ from typing_extensions import TypedDict
 from agent.auth_tokens import PERMISSION_ADMIN, PERMISSION_PLATFORM
 from agent.identity import is_open_user, scope_of_user
 from agent.resources import get_store
-from memory.longterm.consolidation import RunSummary, new_run_id, next_scopes
-from memory.longterm.consolidation_session import close_batch, open_batch, run_step
-from memory.longterm.consolidation_types import STEPS, ConsolidationPolicy, StepContext
+from memory.longterm.consolidation.run import RunSummary, new_run_id, next_scopes
+from memory.longterm.consolidation.batch import close_batch, open_batch, run_step
+from memory.longterm.consolidation.types import STEPS, ConsolidationPolicy, StepContext
 from memory.settings import Settings, apply_privacy_defaults
 from memory.types import Scope, ScopeError
 

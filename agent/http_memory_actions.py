@@ -18,9 +18,9 @@ from agent.auth_tokens import PERMISSION_ADMIN
 from agent.http_auth import caller_scope, has_permission, path_id
 from agent.resources import get_store
 from memory.gating.edit import EditRefused, edit_memory
-from memory.longterm.consolidation_history import list_runs, run_diff, run_users
-from memory.longterm.consolidation_rollback import RollbackConflict, UnknownRun, rollback
-from memory.longterm.consolidation_store import RunBusy
+from memory.longterm.consolidation.history import list_runs, run_diff, run_users
+from memory.longterm.consolidation.rollback import RollbackConflict, UnknownRun, rollback
+from memory.longterm.consolidation.store import RunBusy
 from memory.longterm.profile import load_profile, profile_rules
 from memory.storage.edits import set_pinned, unindexed_backlog
 from memory.storage.export import memory_to_dict

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from memory.longterm.consolidation_agreement import is_negative
+from memory.longterm.consolidation.agreement import is_negative
 
 _LANGUAGES = {
     "chinese": "zh-CN", "mandarin": "zh-CN", "中文": "zh-CN", "汉语": "zh-CN",

@@ -13,10 +13,10 @@ import pytest
 
 from agent.cli import main as cli_main
 from agent.consolidate_graph import build_graph
-from memory.longterm.consolidation import RollbackConflict, consolidate, rollback, run_rows
-from memory.longterm.consolidation_session import _BATCHES, open_batch, run_step
-from memory.longterm.consolidation_store import UserLocks
-from memory.longterm.consolidation_types import ConsolidationPolicy, StepContext
+from memory.longterm.consolidation.run import RollbackConflict, consolidate, rollback, run_rows
+from memory.longterm.consolidation.batch import _BATCHES, open_batch, run_step
+from memory.longterm.consolidation.store import UserLocks
+from memory.longterm.consolidation.types import ConsolidationPolicy, StepContext
 from memory.longterm.profile import load_profile
 from memory.settings import Settings
 from memory.storage.store import MemoryStore, open_store

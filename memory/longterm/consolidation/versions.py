@@ -13,15 +13,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from memory.longterm.consolidation_index import queue_index
-from memory.longterm.consolidation_snapshot import (
+from memory.longterm.consolidation.index import queue_index
+from memory.longterm.consolidation.snapshot import (
     CREATED_MARKER,
     SNAPSHOT_COLUMNS,
     full_snapshot,
     snapshot_json,
 )
-from memory.longterm.consolidation_types import Decision, UserRun
-from memory.longterm.consolidation_working import adopt, pretend
+from memory.longterm.consolidation.types import Decision, UserRun
+from memory.longterm.consolidation.working import adopt, pretend
 from memory.storage.rows import INSERT_SQL, RECORD_COLUMNS, insert_params, record_from_row
 from memory.storage.store import MemoryStore
 from memory.types import MemoryRecord, NewMemory, Status

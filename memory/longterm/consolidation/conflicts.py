@@ -14,10 +14,10 @@ import asyncio
 import numpy as np
 
 from memory.gating.conflicts import Candidate, Existing, Resolution, resolve
-from memory.longterm.consolidation_cluster import normalise_rows
-from memory.longterm.consolidation_merge import survivor_key
-from memory.longterm.consolidation_types import Decision, StepContext, UserRun
-from memory.longterm.consolidation_versions import Change, Insert, apply
+from memory.longterm.consolidation.cluster import normalise_rows
+from memory.longterm.consolidation.merge import survivor_key
+from memory.longterm.consolidation.types import Decision, StepContext, UserRun
+from memory.longterm.consolidation.versions import Change, Insert, apply
 from memory.storage.rows import new_id
 from memory.types import MemoryRecord, NewMemory, Source, Status
 

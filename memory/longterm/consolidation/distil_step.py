@@ -13,12 +13,12 @@ import asyncio
 
 import numpy as np
 
-from memory.longterm.consolidation_agreement import is_negative
-from memory.longterm.consolidation_cluster import centroid, normalise_rows
-from memory.longterm.consolidation_distil import Distillation, confidence_from, distil
-from memory.longterm.consolidation_model import distil_with_model
-from memory.longterm.consolidation_types import Decision, StepContext, UserRun
-from memory.longterm.consolidation_versions import Change, Insert, apply
+from memory.longterm.consolidation.agreement import is_negative
+from memory.longterm.consolidation.cluster import centroid, normalise_rows
+from memory.longterm.consolidation.distil import Distillation, confidence_from, distil
+from memory.longterm.consolidation.model import distil_with_model
+from memory.longterm.consolidation.types import Decision, StepContext, UserRun
+from memory.longterm.consolidation.versions import Change, Insert, apply
 from memory.storage.rows import new_id
 from memory.types import MemoryKind, MemoryRecord, NewMemory, Origin, Source, Status
 

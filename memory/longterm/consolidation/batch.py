@@ -15,11 +15,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from memory.longterm.consolidation_index import flush_index
-from memory.longterm.consolidation_rollback import rollback, rollback_user
-from memory.longterm.consolidation_steps import STEP_FUNCTIONS
-from memory.longterm.consolidation_store import UserLocks, finish_run, stale_runs, start_run
-from memory.longterm.consolidation_types import StepContext, UserRun
+from memory.longterm.consolidation.index import flush_index
+from memory.longterm.consolidation.rollback import rollback, rollback_user
+from memory.longterm.consolidation.steps import STEP_FUNCTIONS
+from memory.longterm.consolidation.store import UserLocks, finish_run, stale_runs, start_run
+from memory.longterm.consolidation.types import StepContext, UserRun
 from memory.longterm.profile import refresh_profile
 from memory.storage.rows import RECORD_COLUMNS
 from memory.storage.vector import LAYERS

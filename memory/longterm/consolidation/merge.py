@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from memory.longterm.consolidation_agreement import is_negative
-from memory.longterm.consolidation_cluster import Matrix, normalise_rows
+from memory.longterm.consolidation.agreement import is_negative
+from memory.longterm.consolidation.cluster import Matrix, normalise_rows
 from memory.types import MemoryRecord, Origin
 
 _ORIGIN_RANK = {Origin.EXPLICIT: 2, Origin.LEARNED: 1, Origin.INFERRED: 0}

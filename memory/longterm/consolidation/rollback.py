@@ -14,8 +14,8 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from memory.longterm.consolidation_snapshot import RESTORE_SQL, restore_params, run_snapshots
-from memory.longterm.consolidation_store import RunBusy, UserLocks, run_rows
+from memory.longterm.consolidation.snapshot import RESTORE_SQL, restore_params, run_snapshots
+from memory.longterm.consolidation.store import RunBusy, UserLocks, run_rows
 from memory.storage.rows import RECORD_COLUMNS
 from memory.storage.store import MemoryStore
 from memory.storage.vector import VectorIndexError

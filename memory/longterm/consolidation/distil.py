@@ -23,9 +23,9 @@ from typing import Any
 import numpy as np
 
 from memory.gating.conflict_relation import EmbedFn
-from memory.longterm.consolidation_agreement import agreeing, majority_polarity
-from memory.longterm.consolidation_cluster import Matrix, cohesion, medoid
-from memory.longterm.consolidation_types import ConsolidationPolicy
+from memory.longterm.consolidation.agreement import agreeing, majority_polarity
+from memory.longterm.consolidation.cluster import Matrix, cohesion, medoid
+from memory.longterm.consolidation.types import ConsolidationPolicy
 from memory.types import Category, MemoryKind, MemoryRecord
 
 _KIND_FOR = {

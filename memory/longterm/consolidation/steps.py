@@ -13,13 +13,13 @@ from datetime import UTC, datetime
 import numpy as np
 
 from memory.gating.gate_text import is_instruction_like
-from memory.longterm.consolidation_cluster import cluster
-from memory.longterm.consolidation_conflict_step import resolve_conflicts
-from memory.longterm.consolidation_decay import decayed, expired, purge_cutoff
-from memory.longterm.consolidation_distil_step import distil_clusters
-from memory.longterm.consolidation_merge import merged_fields, near_duplicates
-from memory.longterm.consolidation_types import StepContext, UserRun
-from memory.longterm.consolidation_versions import Change, apply
+from memory.longterm.consolidation.cluster import cluster
+from memory.longterm.consolidation.conflicts import resolve_conflicts
+from memory.longterm.consolidation.decay import decayed, expired, purge_cutoff
+from memory.longterm.consolidation.distil_step import distil_clusters
+from memory.longterm.consolidation.merge import merged_fields, near_duplicates
+from memory.longterm.consolidation.types import StepContext, UserRun
+from memory.longterm.consolidation.versions import Change, apply
 from memory.types import Category, MemoryRecord, Source, Status
 
 Step = Callable[[StepContext, UserRun], Awaitable[int]]

@@ -13,7 +13,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from memory.longterm.consolidation_types import UserRun
+from memory.longterm.consolidation.types import UserRun
 from memory.types import Scope
 
 # The lock key space is 64-bit; a hash of the scope keeps users apart (collision odds for a

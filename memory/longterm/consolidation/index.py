@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from memory.longterm.consolidation_types import UserRun
+from memory.longterm.consolidation.types import UserRun
 from memory.storage.store import MemoryStore
 from memory.storage.vector import VectorIndexError
 from memory.types import MemoryRecord, Status

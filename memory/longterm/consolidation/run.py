@@ -20,15 +20,15 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
-from memory.longterm.consolidation_rollback import (
+from memory.longterm.consolidation.rollback import (
     RollbackConflict,
     RollbackReport,
     UnknownRun,
     rollback,
 )
-from memory.longterm.consolidation_session import RunBatch, close_batch, open_batch, run_step
-from memory.longterm.consolidation_store import RunBusy, list_scopes, run_rows
-from memory.longterm.consolidation_types import STEPS, ConsolidationPolicy, StepContext
+from memory.longterm.consolidation.batch import RunBatch, close_batch, open_batch, run_step
+from memory.longterm.consolidation.store import RunBusy, list_scopes, run_rows
+from memory.longterm.consolidation.types import STEPS, ConsolidationPolicy, StepContext
 from memory.storage.store import MemoryStore
 from memory.types import Scope
 

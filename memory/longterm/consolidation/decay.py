@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import datetime, timedelta
 
-from memory.longterm.consolidation_types import ConsolidationPolicy
+from memory.longterm.consolidation.types import ConsolidationPolicy
 from memory.types import MemoryRecord
 
 _SECONDS_PER_DAY = 86_400.0

@@ -9,12 +9,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from memory.longterm.consolidation_types import Decision, UserRun
+from memory.longterm.consolidation.types import Decision, UserRun
 from memory.storage.rows import content_hash
 from memory.types import MemoryRecord, Status
 
 if TYPE_CHECKING:  # imported for types only: the versions module imports this one
-    from memory.longterm.consolidation_versions import Change, Insert
+    from memory.longterm.consolidation.versions import Change, Insert
 
 
 def adopt(

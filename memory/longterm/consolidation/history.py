@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from memory.longterm.consolidation_snapshot import load_snapshot, run_snapshots
+from memory.longterm.consolidation.snapshot import load_snapshot, run_snapshots
 from memory.storage.rows import RECORD_COLUMNS, record_from_row, record_snapshot
 from memory.types import Scope
 
