@@ -11,7 +11,7 @@ from tqdm import tqdm
 from agent.commands.output import print_json
 from agent.consolidate_graph import RECURSION_LIMIT, ConsolidateInput, build_graph
 from memory.longterm.consolidation.run import RollbackConflict, RunBusy, UnknownRun, rollback
-from memory.longterm.consolidation.store import count_scopes
+from memory.storage.consolidation_runs import count_scopes
 from memory.storage.store import MemoryStore, open_store
 from memory.types import Scope
 

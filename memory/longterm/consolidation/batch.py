@@ -1,28 +1,34 @@
-"""A run's batch of users: lock, recover, load, step, finish, all keyed by run id.
+"""A run's batch of users: lock, recover, load, step, finish — as one explicit object.
 
-The consolidate graph runs one node per step; a node cannot carry a database connection in its
-state, so the open batch (the lock connection and each user's working set) lives in this
-process's registry under the run id. If the process dies, the connection and its locks die
-with it and the next run for those users finds their rows 'running' with the lock free: it
-rolls them back before doing anything else.
+`RunBatch.open` locks each user (skipping busy ones), rolls back their interrupted runs and
+loads their working sets; `run_step` runs one step for every user; `close` records the runs
+and releases the locks; `abort` rolls every user back and releases them. A batch holds a
+database connection (the advisory locks) and each user's records and vectors, so it lives in
+this process only. If the process dies, the connection and its locks die with it and the next
+run for those users finds their rows 'running' with the lock free: it rolls them back before
+doing anything else.
+
+`OpenBatches` keeps open batches by run id for callers whose steps share no Python state: the
+consolidate graph runs each step as its own node, and its state is checkpointed to Postgres,
+where neither a connection nor the working sets (a 384-float vector per memory) belong.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from types import TracebackType
 
 from memory.longterm.consolidation.index import flush_index
 from memory.longterm.consolidation.rollback import rollback, rollback_user
 from memory.longterm.consolidation.steps import STEP_FUNCTIONS
-from memory.longterm.consolidation.store import UserLocks, finish_run, stale_runs, start_run
 from memory.longterm.consolidation.types import StepContext, UserRun
 from memory.longterm.profile import refresh_profile
-from memory.storage.rows import RECORD_COLUMNS
-from memory.storage.vector import LAYERS
+from memory.storage.consolidation_runs import finish_run, stale_runs, start_run
+from memory.storage.user_locks import UserLocks
+from memory.storage.versions import active_rows
 from memory.types import MemoryKind, Scope
 
 log = logging.getLogger(__name__)
@@ -32,9 +38,17 @@ class LostRun(RuntimeError):
     """The run's batch is not open in this process (it restarted, or the run was aborted)."""
 
 
+async def load_working_set(ctx: StepContext, run: UserRun) -> None:
+    """Read the user's active memories and their vectors into the run."""
+    rows = await active_rows(ctx.store.pool, run.scope)
+    records, vectors = await ctx.store.vectors_for(rows)
+    run.records = {r.id: r for r in records}
+    run.vectors = {r.id: v for r, v in zip(records, vectors, strict=True)}
+
+
 @dataclass(slots=True)
 class RunBatch:
-    """The users of one run being consolidated together."""
+    """The users of one run being consolidated together, from `open` to `close` or `abort`."""
 
     run_id: str
     ctx: StepContext
@@ -43,120 +57,115 @@ class RunBatch:
     skipped: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     recovered: list[str] = field(default_factory=list)
+    is_open: bool = True
+
+    @classmethod
+    async def open(
+        cls,
+        ctx: StepContext,
+        run_id: str,
+        scopes: Sequence[Scope],
+        *,
+        now: datetime,
+        dry_run: bool,
+    ) -> RunBatch:
+        """Lock each user (skipping busy ones), roll back their interrupted runs, load them."""
+        batch = cls(run_id, ctx, UserLocks(ctx.store.pool))
+        # The index connects lazily, and its delete/get calls look the collection up on the
+        # event loop: the first connection (blocking HTTP under `langgraph dev`, which refuses
+        # it) is made here in a worker thread instead. A Chroma outage is not fatal: Postgres
+        # is the record, and `connect` logs it.
+        await ctx.store.index.connect()
+        try:
+            for scope in scopes:
+                run = UserRun(run_id, scope, now, dry_run)
+                if not dry_run and not await batch._claim(run):
+                    continue
+                await load_working_set(ctx, run)
+                batch.runs[scope.key] = run
+        except BaseException:
+            await batch.abort("failed while opening the batch")
+            raise
+        return batch
+
+    async def _claim(self, run: UserRun) -> bool:
+        if not await self.locks.try_lock(run.scope):
+            self.skipped.append(run.scope.key)
+            return False
+        store = self.ctx.store
+        for stale in await stale_runs(store.pool, run.scope, run.run_id):
+            await rollback(
+                store, stale, scope=run.scope, reason="interrupted run", locks=self.locks
+            )
+            self.recovered.append(stale)
+            log.warning("rolled back interrupted consolidation run %s for %s", stale, run.scope.key)
+        await start_run(store.pool, run.run_id, run.scope)
+        return True
+
+    async def run_step(self, step: str) -> None:
+        """Run one step for every user; a user whose step fails is rolled back."""
+        if not self.is_open:
+            raise LostRun(f"consolidation run {self.run_id}'s batch is closed")
+        try:
+            for key, run in list(self.runs.items()):
+                try:
+                    await STEP_FUNCTIONS[step](self.ctx, run)
+                except Exception as exc:
+                    log.exception("consolidation step %s failed for %s", step, key)
+                    await self._fail(run, f"{step}: {type(exc).__name__}: {exc}")
+        except BaseException:  # cancelled: leave nothing half-done behind
+            await self.abort(f"cancelled during {step}")
+            raise
+
+    async def _fail(self, run: UserRun, error: str) -> None:
+        self.runs.pop(run.scope.key, None)
+        self.errors.append(f"{run.scope.key}: {error}")
+        if run.dry_run:
+            return
+        store = self.ctx.store
+        try:
+            await rollback_user(store, run.run_id, run.scope, f"failed: {error}")
+            await finish_run(store.pool, run.run_id, run.scope, status="rolled_back",
+                             counts=run.counts, decisions=_decisions(run), error=error)  # fmt: skip
+        except Exception:  # the row stays 'running'; the next run rolls it back
+            log.exception("could not roll back failed run %s for %s", run.run_id, run.scope.key)
+
+    async def close(self) -> None:
+        """Record each user's run as completed, refresh changed profiles, release the locks."""
+        if not self.is_open:
+            raise LostRun(f"consolidation run {self.run_id}'s batch is closed")
+        self.is_open = False
+        store = self.ctx.store
+        try:
+            for run in self.runs.values():
+                if run.dry_run:
+                    continue
+                await flush_index(store, run)
+                decisions = _decisions(run, self.ctx.policy.decisions_kept)
+                await finish_run(store.pool, run.run_id, run.scope, status="completed",
+                                 counts=run.counts, decisions=decisions)  # fmt: skip
+                if any(_longterm(run, mid) for mid in run.touched):
+                    await refresh_profile(store, run.scope)
+        finally:
+            await self.locks.close()
+
+    async def abort(self, reason: str) -> None:
+        """Roll back every user of the open batch and release it (cancellation, fatal errors).
+
+        Does nothing once the batch is closed or aborted.
+        """
+        if not self.is_open:
+            return
+        self.is_open = False
+        try:
+            for run in list(self.runs.values()):
+                await self._fail(run, reason)
+        finally:
+            await self.locks.close()
 
 
-_BATCHES: dict[str, RunBatch] = {}
-
-
-async def load_working_set(ctx: StepContext, run: UserRun) -> None:
-    """Read the user's active memories and their vectors into the run."""
-    async with ctx.store.pool.acquire() as conn:
-        rows = await conn.fetch(
-            f"SELECT {RECORD_COLUMNS}, embedding FROM memories"
-            " WHERE tenant_id = $1 AND user_id = $2 AND status = 'active'",
-            run.scope.tenant_id, run.scope.user_id,
-        )  # fmt: skip
-    records, vectors = await ctx.store._vectors_for(rows)
-    run.records = {r.id: r for r in records}
-    run.vectors = {r.id: v for r, v in zip(records, vectors, strict=True)}
-
-
-async def _connect_index(ctx: StepContext) -> None:
-    # VectorIndex connects lazily, and its delete/get calls look the collection up on the event
-    # loop: the first connection (blocking HTTP under `langgraph dev`, which refuses it) is made
-    # here in a worker thread instead. A Chroma outage is not fatal: Postgres is the record.
-    index = ctx.store.index
-    try:
-        await asyncio.to_thread(lambda: [index._collection(layer) for layer in LAYERS])
-    except Exception as exc:
-        index._forget_client()
-        log.warning("Chroma unavailable at the start of consolidation: %s", exc)
-
-
-async def open_batch(
-    ctx: StepContext, run_id: str, scopes: Sequence[Scope], *, now: datetime, dry_run: bool
-) -> RunBatch:
-    """Lock each user (skipping busy ones), roll back their interrupted runs, load them."""
-    batch = RunBatch(run_id, ctx, UserLocks(ctx.store.pool))
-    _BATCHES[run_id] = batch
-    await _connect_index(ctx)
-    try:
-        for scope in scopes:
-            run = UserRun(run_id, scope, now, dry_run)
-            if not dry_run and not await _claim(batch, run):
-                continue
-            await load_working_set(ctx, run)
-            batch.runs[scope.key] = run
-    except BaseException:
-        await abort_batch(run_id, "failed while opening the batch")
-        raise
-    return batch
-
-
-async def _claim(batch: RunBatch, run: UserRun) -> bool:
-    if not await batch.locks.try_lock(run.scope):
-        batch.skipped.append(run.scope.key)
-        return False
-    store = batch.ctx.store
-    for stale in await stale_runs(store.pool, run.scope, run.run_id):
-        await rollback(store, stale, scope=run.scope, reason="interrupted run", locks=batch.locks)
-        batch.recovered.append(stale)
-        log.warning("rolled back interrupted consolidation run %s for %s", stale, run.scope.key)
-    await start_run(store.pool, run)
-    return True
-
-
-def get_batch(run_id: str) -> RunBatch:
-    """The open batch of a run, or LostRun."""
-    batch = _BATCHES.get(run_id)
-    if batch is None:
-        raise LostRun(f"consolidation run {run_id} has no open batch in this process")
-    return batch
-
-
-async def run_step(run_id: str, step: str) -> None:
-    """Run one step for every user of the batch; a user whose step fails is rolled back."""
-    batch = get_batch(run_id)
-    try:
-        for key, run in list(batch.runs.items()):
-            try:
-                await STEP_FUNCTIONS[step](batch.ctx, run)
-            except Exception as exc:
-                log.exception("consolidation step %s failed for %s", step, key)
-                await _fail(batch, run, f"{step}: {type(exc).__name__}: {exc}")
-    except BaseException:  # cancelled: leave nothing half-done behind
-        await abort_batch(run_id, f"cancelled during {step}")
-        raise
-
-
-async def _fail(batch: RunBatch, run: UserRun, error: str) -> None:
-    batch.runs.pop(run.scope.key, None)
-    batch.errors.append(f"{run.scope.key}: {error}")
-    if run.dry_run:
-        return
-    try:
-        await rollback_user(batch.ctx.store, run.run_id, run.scope, f"failed: {error}")
-        await finish_run(batch.ctx.store.pool, run, status="rolled_back", error=error)
-    except Exception:  # the row stays 'running'; the next run rolls it back
-        log.exception("could not roll back failed run %s for %s", run.run_id, run.scope.key)
-
-
-async def close_batch(run_id: str) -> RunBatch:
-    """Record each user's run as completed, refresh changed profiles, release the locks."""
-    batch = get_batch(run_id)
-    try:
-        for run in batch.runs.values():
-            if run.dry_run:
-                continue
-            await flush_index(batch.ctx.store, run)
-            await finish_run(batch.ctx.store.pool, run, status="completed",
-                             keep=batch.ctx.policy.decisions_kept)  # fmt: skip
-            if any(_longterm(run, mid) for mid in run.touched):
-                await refresh_profile(batch.ctx.store, run.scope)
-    finally:
-        await batch.locks.close()
-        _BATCHES.pop(run_id, None)
-    return batch
+def _decisions(run: UserRun, keep: int = 1000) -> list[dict[str, object]]:
+    return [d.as_dict() for d in run.decisions[:keep]]
 
 
 def _longterm(run: UserRun, memory_id: str) -> bool:
@@ -164,13 +173,76 @@ def _longterm(run: UserRun, memory_id: str) -> bool:
     return record is None or record.kind is not MemoryKind.EPISODIC
 
 
-async def abort_batch(run_id: str, reason: str) -> None:
-    """Roll back every user of an open batch and release it (cancellation, fatal errors)."""
-    batch = _BATCHES.pop(run_id, None)
-    if batch is None:
-        return
-    try:
-        for run in list(batch.runs.values()):
-            await _fail(batch, run, reason)
-    finally:
-        await batch.locks.close()
+class OpenBatches:
+    """The batches open in this process, by run id; an async context manager.
+
+    Leaving the context aborts every batch still open (rolled back, locks released), so a
+    batch outlives neither its caller nor the store's pool its lock connection came from.
+    """
+
+    def __init__(self) -> None:
+        self._batches: dict[str, RunBatch] = {}
+
+    async def open(
+        self,
+        ctx: StepContext,
+        run_id: str,
+        scopes: Sequence[Scope],
+        *,
+        now: datetime,
+        dry_run: bool,
+    ) -> RunBatch:
+        """Open a run's batch (`RunBatch.open`) and keep it under the run id."""
+        batch = await RunBatch.open(ctx, run_id, scopes, now=now, dry_run=dry_run)
+        self._batches[run_id] = batch
+        return batch
+
+    def get(self, run_id: str) -> RunBatch:
+        """The open batch of a run, or LostRun."""
+        batch = self._batches.get(run_id)
+        if batch is None or not batch.is_open:
+            raise LostRun(f"consolidation run {run_id} has no open batch in this process")
+        return batch
+
+    async def run_step(self, run_id: str, step: str) -> None:
+        """Run one step of a run's open batch (an aborted batch is let go)."""
+        batch = self.get(run_id)
+        try:
+            await batch.run_step(step)
+        finally:
+            if not batch.is_open:
+                self._batches.pop(run_id, None)
+
+    async def close(self, run_id: str) -> RunBatch:
+        """Close a run's open batch (`RunBatch.close`) and let it go."""
+        batch = self.get(run_id)
+        try:
+            await batch.close()
+        finally:
+            self._batches.pop(run_id, None)
+        return batch
+
+    async def abort(self, run_id: str, reason: str) -> None:
+        """Abort a run's batch if it is open here, and let it go."""
+        batch = self._batches.pop(run_id, None)
+        if batch is not None:
+            await batch.abort(reason)
+
+    async def aclose(self) -> None:
+        """Abort every batch still open."""
+        for run_id in list(self._batches):
+            await self.abort(run_id, "the process is shutting down")
+
+    def __len__(self) -> int:
+        return len(self._batches)
+
+    async def __aenter__(self) -> OpenBatches:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()

@@ -20,16 +20,17 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
+from memory.longterm.consolidation.batch import RunBatch
 from memory.longterm.consolidation.rollback import (
     RollbackConflict,
     RollbackReport,
     UnknownRun,
     rollback,
 )
-from memory.longterm.consolidation.batch import RunBatch, close_batch, open_batch, run_step
-from memory.longterm.consolidation.store import RunBusy, list_scopes, run_rows
 from memory.longterm.consolidation.types import STEPS, ConsolidationPolicy, StepContext
+from memory.storage.consolidation_runs import list_scopes, run_rows
 from memory.storage.store import MemoryStore
+from memory.storage.user_locks import RunBusy
 from memory.types import Scope
 
 MAX_DECISIONS_RETURNED = 200
@@ -113,10 +114,11 @@ async def consolidate(
     while scopes := await next_scopes(
         store, scope=scope, tenant=tenant, cursor=cursor, batch_size=batch_size
     ):
-        await open_batch(ctx, summary.run_id, scopes, now=now, dry_run=dry_run)
+        batch = await RunBatch.open(ctx, summary.run_id, scopes, now=now, dry_run=dry_run)
         for step in STEPS:
-            await run_step(summary.run_id, step)
-        summary.absorb(await close_batch(summary.run_id))
+            await batch.run_step(step)
+        await batch.close()
+        summary.absorb(batch)
         if on_batch is not None:
             on_batch(len(scopes))
         cursor = [scopes[-1].tenant_id, scopes[-1].user_id]

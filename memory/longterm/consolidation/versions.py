@@ -1,46 +1,28 @@
-"""Applying a run's changes as versions: snapshot the prior state, change, log, bump, index.
+"""Applying a run's changes as versions, and keeping the run's working set in step with them.
 
 Every change to an existing row first writes the row's full prior state to `memory_versions`
 with the run id, then bumps `version`; a row the run creates gets a version-0 marker. That is
 all `rollback()` needs. A change is applied only if the row still has the version the run read
 (optimistic check): a chat turn that changed the memory meanwhile wins, and the run skips it.
+A dry run applies nothing: it records the decisions and changes only the working set, so later
+steps plan on the state the earlier ones would have left.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from datetime import timedelta
 from typing import Any
 
+import numpy as np
+
 from memory.longterm.consolidation.index import queue_index
-from memory.longterm.consolidation.snapshot import (
-    CREATED_MARKER,
-    SNAPSHOT_COLUMNS,
-    full_snapshot,
-    snapshot_json,
-)
 from memory.longterm.consolidation.types import Decision, UserRun
-from memory.longterm.consolidation.working import adopt, pretend
-from memory.storage.rows import INSERT_SQL, RECORD_COLUMNS, insert_params, record_from_row
+from memory.storage import versions
+from memory.storage.rows import content_hash
 from memory.storage.store import MemoryStore
 from memory.types import MemoryRecord, NewMemory, Status
-
-UPDATE_SQL = (
-    """
-UPDATE memories SET status = COALESCE($4, status),
-    superseded_by = COALESCE($5, superseded_by), confidence = COALESCE($6, confidence),
-    importance = COALESCE($7, importance), access_count = COALESCE($8, access_count),
-    last_accessed = COALESCE($9, last_accessed), provenance = COALESCE($10::jsonb, provenance),
-    version = version + 1, updated_at = now()
-WHERE tenant_id = $1 AND user_id = $2 AND id = $3 AND version = $11
-RETURNING """
-    + RECORD_COLUMNS
-)
-_EVENT_SQL = (
-    "INSERT INTO memory_events (tenant_id, user_id, memory_id, event, reason, detail, actor)"
-    " VALUES ($1, $2, $3, $4, $5, $6::jsonb, 'consolidation')"
-)
 
 
 @dataclass(slots=True)
@@ -68,23 +50,8 @@ class Insert:
     related: tuple[str, ...] = ()
 
 
-def _update_params(run: UserRun, change: Change) -> tuple[Any, ...]:
-    f = change.fields
-    provenance = f.get("provenance")
-    return (
-        run.scope.tenant_id, run.scope.user_id, change.memory_id,
-        change.status.value if change.status else None, change.superseded_by,
-        f.get("confidence"), f.get("importance"), f.get("access_count"), f.get("last_accessed"),
-        json.dumps(provenance, ensure_ascii=False, default=str) if provenance is not None else None,
-        run.records[change.memory_id].version,
-    )  # fmt: skip
-
-
-def _event(
-    run: UserRun, memory_id: str, event: str, reason: str, related: Sequence[str]
-) -> tuple[str, ...]:
-    detail = json.dumps({"run_id": run.run_id, "related": list(related)})
-    return (run.scope.tenant_id, run.scope.user_id, memory_id, event, reason, detail)
+def _detail(run: UserRun, related: Sequence[str]) -> dict[str, Any]:
+    return {"run_id": run.run_id, "related": list(related)}
 
 
 async def apply(
@@ -102,17 +69,12 @@ async def apply(
     async with store.pool.acquire() as conn, conn.transaction():
         for item, vector in zip(inserts, vectors, strict=True):
             created.append(await _insert(conn, store, run, item, vector))
-        locked = await conn.fetch(
-            f"SELECT {SNAPSHOT_COLUMNS} FROM memories WHERE tenant_id = $1 AND user_id = $2"
-            " AND id = ANY($3::text[]) FOR UPDATE",
-            run.scope.tenant_id, run.scope.user_id, [c.memory_id for c in changes],
-        )  # fmt: skip
-        current = {row["id"]: row for row in locked}
+        current = await versions.lock_rows(conn, run.scope, [c.memory_id for c in changes])
         for change in changes:
             row = await _update(conn, run, change, current.get(change.memory_id))
             if row is not None:
                 updated.append(row)
-        await store._bump(conn, run.scope)
+        await store.bump_version(conn, run.scope)
     store.cache.invalidate(run.scope)
     adopt(run, created, vectors, updated)
     queue_index(run, created, updated)
@@ -122,18 +84,11 @@ async def apply(
 async def _insert(
     conn: Any, store: MemoryStore, run: UserRun, item: Insert, vector: Any
 ) -> MemoryRecord:
-    params = insert_params(
-        item.memory_id, run.scope.tenant_id, run.scope.user_id, item.memory, vector,
-        store.embedder.name,
-    )  # fmt: skip
-    record = record_from_row(await conn.fetchrow(INSERT_SQL, *params))
-    await conn.execute(
-        "INSERT INTO memory_versions (memory_id, version, tenant_id, user_id, snapshot, run_id)"
-        " VALUES ($1, 0, $2, $3, $4::jsonb, $5)",
-        record.id, run.scope.tenant_id, run.scope.user_id, json.dumps(CREATED_MARKER), run.run_id,
-    )  # fmt: skip
-    await conn.execute(_EVENT_SQL, *_event(run, record.id, "consolidate_create", item.reason,
-                                           item.related))  # fmt: skip
+    record = await versions.insert_created(
+        conn, run.scope, item.memory_id, item.memory, vector, store.embedder.name, run.run_id
+    )
+    await versions.log_event(conn, run.scope, record.id, "consolidate_create", item.reason,
+                             _detail(run, item.related))  # fmt: skip
     run.decisions.append(Decision(item.step, "create", record.id, item.reason, item.related))
     return record
 
@@ -144,16 +99,82 @@ async def _update(conn: Any, run: UserRun, change: Change, row: Any) -> MemoryRe
         why = "changed by someone else since the run read it; skipped"
         run.decisions.append(Decision(change.step, "skipped", change.memory_id, why))
         return None
-    await conn.execute(
-        "INSERT INTO memory_versions (memory_id, version, tenant_id, user_id, snapshot, run_id)"
-        " VALUES ($1, $2, $3, $4, $5::jsonb, $6)",
-        change.memory_id, row["version"], run.scope.tenant_id, run.scope.user_id,
-        snapshot_json(full_snapshot(row)), run.run_id,
+    updated = await versions.update_versioned(
+        conn, run.scope, row, run.run_id,
+        status=change.status.value if change.status else None,
+        superseded_by=change.superseded_by, fields=change.fields,
     )  # fmt: skip
-    updated = await conn.fetchrow(UPDATE_SQL, *_update_params(run, change))
-    await conn.execute(_EVENT_SQL, *_event(run, change.memory_id, f"consolidate_{change.action}",
-                                           change.reason, change.related))  # fmt: skip
+    await versions.log_event(conn, run.scope, change.memory_id, f"consolidate_{change.action}",
+                             change.reason, _detail(run, change.related))  # fmt: skip
     run.decisions.append(
         Decision(change.step, change.action, change.memory_id, change.reason, change.related)
     )
-    return record_from_row(updated)
+    return updated
+
+
+def adopt(
+    run: UserRun,
+    created: Sequence[MemoryRecord],
+    vectors: Any,
+    updated: Sequence[MemoryRecord],
+) -> None:
+    """Put rows the run wrote into the working set; drop the ones that left `active`."""
+    for record, vector in zip(created, vectors, strict=True):
+        run.records[record.id] = record
+        run.vectors[record.id] = np.asarray(vector, dtype=np.float32)
+        run.touched.add(record.id)
+    for record in updated:
+        run.touched.add(record.id)
+        if record.status is Status.ACTIVE:
+            run.records[record.id] = record
+        else:
+            run.records.pop(record.id, None)
+
+
+def virtual_record(run: UserRun, item: Insert) -> MemoryRecord:
+    """The record an insert would create, for planning a dry run's later steps."""
+    m = item.memory
+    occurred = m.occurred_at or run.now
+    return MemoryRecord(
+        id=item.memory_id, tenant_id=run.scope.tenant_id, user_id=run.scope.user_id,
+        kind=m.kind, content=m.content, source=m.source, origin=m.origin, category=m.category,
+        importance=m.importance, confidence=m.confidence, created_at=run.now,
+        occurred_at=occurred,
+        expires_at=occurred + timedelta(days=m.ttl_days) if m.ttl_days else None,
+        access_count=0, last_accessed=None, status=m.status, superseded_by=None,
+        provenance=dict(m.provenance), content_hash=content_hash(m.content), version=1,
+        indexed_at=None, pinned=m.pinned, context=m.context, outcome=m.outcome,
+        tags=list(m.tags),
+    )  # fmt: skip
+
+
+def _changed(record: MemoryRecord, change: Change) -> MemoryRecord:
+    fields = {k: v for k, v in change.fields.items() if v is not None}
+    return replace(
+        record,
+        status=change.status or record.status,
+        superseded_by=change.superseded_by or record.superseded_by,
+        version=record.version + 1,
+        **fields,
+    )
+
+
+def pretend(
+    run: UserRun,
+    changes: Sequence[Change],
+    inserts: Sequence[Insert],
+    vectors: Any,
+) -> int:
+    """A dry run's apply: record the decisions and update only the in-memory working set."""
+    created = [virtual_record(run, item) for item in inserts]
+    for item in inserts:
+        decision = Decision(item.step, "create", item.memory_id, item.reason, item.related)
+        run.decisions.append(decision)
+    updated = []
+    for change in changes:
+        updated.append(_changed(run.records[change.memory_id], change))
+        run.decisions.append(
+            Decision(change.step, change.action, change.memory_id, change.reason, change.related)
+        )
+    adopt(run, created, vectors, updated)
+    return len(created) + len(updated)
