@@ -28,9 +28,15 @@ from typing_extensions import TypedDict
 from agent.auth_tokens import PERMISSION_ADMIN, PERMISSION_PLATFORM
 from agent.identity import is_open_user, scope_of_user
 from agent.resources import get_store
-from memory.longterm.consolidation.batch import OpenBatches
-from memory.longterm.consolidation.run import RunSummary, new_run_id, next_scopes
-from memory.longterm.consolidation.types import STEPS, ConsolidationPolicy, StepContext
+from memory.longterm.consolidation import (
+    STEPS,
+    ConsolidationPolicy,
+    OpenBatches,
+    RunSummary,
+    StepContext,
+    new_run_id,
+    next_scopes,
+)
 from memory.settings import Settings, apply_privacy_defaults
 from memory.types import Scope, ScopeError
 

@@ -18,9 +18,15 @@ from agent.auth_tokens import PERMISSION_ADMIN
 from agent.http_auth import caller_scope, has_permission, path_id
 from agent.resources import get_store
 from memory.gating.edit import EditRefused, edit_memory
-from memory.longterm.consolidation.history import list_runs, run_diff, run_users
-from memory.longterm.consolidation.rollback import RollbackConflict, UnknownRun, rollback
-from memory.longterm.profile import load_profile, profile_rules
+from memory.longterm import load_profile, profile_rules
+from memory.longterm.consolidation import (
+    RollbackConflict,
+    UnknownRun,
+    list_runs,
+    rollback,
+    run_diff,
+    run_users,
+)
 from memory.storage.edits import set_pinned, unindexed_backlog
 from memory.storage.export import memory_to_dict
 from memory.storage.forget_one import delete_memory as delete_everywhere

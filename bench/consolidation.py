@@ -24,7 +24,7 @@ from typing import Any
 
 from agent.consolidate_graph import RECURSION_LIMIT, build_graph
 from bench._consolidation_data import user_memories
-from memory.longterm.consolidation.run import rollback
+from memory.longterm.consolidation import rollback
 from memory.settings import Settings, apply_privacy_defaults
 from memory.storage.pg import embedded_database_url
 from memory.storage.store import MemoryStore, open_store

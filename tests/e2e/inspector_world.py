@@ -15,7 +15,7 @@ from pathlib import Path
 
 from agent.auth import PERMISSION_ADMIN
 from agent.auth_tokens import mint_token
-from memory.longterm.consolidation.run import consolidate
+from memory.longterm.consolidation import consolidate
 from memory.settings import Settings
 from memory.storage.store import open_store
 from memory.types import Category, NewMemory, Origin, Scope, Status

@@ -13,11 +13,18 @@ import pytest
 
 from agent.cli import main as cli_main
 from agent.consolidate_graph import build_graph
-from memory.longterm.consolidation.batch import LostRun, OpenBatches
-from memory.longterm.consolidation.run import RollbackConflict, consolidate, rollback, run_rows
-from memory.longterm.consolidation.types import ConsolidationPolicy, StepContext
-from memory.longterm.profile import load_profile
+from memory.longterm import load_profile
+from memory.longterm.consolidation import (
+    ConsolidationPolicy,
+    LostRun,
+    OpenBatches,
+    RollbackConflict,
+    StepContext,
+    consolidate,
+    rollback,
+)
 from memory.settings import Settings
+from memory.storage.consolidation_runs import run_rows
 from memory.storage.store import MemoryStore, open_store
 from memory.storage.user_locks import UserLocks
 from memory.types import Category, MemoryKind, NewMemory, Origin, Scope, Source, Status

@@ -1,4 +1,4 @@
-"""The structured profile derived from long-term preferences (seed 002 §四.1)."""
+"""The structured profile derived from long-term preferences ."""
 
 from __future__ import annotations
 

@@ -45,7 +45,7 @@ def unit(*coords: float) -> np.ndarray:
 # --- decay ---------------------------------------------------------------------------------
 
 
-def test_relevance_is_the_seed_formula() -> None:
+def test_relevance_is_the_decay_formula() -> None:
     # Fresh, importance 0.5, no access: 0.6 + 0.15 = 0.75; one half-life later: 0.3 + 0.15.
     assert relevance(0, 0.5, 0, 30) == pytest.approx(0.75)
     assert relevance(30, 0.5, 0, 30) == pytest.approx(0.45)

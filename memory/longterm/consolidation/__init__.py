@@ -8,7 +8,7 @@ apart.
 
 Modules: `run` (the `consolidate()` loop and its summary), `batch` (one batch of users: lock,
 recover, step, finish), `steps` (the six steps), `versions` (applying a step's changes as
-versions), `index` (Chroma following Postgres), `rollback`, `history` (runs and their diffs
+versions), `index` (Chroma following Postgres), `rollbacks`, `history` (runs and their diffs
 for people), `types` (policy, decisions, a user's run), the pure planning rules (`decay`,
 `cluster`, `agreement`, `distil`, `merge`) and `model` (distilling with a chat model).
 
@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from memory.longterm.consolidation.batch import LostRun, OpenBatches, RunBatch
     from memory.longterm.consolidation.history import DIFF_FIELDS, list_runs, run_diff, run_users
-    from memory.longterm.consolidation.rollback import (
+    from memory.longterm.consolidation.rollbacks import (
         RollbackConflict,
         RollbackReport,
         UnknownRun,
@@ -53,10 +53,10 @@ _WHERE = {
     "list_runs": "history",
     "run_diff": "history",
     "run_users": "history",
-    "RollbackConflict": "rollback",
-    "RollbackReport": "rollback",
-    "UnknownRun": "rollback",
-    "rollback": "rollback",
+    "RollbackConflict": "rollbacks",
+    "RollbackReport": "rollbacks",
+    "UnknownRun": "rollbacks",
+    "rollback": "rollbacks",
     "RunSummary": "run",
     "consolidate": "run",
     "new_run_id": "run",

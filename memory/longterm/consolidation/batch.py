@@ -22,7 +22,7 @@ from datetime import datetime
 from types import TracebackType
 
 from memory.longterm.consolidation.index import flush_index
-from memory.longterm.consolidation.rollback import rollback, rollback_user
+from memory.longterm.consolidation.rollbacks import rollback, rollback_user
 from memory.longterm.consolidation.steps import STEP_FUNCTIONS
 from memory.longterm.consolidation.types import StepContext, UserRun
 from memory.longterm.profile import refresh_profile

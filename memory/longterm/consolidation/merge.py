@@ -1,4 +1,4 @@
-"""Near-duplicate long-term memories (cosine ≥ 0.92, seed 003) and which one survives.
+"""Near-duplicate long-term memories (cosine ≥ 0.92: near-restatements only) and which one survives.
 
 The survivor is the memory the conflict policy ranks highest: pinned first, then explicit >
 learned > inferred, then confidence, then the newest. A pinned memory is never absorbed; two

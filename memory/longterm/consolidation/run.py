@@ -1,10 +1,10 @@
-"""Consolidation (seed 002 §四.2, seed 003): the scheduled job that keeps long-term memory clean.
+"""Running consolidation: the `consolidate()` loop over batches of users, and its summary.
 
 For one user, or every user in batches: expire TTLs → forget by decay → cluster episodes →
 distil stable themes into long-term memory (low-confidence ones stay episodic) → merge
 near-duplicates (cosine ≥ 0.92) → resolve conflicts with the gate's policy. Every change is a
-new version with an audit event, so a run can be inspected (`consolidation_runs`) and rolled
-back (`rollback(store, run_id)`); a per-user advisory lock keeps two runs for one user apart.
+new version with an audit event, so a run can be inspected (`history`) and rolled back
+(`rollback(store, run_id)`); a per-user advisory lock keeps two runs for one user apart.
 
 The `consolidate` graph (agent/consolidate_graph.py) runs the same steps one node each; this
 module's `consolidate()` runs them in a loop for scripts, tests and the benchmark.
@@ -21,16 +21,9 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 
 from memory.longterm.consolidation.batch import RunBatch
-from memory.longterm.consolidation.rollback import (
-    RollbackConflict,
-    RollbackReport,
-    UnknownRun,
-    rollback,
-)
 from memory.longterm.consolidation.types import STEPS, ConsolidationPolicy, StepContext
-from memory.storage.consolidation_runs import list_scopes, run_rows
+from memory.storage.consolidation_runs import list_scopes
 from memory.storage.store import MemoryStore
-from memory.storage.user_locks import RunBusy
 from memory.types import Scope
 
 MAX_DECISIONS_RETURNED = 200
@@ -125,17 +118,4 @@ async def consolidate(
     return summary
 
 
-__all__ = [
-    "STEPS",
-    "ConsolidationPolicy",
-    "RollbackConflict",
-    "RollbackReport",
-    "RunBusy",
-    "RunSummary",
-    "UnknownRun",
-    "consolidate",
-    "new_run_id",
-    "next_scopes",
-    "rollback",
-    "run_rows",
-]
+__all__ = ["MAX_DECISIONS_RETURNED", "RunSummary", "consolidate", "new_run_id", "next_scopes"]

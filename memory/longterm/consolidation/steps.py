@@ -78,7 +78,7 @@ async def _purge(ctx: StepContext, run: UserRun) -> int:
 
 
 async def decay_cleanup(ctx: StepContext, run: UserRun) -> int:
-    """Forget unpinned memories whose seed-000 relevance fell below the threshold."""
+    """Forget unpinned memories whose relevance (`decay.relevance`) fell below the threshold."""
     changes = [
         Change("decay_cleanup", "forget", r.id,
                f"relevance {score:.3f} < {ctx.policy.decay_threshold}", status=Status.EXPIRED)
