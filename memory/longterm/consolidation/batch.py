@@ -10,7 +10,7 @@ doing anything else.
 
 `OpenBatches` keeps open batches by run id for callers whose steps share no Python state: the
 consolidate graph runs each step as its own node, and its state is checkpointed to Postgres,
-where neither a connection nor the working sets (a 384-float vector per memory) belong.
+where neither a connection nor the working sets (every memory with its vector) belong.
 """
 
 from __future__ import annotations
