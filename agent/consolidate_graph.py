@@ -5,8 +5,11 @@ finish → begin (next batch) … until no users are left.
 
 Run on a schedule by a LangGraph Platform cron (`python -m agent.schedule`), or locally by
 `memory-agent consolidate`. `graph` is compiled without a checkpointer (the server supplies
-one). The nodes share a run's open batch (locks, working sets) through
-`memory.longterm.consolidation_session`, keyed by the run id in the state.
+one). The state carries only what is serialisable (the run id, the cursor, the counts); the
+run's open batch (a lock connection, the users' working sets with their vectors) cannot be
+checkpointed, so `begin` opens it in an `OpenBatches` registry, the step nodes find it there by
+the state's run id and `finish` closes it. The registry is `OPEN_BATCHES` unless the run config
+passes its own (`configurable["consolidation_batches"]`, as tests do).
 """
 
 from __future__ import annotations
@@ -25,13 +28,22 @@ from typing_extensions import TypedDict
 from agent.auth_tokens import PERMISSION_ADMIN, PERMISSION_PLATFORM
 from agent.identity import is_open_user, scope_of_user
 from agent.resources import get_store
-from memory.longterm.consolidation import RunSummary, new_run_id, next_scopes
-from memory.longterm.consolidation_session import close_batch, open_batch, run_step
-from memory.longterm.consolidation_types import STEPS, ConsolidationPolicy, StepContext
+from memory.longterm.consolidation import (
+    STEPS,
+    ConsolidationPolicy,
+    OpenBatches,
+    RunSummary,
+    StepContext,
+    new_run_id,
+    next_scopes,
+)
 from memory.settings import Settings, apply_privacy_defaults
 from memory.types import Scope, ScopeError
 
 apply_privacy_defaults()
+
+OPEN_BATCHES = OpenBatches()
+"""The batches of the consolidate runs in progress in this process, by run id."""
 
 # 8 node runs per batch; 100,000 allows 12,500 batches (625,000 users at 50 per batch).
 RECURSION_LIMIT = 100_000
@@ -147,6 +159,11 @@ def authorise(state: ConsolidateState, config: RunnableConfig) -> ConsolidateSta
     return {**state, "tenant_id": tenant}
 
 
+def _batches() -> OpenBatches:
+    injected: Any = (get_config().get("configurable") or {}).get("consolidation_batches")
+    return injected if isinstance(injected, OpenBatches) else OPEN_BATCHES
+
+
 def _context(state: ConsolidateState, store: Any, ctx: ConsolidateContext) -> StepContext:
     from agent.model import is_memory_only, load_chat_model
 
@@ -172,7 +189,7 @@ async def begin(state: ConsolidateState, runtime: Runtime[ConsolidateContext]) -
         return {"run_id": run_id, "dry_run": dry_run, "done": True}
     as_of = state.get("as_of")
     now = datetime.fromisoformat(as_of) if as_of else datetime.now(UTC)
-    await open_batch(_context(state, store, ctx), run_id, scopes, now=now, dry_run=dry_run)
+    await _batches().open(_context(state, store, ctx), run_id, scopes, now=now, dry_run=dry_run)
     return {
         "run_id": run_id,
         "dry_run": dry_run,
@@ -183,7 +200,7 @@ async def begin(state: ConsolidateState, runtime: Runtime[ConsolidateContext]) -
 
 def _step_node(step: str) -> Any:
     async def node(state: ConsolidateState) -> dict[str, Any]:
-        await run_step(state["run_id"], step)
+        await _batches().run_step(state["run_id"], step)
         return {}
 
     node.__name__ = step
@@ -199,7 +216,7 @@ async def finish(state: ConsolidateState) -> dict[str, Any]:
         list(state.get("errors") or []), list(state.get("recovered") or []),
         list(state.get("decisions") or []),
     )  # fmt: skip
-    summary.absorb(await close_batch(state["run_id"]))
+    summary.absorb(await _batches().close(state["run_id"]))
     result = summary.as_dict()
     del result["run_id"]
     return result

@@ -18,13 +18,19 @@ from agent.auth_tokens import PERMISSION_ADMIN
 from agent.http_auth import caller_scope, has_permission, path_id
 from agent.resources import get_store
 from memory.gating.edit import EditRefused, edit_memory
-from memory.longterm.consolidation_history import list_runs, run_diff, run_users
-from memory.longterm.consolidation_rollback import RollbackConflict, UnknownRun, rollback
-from memory.longterm.consolidation_store import RunBusy
-from memory.longterm.profile import load_profile, profile_rules
+from memory.longterm import load_profile, profile_rules
+from memory.longterm.consolidation import (
+    RollbackConflict,
+    UnknownRun,
+    list_runs,
+    rollback,
+    run_diff,
+    run_users,
+)
 from memory.storage.edits import set_pinned, unindexed_backlog
 from memory.storage.export import memory_to_dict
 from memory.storage.forget_one import delete_memory as delete_everywhere
+from memory.storage.user_locks import RunBusy
 from memory.types import MemoryRecord, Scope, Status
 
 MAX_BODY_BYTES = 65_536

@@ -10,9 +10,10 @@ from tqdm import tqdm
 
 from agent.commands.output import print_json
 from agent.consolidate_graph import RECURSION_LIMIT, ConsolidateInput, build_graph
-from memory.longterm.consolidation import RollbackConflict, RunBusy, UnknownRun, rollback
-from memory.longterm.consolidation_store import count_scopes
+from memory.longterm.consolidation import RollbackConflict, UnknownRun, rollback
+from memory.storage.consolidation_runs import count_scopes
 from memory.storage.store import MemoryStore, open_store
+from memory.storage.user_locks import RunBusy
 from memory.types import Scope
 
 

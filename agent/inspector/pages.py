@@ -33,8 +33,8 @@ from agent.inspector.render import (
     when,
 )
 from agent.resources import get_store
-from memory.longterm.consolidation_history import list_runs, run_diff
-from memory.longterm.profile import load_profile, profile_rules
+from memory.longterm import load_profile, profile_rules
+from memory.longterm.consolidation import list_runs, run_diff
 from memory.observability.metrics import collect_stats
 from memory.storage.edits import browse, superseding, unindexed_backlog, versions
 from memory.storage.stats import daily_memory_counts

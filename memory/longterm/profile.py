@@ -1,4 +1,9 @@
-"""The structured user profile (seed 002 §四.1): derived from long-term preferences, cached.
+"""The structured user profile: read out of long-term preferences, derived, stored, cached.
+
+Long-term preferences are best kept structured (language, output format, style, risk level)
+because they are injected before every decision and structure leaves less room for ambiguity
+than prose. Each pattern maps a statement to one field value (rules, no model); a negated
+statement ("don't use tables") sets nothing, since a missing preference is not its opposite.
 
 Language, output format, verbosity, style, report style, code style and language, risk level:
 each field comes from the user's strongest active long-term memory that states it (pinned >
@@ -11,14 +16,84 @@ Compose injects `profile_rules(profile)` as rules.
 
 from __future__ import annotations
 
-import json
+import re
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
-from memory.longterm.profile_extract import FIELDS, extract
-from memory.storage.rows import RECORD_COLUMNS, record_from_row
+from memory.longterm.consolidation.agreement import is_negative
+from memory.storage.profiles import longterm_records, save_profile, scope_version, stored_profile
 from memory.types import MemoryRecord, Origin, Scope
+
+_LANGUAGES = {
+    "chinese": "zh-CN", "mandarin": "zh-CN", "中文": "zh-CN", "汉语": "zh-CN",
+    "english": "en", "英文": "en", "英语": "en", "german": "de", "french": "fr",
+    "spanish": "es", "japanese": "ja", "日语": "ja", "korean": "ko", "portuguese": "pt",
+    "italian": "it", "russian": "ru", "dutch": "nl",
+}  # fmt: skip
+_CODE = (
+    "typescript|javascript|python|rust|golang|java|kotlin|swift|ruby|scala|haskell|elixir"
+    "|c\\+\\+|c#|php|sql"
+)
+
+# (field, value, pattern). A value of None means "the matched group, normalised".
+PATTERNS: list[tuple[str, str | None, re.Pattern[str]]] = [
+    ("language", None, re.compile(
+        r"\b(?:in|reply in|respond in|answer in|write in|use)\s+(" + "|".join(
+            k for k in _LANGUAGES if k.isascii()) + r")\b|(中文|汉语|英文|英语|日语)")),
+    ("output_format", "markdown", re.compile(r"\bmarkdown\b")),
+    ("output_format", "table", re.compile(r"\btables?\b|表格")),
+    ("output_format", "bullet points", re.compile(r"\bbullet(?:ed)?(?: points?| lists?)?\b|要点")),
+    ("output_format", "json", re.compile(r"\bjson\b")),
+    ("output_format", "plain text", re.compile(r"\bplain text\b|纯文本")),
+    ("verbosity", "concise", re.compile(
+        r"\b(?:concise|brief|short|terse|succinct|to the point)\b|简洁|简短|精简")),
+    ("verbosity", "detailed", re.compile(r"\b(?:detailed|thorough|in[- ]depth|in detail)\b|详细")),
+    ("style", "examples-first", re.compile(
+        r"\bexamples?\b.{0,30}\b(?:first|before)\b|先.{0,6}(?:示例|例子)")),
+    ("style", "formal", re.compile(r"\bformal\b|正式")),
+    ("style", "casual", re.compile(r"\b(?:casual|informal|relaxed)\b|随意|轻松")),
+    ("report_style", "executive-summary-first", re.compile(
+        r"\b(?:executive )?summary\b.{0,20}\b(?:first|on top|up front)\b|tl;?dr|先.{0,4}结论")),
+    ("code_style", "readability-first", re.compile(r"\breadab(?:le|ility)\b|可读性")),
+    ("code_style", "performance-first", re.compile(r"\bperforman(?:ce|t)\b.{0,20}\bfirst\b")),
+    ("code_language", None, re.compile(r"(?<![\w+#])(" + _CODE + r")(?![\w+#])")),
+    ("risk_level", "low", re.compile(
+        r"\b(?:conservative|cautious|low[- ]risk|risk[- ]averse|safe bets?)\b|保守|低风险")),
+    ("risk_level", "medium", re.compile(r"\b(?:moderate|balanced) risk\b|稳健|中等风险")),
+    ("risk_level", "high", re.compile(
+        r"\b(?:aggressive|high[- ]risk|risk[- ]tolerant)\b|激进|高风险")),
+]  # fmt: skip
+
+FIELDS = ("language", "output_format", "verbosity", "style", "report_style", "code_style",
+          "code_language", "risk_level")  # fmt: skip
+
+
+def _normalise(name: str, raw: str) -> str:
+    raw = raw.lower()
+    if name == "language":
+        return _LANGUAGES.get(raw, raw)
+    return {"golang": "go", "c#": "csharp"}.get(raw, raw)
+
+
+def extract(statement: str) -> dict[str, str]:
+    """The profile fields one statement sets (the first match per field)."""
+    if is_negative(statement):
+        return {}
+    text = statement.lower()
+    found: dict[str, str] = {}
+    for name, value, pattern in PATTERNS:
+        if name in found:
+            continue
+        match = pattern.search(text)
+        if match is None:
+            continue
+        if value is None:
+            group = next((g for g in match.groups() if g), match.group(0))
+            value = _normalise(name, group)
+        found[name] = value
+    return found
+
 
 _ORIGIN_RANK = {Origin.EXPLICIT: 2, Origin.LEARNED: 1, Origin.INFERRED: 0}
 _CACHE_MAX = 10_000  # users; a profile is ~1 KB
@@ -104,10 +179,7 @@ async def load_profile(store: Any, scope: Scope, *, version: int | None = None) 
     to save the lookup.
     """
     if version is None:
-        async with store.pool.acquire() as conn:
-            version = int(await conn.fetchval(
-                "SELECT version FROM scope_versions WHERE tenant_id = $1 AND user_id = $2",
-                scope.tenant_id, scope.user_id) or 0)  # fmt: skip
+        version = await scope_version(store.pool, scope)
     cached = _CACHE.get(scope.key)
     if cached is not None and cached.version == version:
         _CACHE.move_to_end(scope.key)
@@ -123,26 +195,10 @@ async def refresh_profile(store: Any, scope: Scope) -> UserProfile:
 
 async def _derive_and_store(store: Any, scope: Scope, version: int) -> UserProfile:
     async with store.pool.acquire() as conn:
-        rows = await conn.fetch(
-            f"SELECT {RECORD_COLUMNS} FROM memories WHERE tenant_id = $1 AND user_id = $2"
-            " AND status = 'active' AND kind <> 'episodic'"
-            " AND (expires_at IS NULL OR expires_at > now())",
-            scope.tenant_id, scope.user_id,
-        )  # fmt: skip
-        profile = derive_profile([record_from_row(r) for r in rows], version)
-        stored = await conn.fetchval(
-            "SELECT profile FROM user_settings WHERE tenant_id = $1 AND user_id = $2",
-            scope.tenant_id, scope.user_id,
-        )  # fmt: skip
-        current = json.loads(stored) if isinstance(stored, str) else (stored or {})
+        profile = derive_profile(await longterm_records(conn, scope), version)
+        current = await stored_profile(conn, scope)
         if current.get("fields") != profile.as_dict()["fields"]:
-            # `||` keeps keys other components keep in the profile document.
-            await conn.execute(
-                "INSERT INTO user_settings (tenant_id, user_id, profile) VALUES ($1, $2, $3::jsonb)"
-                " ON CONFLICT (tenant_id, user_id) DO UPDATE"
-                " SET profile = user_settings.profile || $3::jsonb, updated_at = now()",
-                scope.tenant_id, scope.user_id, json.dumps(profile.as_dict()),
-            )  # fmt: skip
+            await save_profile(conn, scope, profile.as_dict())
     _CACHE[scope.key] = profile
     _CACHE.move_to_end(scope.key)
     while len(_CACHE) > _CACHE_MAX:

@@ -82,6 +82,10 @@ class MemoryStore(StoreChanges):
         await self._index(scope, records, vectors)
         return records
 
+    async def index_records(self, scope: Scope, records: list[MemoryRecord], vectors: Any) -> bool:
+        """TEMP alias for merge (part A implements it): index records, mark them indexed."""
+        return await self._index(scope, records, vectors)
+
     async def _index(self, scope: Scope, records: list[MemoryRecord], vectors: Any) -> bool:
         try:
             await self.index.upsert(records, vectors)

@@ -117,6 +117,14 @@ class StoreReads:
             )
         return True if value is None else bool(value)
 
+    async def vectors_for(self, rows: Sequence[Any]) -> tuple[list[MemoryRecord], np.ndarray]:
+        """TEMP alias for merge (part A implements it): records and their stored vectors."""
+        return await self._vectors_for(rows)
+
+    async def bump_version(self, conn: Any, scope: Scope) -> int:
+        """TEMP alias for merge (part A implements it): bump the user's memory version."""
+        return await self._bump(conn, scope)
+
     async def _vectors_for(self, rows: Sequence[Any]) -> tuple[list[MemoryRecord], np.ndarray]:
         """Records and their stored vectors; re-embeds rows whose vector is missing or stale."""
         records = [record_from_row(r) for r in rows]

@@ -89,6 +89,20 @@ class VectorIndex:
             )
         return self._collections[layer]
 
+    async def connect(self) -> bool:
+        """TEMP alias for merge (part A implements it): open every layer's collection.
+
+        Connecting is blocking I/O, so it runs in a worker thread; on failure the client is
+        forgotten (the next call reconnects), the failure logged, and False returned.
+        """
+        try:
+            await asyncio.to_thread(lambda: [self._collection(layer) for layer in LAYERS])
+        except Exception as exc:
+            self._forget_client()
+            log.warning("Chroma unavailable: %s", exc)
+            return False
+        return True
+
     def _forget_client(self) -> None:
         # After a failure (server restarted, connection reset) reconnect on the next call.
         self._client = None

@@ -13,13 +13,20 @@ import pytest
 
 from agent.cli import main as cli_main
 from agent.consolidate_graph import build_graph
-from memory.longterm.consolidation import RollbackConflict, consolidate, rollback, run_rows
-from memory.longterm.consolidation_session import _BATCHES, open_batch, run_step
-from memory.longterm.consolidation_store import UserLocks
-from memory.longterm.consolidation_types import ConsolidationPolicy, StepContext
-from memory.longterm.profile import load_profile
+from memory.longterm import load_profile
+from memory.longterm.consolidation import (
+    ConsolidationPolicy,
+    LostRun,
+    OpenBatches,
+    RollbackConflict,
+    StepContext,
+    consolidate,
+    rollback,
+)
 from memory.settings import Settings
+from memory.storage.consolidation_runs import run_rows
 from memory.storage.store import MemoryStore, open_store
+from memory.storage.user_locks import UserLocks
 from memory.types import Category, MemoryKind, NewMemory, Origin, Scope, Source, Status
 from tests.support.memory_stores import truncate
 
@@ -251,11 +258,13 @@ async def test_interrupted_run_is_rolled_back_by_the_next(store: MemoryStore) ->
     await _busy_user(store)
     before_rows, before_chroma = await _rows(store, ALICE), await _chroma(store, ALICE)
     ctx = StepContext(store, ConsolidationPolicy())
-    await open_batch(ctx, "crashed-run", [ALICE], now=datetime.now(UTC), dry_run=False)
+    batches = OpenBatches()  # as the consolidate graph's nodes use them
+    await batches.open(ctx, "crashed-run", [ALICE], now=datetime.now(UTC), dry_run=False)
     for step in ("expire", "decay_cleanup", "cluster", "distil"):
-        await run_step("crashed-run", step)
-    # The process "dies": its connection (and the advisory lock) goes away mid-run.
-    await _BATCHES.pop("crashed-run").locks.close()
+        await batches.run_step("crashed-run", step)
+    # The process "dies": its connection (and the advisory lock) goes away mid-run, and the
+    # batch is never closed or aborted.
+    await batches.get("crashed-run").locks.close()
     assert (await run_rows(store.pool, "crashed-run"))[0]["status"] == "running"
     assert await _rows(store, ALICE) != before_rows
     summary = await consolidate(store, scope=ALICE)
@@ -266,6 +275,29 @@ async def test_interrupted_run_is_rolled_back_by_the_next(store: MemoryStore) ->
     await rollback(store, summary.run_id)
     assert await _rows(store, ALICE) == before_rows
     assert await _chroma(store, ALICE) == before_chroma
+
+
+async def test_a_batch_left_open_is_rolled_back_when_its_registry_closes(
+    store: MemoryStore,
+) -> None:
+    await _busy_user(store)
+    before_rows, before_chroma = await _rows(store, ALICE), await _chroma(store, ALICE)
+    ctx = StepContext(store, ConsolidationPolicy())
+    async with OpenBatches() as batches:
+        await batches.open(ctx, "left-open", [ALICE], now=datetime.now(UTC), dry_run=False)
+        for step in ("expire", "decay_cleanup", "cluster", "distil"):
+            await batches.run_step("left-open", step)
+        assert len(batches) == 1 and await _rows(store, ALICE) != before_rows
+    assert len(batches) == 0
+    with pytest.raises(LostRun):
+        batches.get("left-open")
+    (row,) = await run_rows(store.pool, "left-open")
+    assert row["status"] == "rolled_back"
+    assert await _rows(store, ALICE) == before_rows
+    assert await _chroma(store, ALICE) == before_chroma
+    # Its lock was released and nothing is left to recover.
+    summary = await consolidate(store, scope=ALICE)
+    assert summary.skipped == [] and summary.recovered == [] and summary.users == 1
 
 
 TEA = ["I prefer tea in the morning", "In the morning I'd rather have tea",

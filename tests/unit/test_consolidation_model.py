@@ -11,8 +11,8 @@ import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.messages import BaseMessage
 
-from memory.longterm.consolidation_distil import Distillation
-from memory.longterm.consolidation_model import distil_with_model, parse_distil_answer
+from memory.longterm.consolidation.distil import Distillation
+from memory.longterm.consolidation.model import distil_with_model, parse_distil_answer
 from memory.types import Category, MemoryKind
 from tests.unit.test_consolidation_rules import rec
 
@@ -65,7 +65,7 @@ async def test_two_malformed_answers_fall_back_to_the_rules(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     model = Recording(responses=["no idea", '{"promote": true}'], seen=[])
-    with caplog.at_level(logging.WARNING, logger="memory.longterm.consolidation_model"):
+    with caplog.at_level(logging.WARNING, logger="memory.longterm.consolidation.model"):
         verdict = await distil_with_model(model, EPISODES, RULES)
     assert verdict.promote and verdict.content == RULES.content
     assert verdict.method == "rules (model answer malformed)"
@@ -73,7 +73,7 @@ async def test_two_malformed_answers_fall_back_to_the_rules(
 
 
 async def test_a_provider_error_falls_back_to_the_rules(caplog: pytest.LogCaptureFixture) -> None:
-    with caplog.at_level(logging.WARNING, logger="memory.longterm.consolidation_model"):
+    with caplog.at_level(logging.WARNING, logger="memory.longterm.consolidation.model"):
         verdict = await distil_with_model(Broken(responses=[]), EPISODES, RULES)
     assert verdict.promote and verdict.method == "rules (model call failed)"
     assert any("ConnectionError" in r.message for r in caplog.records)

@@ -1,4 +1,4 @@
-"""The structured profile derived from long-term preferences (seed 002 §四.1)."""
+"""The structured profile derived from long-term preferences ."""
 
 from __future__ import annotations
 
@@ -6,8 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from memory.longterm.profile import derive_profile, profile_rules
-from memory.longterm.profile_extract import extract
+from memory.longterm.profile import derive_profile, extract, profile_rules
 from memory.types import MemoryKind, Origin
 from tests.unit.test_consolidation_rules import rec
 

@@ -11,12 +11,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memory.longterm.consolidation_agreement import is_negative
-from memory.longterm.consolidation_cluster import cluster, medoid
-from memory.longterm.consolidation_decay import decayed, expired, record_relevance, relevance
-from memory.longterm.consolidation_distil import confidence_from, distil, support
-from memory.longterm.consolidation_merge import merged_fields, near_duplicates
-from memory.longterm.consolidation_types import ConsolidationPolicy
+from memory.longterm.consolidation.agreement import is_negative
+from memory.longterm.consolidation.cluster import cluster, medoid
+from memory.longterm.consolidation.decay import decayed, expired, record_relevance, relevance
+from memory.longterm.consolidation.distil import confidence_from, distil, support
+from memory.longterm.consolidation.merge import merged_fields, near_duplicates
+from memory.longterm.consolidation.types import ConsolidationPolicy
 from memory.types import Category, MemoryKind, MemoryRecord, Origin, Source, Status
 
 NOW = datetime(2026, 3, 1, 12, tzinfo=UTC)
@@ -45,7 +45,7 @@ def unit(*coords: float) -> np.ndarray:
 # --- decay ---------------------------------------------------------------------------------
 
 
-def test_relevance_is_the_seed_formula() -> None:
+def test_relevance_is_the_decay_formula() -> None:
     # Fresh, importance 0.5, no access: 0.6 + 0.15 = 0.75; one half-life later: 0.3 + 0.15.
     assert relevance(0, 0.5, 0, 30) == pytest.approx(0.75)
     assert relevance(30, 0.5, 0, 30) == pytest.approx(0.45)

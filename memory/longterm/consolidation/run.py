@@ -1,10 +1,10 @@
-"""Consolidation (seed 002 §四.2, seed 003): the scheduled job that keeps long-term memory clean.
+"""Running consolidation: the `consolidate()` loop over batches of users, and its summary.
 
 For one user, or every user in batches: expire TTLs → forget by decay → cluster episodes →
 distil stable themes into long-term memory (low-confidence ones stay episodic) → merge
 near-duplicates (cosine ≥ 0.92) → resolve conflicts with the gate's policy. Every change is a
-new version with an audit event, so a run can be inspected (`consolidation_runs`) and rolled
-back (`rollback(store, run_id)`); a per-user advisory lock keeps two runs for one user apart.
+new version with an audit event, so a run can be inspected (`history`) and rolled back
+(`rollback(store, run_id)`); a per-user advisory lock keeps two runs for one user apart.
 
 The `consolidate` graph (agent/consolidate_graph.py) runs the same steps one node each; this
 module's `consolidate()` runs them in a loop for scripts, tests and the benchmark.
@@ -20,15 +20,9 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
-from memory.longterm.consolidation_rollback import (
-    RollbackConflict,
-    RollbackReport,
-    UnknownRun,
-    rollback,
-)
-from memory.longterm.consolidation_session import RunBatch, close_batch, open_batch, run_step
-from memory.longterm.consolidation_store import RunBusy, list_scopes, run_rows
-from memory.longterm.consolidation_types import STEPS, ConsolidationPolicy, StepContext
+from memory.longterm.consolidation.batch import RunBatch
+from memory.longterm.consolidation.types import STEPS, ConsolidationPolicy, StepContext
+from memory.storage.consolidation_runs import list_scopes
 from memory.storage.store import MemoryStore
 from memory.types import Scope
 
@@ -113,27 +107,15 @@ async def consolidate(
     while scopes := await next_scopes(
         store, scope=scope, tenant=tenant, cursor=cursor, batch_size=batch_size
     ):
-        await open_batch(ctx, summary.run_id, scopes, now=now, dry_run=dry_run)
+        batch = await RunBatch.open(ctx, summary.run_id, scopes, now=now, dry_run=dry_run)
         for step in STEPS:
-            await run_step(summary.run_id, step)
-        summary.absorb(await close_batch(summary.run_id))
+            await batch.run_step(step)
+        await batch.close()
+        summary.absorb(batch)
         if on_batch is not None:
             on_batch(len(scopes))
         cursor = [scopes[-1].tenant_id, scopes[-1].user_id]
     return summary
 
 
-__all__ = [
-    "STEPS",
-    "ConsolidationPolicy",
-    "RollbackConflict",
-    "RollbackReport",
-    "RunBusy",
-    "RunSummary",
-    "UnknownRun",
-    "consolidate",
-    "new_run_id",
-    "next_scopes",
-    "rollback",
-    "run_rows",
-]
+__all__ = ["MAX_DECISIONS_RETURNED", "RunSummary", "consolidate", "new_run_id", "next_scopes"]

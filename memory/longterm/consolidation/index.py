@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from memory.longterm.consolidation_types import UserRun
+from memory.longterm.consolidation.types import UserRun
 from memory.storage.store import MemoryStore
 from memory.storage.vector import VectorIndexError
 from memory.types import MemoryRecord, Status
@@ -51,4 +51,6 @@ async def flush_index(store: MemoryStore, run: UserRun) -> None:
         log.warning("Chroma unavailable while consolidating %s: %s", run.scope.key, exc)
     if created:
         # Rows the run created are marked indexed only once Chroma has them (reindex otherwise).
-        await store._index(run.scope, created, np.vstack([run.vectors[r.id] for r in created]))
+        await store.index_records(
+            run.scope, created, np.vstack([run.vectors[r.id] for r in created])
+        )

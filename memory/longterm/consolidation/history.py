@@ -11,8 +11,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from memory.longterm.consolidation_snapshot import load_snapshot, run_snapshots
-from memory.storage.rows import RECORD_COLUMNS, record_from_row, record_snapshot
+from memory.storage.consolidation_runs import run_user_rows, tenant_runs
+from memory.storage.rows import record_from_row, record_snapshot
+from memory.storage.versions import load_snapshot, memory_rows, run_snapshots, version_snapshots
 from memory.types import Scope
 
 DIFF_FIELDS = (
@@ -28,16 +29,7 @@ def _jsonb(value: Any) -> Any:
 
 async def list_runs(pool: Any, tenant: str, *, limit: int = 50) -> list[dict[str, Any]]:
     """The tenant's latest runs, one row per run, newest first, with summed counts."""
-    async with pool.acquire() as conn:
-        rows = await conn.fetch(
-            "SELECT run_id, min(started_at) AS started_at, max(finished_at) AS finished_at,"
-            " count(*) AS users, array_agg(DISTINCT status) AS statuses,"
-            " jsonb_agg(counts) AS counts"
-            " FROM consolidation_runs WHERE tenant_id = $1"
-            " GROUP BY run_id ORDER BY min(started_at) DESC LIMIT $2",
-            tenant,
-            limit,
-        )
+    rows = await tenant_runs(pool, tenant, limit=limit)
     out = []
     for r in rows:
         totals: dict[str, float] = {}
@@ -60,14 +52,7 @@ async def list_runs(pool: Any, tenant: str, *, limit: int = 50) -> list[dict[str
 
 async def run_users(pool: Any, run_id: str, tenant: str) -> list[dict[str, Any]]:
     """The run's per-user rows within one tenant (status, counts, rollback)."""
-    async with pool.acquire() as conn:
-        rows = await conn.fetch(
-            "SELECT run_id, tenant_id, user_id, status, started_at, finished_at, counts, error,"
-            " rolled_back_at, rollback_reason FROM consolidation_runs"
-            " WHERE run_id = $1 AND tenant_id = $2 ORDER BY user_id",
-            run_id,
-            tenant,
-        )
+    rows = await run_user_rows(pool, run_id, tenant)
     return [{**dict(r), "counts": _jsonb(r["counts"])} for r in rows]
 
 
@@ -79,20 +64,11 @@ def _fields(snapshot: dict[str, Any] | None) -> dict[str, Any] | None:
 
 async def run_diff(pool: Any, run_id: str, scope: Scope) -> list[dict[str, Any]]:
     """Per memory the run touched for one user: {memory_id, before, after, changed}."""
-    t, u = scope.tenant_id, scope.user_id
     async with pool.acquire() as conn:
         first, last = await run_snapshots(conn, run_id, scope)
         ids = list(first)
-        later = await conn.fetch(
-            "SELECT memory_id, version, snapshot FROM memory_versions WHERE tenant_id = $1"
-            " AND user_id = $2 AND memory_id = ANY($3::text[])",
-            t, u, ids,
-        )  # fmt: skip
-        rows = await conn.fetch(
-            f"SELECT {RECORD_COLUMNS} FROM memories WHERE tenant_id = $1 AND user_id = $2"
-            " AND id = ANY($3::text[])",
-            t, u, ids,
-        )  # fmt: skip
+        later = await version_snapshots(conn, scope, ids)
+        rows = await memory_rows(conn, scope, ids)
     after_snap = {
         r["memory_id"]: load_snapshot(r["snapshot"])
         for r in later

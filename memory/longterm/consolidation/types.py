@@ -30,10 +30,10 @@ def _half_lives() -> Mapping[MemoryKind, float]:
 
 @dataclass(frozen=True, slots=True)
 class ConsolidationPolicy:
-    """Thresholds of the consolidation job (seeds 000, 002 §四.2, 003)."""
+    """Thresholds of the consolidation job."""
 
     decay_threshold: float = 0.2
-    """Seed 000: relevance = decay·0.6 + importance·0.3 + access·0.1 below this is removed.
+    """Relevance = decay·0.6 + importance·0.3 + access·0.1 below this is removed.
     With importance 0.5 an unused episode goes after ~3.6 half-lives (107 days); importance
     ≥ 0.67 alone keeps a memory."""
     half_life_days: Mapping[MemoryKind, float] = field(default_factory=_half_lives)
@@ -55,7 +55,9 @@ class ConsolidationPolicy:
     """Cosine at which a distilled theme is the same as an existing long-term memory, which is
     then reinforced instead of duplicated."""
     merge_threshold: float = 0.92
-    """Seed 003: long-term memories at least this similar are merged."""
+    """Long-term memories at least this similar are merged. Set high so that only
+    near-restatements merge (paraphrases of one preference score 0.6-0.9 under MiniLM, see
+    `cluster_threshold`); the rest is left to conflict resolution."""
     conflict_min_similarity: float = 0.5
     """Long-term memories this similar are checked against each other by the conflict policy."""
     conflict_candidates: int = 5
@@ -109,7 +111,7 @@ class UserRun:
     touched: set[str] = field(default_factory=set)
     counts: dict[str, int] = field(default_factory=dict)
     decisions: list[Decision] = field(default_factory=list)
-    # Chroma changes queued by the step, flushed at its end (consolidation_index).
+    # Chroma changes queued by the steps, flushed when the user's run closes (`index`).
     index_gone: set[str] = field(default_factory=set)
     index_put: dict[str, MemoryRecord] = field(default_factory=dict)
     index_created: set[str] = field(default_factory=set)

@@ -1,8 +1,10 @@
-"""Forgetting: TTL expiry and the seed's decay rule (seed 000 §4.4), as pure functions.
+"""Forgetting: TTL expiry and decay by relevance, as pure functions.
 
 relevance = time_decay·0.6 + importance·0.3 + access_boost·0.1, with
 time_decay = 0.5 ** (days / half-life) and access_boost = min(access_count·0.05, 0.3);
 a memory whose relevance falls below the threshold (0.2) is removed. Pinned memories never are.
+Recency weighs most because an unused memory should fade; importance alone (≥ 0.67) keeps
+one; being recalled often adds at most 0.03.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import datetime, timedelta
 
-from memory.longterm.consolidation_types import ConsolidationPolicy
+from memory.longterm.consolidation.types import ConsolidationPolicy
 from memory.types import MemoryRecord
 
 _SECONDS_PER_DAY = 86_400.0
@@ -19,7 +21,7 @@ _SECONDS_PER_DAY = 86_400.0
 def relevance(
     age_days: float, importance: float, access_count: int, half_life_days: float
 ) -> float:
-    """The seed's relevance score in [0, 1]."""
+    """The relevance score in [0, 1] (the formula above)."""
     time_decay = 0.5 ** (max(age_days, 0.0) / max(half_life_days, 1e-3))
     access_boost = min(max(access_count, 0) * 0.05, 0.3)
     return float(time_decay * 0.6 + importance * 0.3 + access_boost * 0.1)
@@ -28,7 +30,8 @@ def relevance(
 def age_days(record: MemoryRecord, now: datetime) -> float:
     """Days since the memory was last relevant: when it happened or was last recalled.
 
-    The seed measures from the memory's timestamp; counting from the last recall as well keeps
+    Measuring only from the memory's timestamp would forget what is old but in use; counting
+    from the last recall as well keeps
     a memory the agent used yesterday from being forgotten today for being old.
     """
     last = record.occurred_at

@@ -1,4 +1,4 @@
-"""Near-duplicate long-term memories (cosine ≥ 0.92, seed 003) and which one survives.
+"""Near-duplicate long-term memories (cosine ≥ 0.92: near-restatements only) and which one survives.
 
 The survivor is the memory the conflict policy ranks highest: pinned first, then explicit >
 learned > inferred, then confidence, then the newest. A pinned memory is never absorbed; two
@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from memory.longterm.consolidation_agreement import is_negative
-from memory.longterm.consolidation_cluster import Matrix, normalise_rows
+from memory.longterm.consolidation.agreement import is_negative
+from memory.longterm.consolidation.cluster import Matrix, normalise_rows
 from memory.types import MemoryRecord, Origin
 
 _ORIGIN_RANK = {Origin.EXPLICIT: 2, Origin.LEARNED: 1, Origin.INFERRED: 0}

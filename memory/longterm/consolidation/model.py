@@ -19,7 +19,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from pydantic import BaseModel, Field
 
 from memory.gating.gate_text import is_instruction_like
-from memory.longterm.consolidation_distil import Distillation
+from memory.longterm.consolidation.distil import Distillation
 from memory.model_json import MalformedReply, parse_json_reply, retry_malformed
 from memory.types import Category, MemoryKind, MemoryRecord
 from prompts.consolidation import DISTIL_RETRY, DISTIL_SYSTEM, build_distil_request

@@ -1,95 +1,48 @@
-"""Consolidation's SQL: per-user advisory locks, the `consolidation_runs` ledger, user listing.
+"""The `consolidation_runs` ledger (one row per run and user) and the listing of users to run.
 
-Locks are Postgres session advisory locks held on one dedicated connection per run. If the
-process dies the connection closes and the locks go with it, so a row still marked 'running'
-whose user lock is free is a run that was interrupted: the next run for that user rolls it back
-before it starts (`consolidation_session`).
+A row is 'running' from the start of a user's run until it completes or is rolled back. Runs
+hold the user's advisory lock (`user_locks`) meanwhile, so a row still 'running' whose user
+lock is free belongs to a run that was interrupted: the next run for that user rolls it back
+before it starts.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from memory.longterm.consolidation_types import UserRun
 from memory.types import Scope
 
-# The lock key space is 64-bit; a hash of the scope keeps users apart (collision odds for a
-# million users ~3·10⁻⁸) and a prefix keeps them apart from other advisory locks.
-_LOCK_PREFIX = b"lma-consolidate:"
 
-
-class RunBusy(RuntimeError):
-    """Another consolidation run (or rollback) holds this user's lock."""
-
-
-def lock_key(scope: Scope) -> int:
-    """The signed 64-bit advisory lock key of one user."""
-    digest = hashlib.sha256(_LOCK_PREFIX + scope.key.encode("utf-8")).digest()
-    return int.from_bytes(digest[:8], "big", signed=True)
-
-
-class UserLocks:
-    """One dedicated connection holding the per-user locks of one run."""
-
-    def __init__(self, pool: Any) -> None:
-        self._pool = pool
-        self._conn: Any = None
-        self.held: set[Scope] = set()
-
-    async def try_lock(self, scope: Scope) -> bool:
-        """Take the user's lock if free; False when another run holds it."""
-        if scope in self.held:
-            return True
-        if self._conn is None:
-            self._conn = await self._pool.acquire()
-        got = bool(await self._conn.fetchval("SELECT pg_try_advisory_lock($1)", lock_key(scope)))
-        if got:
-            self.held.add(scope)
-        return got
-
-    async def unlock(self, scope: Scope) -> None:
-        """Release one user's lock."""
-        if scope in self.held and self._conn is not None:
-            await self._conn.execute("SELECT pg_advisory_unlock($1)", lock_key(scope))
-            self.held.discard(scope)
-
-    async def close(self) -> None:
-        """Release every lock and give the connection back."""
-        if self._conn is None:
-            return
-        try:
-            await self._conn.execute("SELECT pg_advisory_unlock_all()")
-        finally:
-            self.held.clear()
-            conn, self._conn = self._conn, None
-            await self._pool.release(conn)
-
-
-async def start_run(pool: Any, run: UserRun) -> None:
+async def start_run(pool: Any, run_id: str, scope: Scope) -> None:
     """Record that a run started for one user (its changes will point to this row)."""
     async with pool.acquire() as conn:
         await conn.execute(
             "INSERT INTO consolidation_runs (run_id, tenant_id, user_id, status)"
             " VALUES ($1, $2, $3, 'running')",
-            run.run_id, run.scope.tenant_id, run.scope.user_id,
+            run_id, scope.tenant_id, scope.user_id,
         )  # fmt: skip
 
 
 async def finish_run(
-    pool: Any, run: UserRun, *, status: str, error: str = "", keep: int = 1000
+    pool: Any,
+    run_id: str,
+    scope: Scope,
+    *,
+    status: str,
+    counts: Mapping[str, int],
+    decisions: Sequence[Mapping[str, Any]],
+    error: str = "",
 ) -> None:
-    """Close a user's run row with its counts and (up to `keep`) decisions."""
-    decisions = [d.as_dict() for d in run.decisions[:keep]]
+    """Close a user's run row with its counts and decisions."""
     async with pool.acquire() as conn:
         await conn.execute(
             "UPDATE consolidation_runs SET status = $4, finished_at = now(), counts = $5::jsonb,"
             " decisions = $6::jsonb, error = $7"
             " WHERE run_id = $1 AND tenant_id = $2 AND user_id = $3",
-            run.run_id, run.scope.tenant_id, run.scope.user_id, status,
-            json.dumps(run.counts), json.dumps(decisions, default=str), error,
+            run_id, scope.tenant_id, scope.user_id, status,
+            json.dumps(dict(counts)), json.dumps(list(decisions), default=str), error,
         )  # fmt: skip
 
 
@@ -145,6 +98,49 @@ async def count_scopes(pool: Any, *, tenant: str | None) -> int:
             await conn.fetchval(
                 "SELECT count(*) FROM (SELECT DISTINCT tenant_id, user_id FROM memories"
                 " WHERE $1::text IS NULL OR tenant_id = $1) s",
+                tenant,
+            )
+        )
+
+
+async def mark_rolled_back(conn: Any, run_id: str, scope: Scope, reason: str) -> None:
+    """Mark one user's run as rolled back (inside the rollback's transaction)."""
+    await conn.execute(
+        "UPDATE consolidation_runs SET status = 'rolled_back', rolled_back_at = now(),"
+        " rollback_reason = $4 WHERE run_id = $1 AND tenant_id = $2 AND user_id = $3",
+        run_id, scope.tenant_id, scope.user_id, reason,
+    )  # fmt: skip
+
+
+async def tenant_runs(pool: Any, tenant: str, *, limit: int) -> list[Any]:
+    """The tenant's latest runs, newest first, one row per run.
+
+    Each row aggregates the run's users: `statuses` is an array, `counts` a JSON array of the
+    per-user counts.
+    """
+    async with pool.acquire() as conn:
+        return list(
+            await conn.fetch(
+                "SELECT run_id, min(started_at) AS started_at, max(finished_at) AS finished_at,"
+                " count(*) AS users, array_agg(DISTINCT status) AS statuses,"
+                " jsonb_agg(counts) AS counts"
+                " FROM consolidation_runs WHERE tenant_id = $1"
+                " GROUP BY run_id ORDER BY min(started_at) DESC LIMIT $2",
+                tenant,
+                limit,
+            )
+        )
+
+
+async def run_user_rows(pool: Any, run_id: str, tenant: str) -> list[Any]:
+    """A run's per-user rows within one tenant, by user (status, counts, rollback)."""
+    async with pool.acquire() as conn:
+        return list(
+            await conn.fetch(
+                "SELECT run_id, tenant_id, user_id, status, started_at, finished_at, counts,"
+                " error, rolled_back_at, rollback_reason FROM consolidation_runs"
+                " WHERE run_id = $1 AND tenant_id = $2 ORDER BY user_id",
+                run_id,
                 tenant,
             )
         )

@@ -28,7 +28,7 @@ import numpy.typing as npt
 
 from memory.gating.conflict_frames import Frame, analyse
 from memory.gating.conflict_relation import EmbedFn, relate
-from memory.longterm.consolidation_cluster import Matrix, normalise_rows
+from memory.longterm.consolidation.cluster import Matrix, normalise_rows
 from memory.types import Category, MemoryRecord
 
 # Negation of the main statement: looked for in the first clause only, so "TypeScript, not

@@ -1,13 +1,12 @@
 """Distilling a cluster of episodes into a long-term memory, by frequency and agreement rules.
 
 A theme becomes long-term memory when enough episodes (support) over enough days say the same
-thing (agreement), and the newest of them still says it (seed 002: recent stable behaviour
-beats an early preference). Everything else stays episodic (seed 002 §四.2 step 3).
+thing (agreement), and the newest of them still says it (recent stable behaviour beats an
+early preference). Everything else stays episodic: a one-off remark is not a preference.
 
 support(n)  = 1 - 0.5 ** (n / 2)            n=3: 0.65, n=5: 0.82
-agreement   = share · cohesion               share: episodes that agree (consolidation_
-                                             agreement); cohesion: their mean cosine to the
-                                             centroid
+agreement   = share · cohesion               share: episodes that agree (`agreement`);
+                                             cohesion: their mean cosine to the centroid
 evidence    = support · agreement
 confidence  = 1 - (1 - c_max)·(1 - evidence)  (noisy-OR of the strongest episode and the
               cluster's evidence: always above every episode's own confidence)
@@ -23,9 +22,9 @@ from typing import Any
 import numpy as np
 
 from memory.gating.conflict_relation import EmbedFn
-from memory.longterm.consolidation_agreement import agreeing, majority_polarity
-from memory.longterm.consolidation_cluster import Matrix, cohesion, medoid
-from memory.longterm.consolidation_types import ConsolidationPolicy
+from memory.longterm.consolidation.agreement import agreeing, majority_polarity
+from memory.longterm.consolidation.cluster import Matrix, cohesion, medoid
+from memory.longterm.consolidation.types import ConsolidationPolicy
 from memory.types import Category, MemoryKind, MemoryRecord
 
 _KIND_FOR = {

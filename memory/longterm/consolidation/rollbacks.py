@@ -9,15 +9,14 @@ restoring over a newer change would silently undo it. Rows a user deleted since 
 
 from __future__ import annotations
 
-import json
 import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from memory.longterm.consolidation_snapshot import RESTORE_SQL, restore_params, run_snapshots
-from memory.longterm.consolidation_store import RunBusy, UserLocks, run_rows
-from memory.storage.rows import RECORD_COLUMNS
+from memory.storage import versions
+from memory.storage.consolidation_runs import mark_rolled_back, run_rows
 from memory.storage.store import MemoryStore
+from memory.storage.user_locks import RunBusy, UserLocks
 from memory.storage.vector import VectorIndexError
 from memory.types import Scope
 
@@ -86,10 +85,9 @@ async def rollback_user(
     store: MemoryStore, run_id: str, scope: Scope, reason: str
 ) -> tuple[int, int]:
     """Restore one user's memories (the caller holds the user's lock); (restored, deleted)."""
-    t, u = scope.tenant_id, scope.user_id
     async with store.pool.acquire() as conn, conn.transaction():
-        first, last = await run_snapshots(conn, run_id, scope)
-        current = await _current_versions(conn, scope, list(first))
+        first, last = await versions.run_snapshots(conn, run_id, scope)
+        current = await versions.current_versions(conn, scope, list(first))
         moved = sorted(m for m, ver in current.items() if ver != last[m] + 1)
         if moved:
             raise RollbackConflict(
@@ -99,44 +97,16 @@ async def rollback_user(
         created = [m for m, snap in first.items() if snap.get("created") and m in current]
         restored = [m for m, snap in first.items() if not snap.get("created") and m in current]
         for mid in restored:
-            await conn.execute(RESTORE_SQL, *restore_params(first[mid]))
-        await conn.execute(
-            "DELETE FROM memories WHERE tenant_id = $1 AND user_id = $2 AND id = ANY($3::text[])",
-            t, u, created,
-        )  # fmt: skip
-        await _close_run(conn, run_id, scope, reason, [*restored, *created])
-        await store._bump(conn, scope)
+            await versions.restore(conn, first[mid])
+        await versions.delete_memories(conn, scope, created)
+        await versions.drop_run_versions(conn, run_id, scope)
+        await mark_rolled_back(conn, run_id, scope, reason)
+        detail = {"run_id": run_id, "memories": len(restored) + len(created)}
+        await versions.log_event(conn, scope, None, "consolidate_rollback", reason, detail)
+        await store.bump_version(conn, scope)
     store.cache.invalidate(scope)
     await _resync_index(store, scope, restored, created)
     return len(restored), len(created)
-
-
-async def _current_versions(conn: Any, scope: Scope, ids: list[str]) -> dict[str, int]:
-    rows = await conn.fetch(
-        "SELECT id, version FROM memories WHERE tenant_id = $1 AND user_id = $2"
-        " AND id = ANY($3::text[]) FOR UPDATE",
-        scope.tenant_id, scope.user_id, ids,
-    )  # fmt: skip
-    return {r["id"]: int(r["version"]) for r in rows}
-
-
-async def _close_run(conn: Any, run_id: str, scope: Scope, reason: str, ids: list[str]) -> None:
-    t, u = scope.tenant_id, scope.user_id
-    await conn.execute(
-        "DELETE FROM memory_versions WHERE run_id = $1 AND tenant_id = $2 AND user_id = $3",
-        run_id, t, u,
-    )  # fmt: skip
-    await conn.execute(
-        "UPDATE consolidation_runs SET status = 'rolled_back', rolled_back_at = now(),"
-        " rollback_reason = $4 WHERE run_id = $1 AND tenant_id = $2 AND user_id = $3",
-        run_id, t, u, reason,
-    )  # fmt: skip
-    detail = json.dumps({"run_id": run_id, "memories": len(ids)})
-    await conn.execute(
-        "INSERT INTO memory_events (tenant_id, user_id, memory_id, event, reason, detail, actor)"
-        " VALUES ($1, $2, NULL, 'consolidate_rollback', $3, $4::jsonb, 'consolidation')",
-        t, u, reason, detail,
-    )  # fmt: skip
 
 
 async def _resync_index(
@@ -144,24 +114,15 @@ async def _resync_index(
 ) -> None:
     """Chroma again holds exactly the restored rows that were indexed before the run."""
     async with store.pool.acquire() as conn:
-        rows = await conn.fetch(
-            f"SELECT {RECORD_COLUMNS}, embedding FROM memories WHERE tenant_id = $1"
-            " AND user_id = $2 AND id = ANY($3::text[])",
-            scope.tenant_id, scope.user_id, restored,
-        )  # fmt: skip
+        rows = await versions.memory_rows(conn, scope, restored, with_vectors=True)
     indexed = [r for r in rows if r["indexed_at"] is not None and r["status"] != "deleted"]
     absent = set(restored) - {r["id"] for r in indexed}
     try:
         await store.index.delete(scope, [*created, *sorted(absent)])
         if indexed:
-            records, vectors = await store._vectors_for(indexed)
+            records, vectors = await store.vectors_for(indexed)
             await store.index.upsert(records, vectors)
     except VectorIndexError as exc:
         # Mark them unindexed so `reindex()` puts them back once Chroma answers again.
         log.warning("Chroma unavailable during rollback of %s: %s", scope.key, exc)
-        async with store.pool.acquire() as conn:
-            await conn.execute(
-                "UPDATE memories SET indexed_at = NULL WHERE tenant_id = $1 AND user_id = $2"
-                " AND id = ANY($3::text[])",
-                scope.tenant_id, scope.user_id, [r["id"] for r in indexed],
-            )  # fmt: skip
+        await versions.mark_unindexed(store.pool, scope, [r["id"] for r in indexed])
