@@ -15,14 +15,12 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
+from memory.storage.model_files import has_onnx_model, missing_model_error, onnx_dir
+
 Vectors = npt.NDArray[np.float32]
 
 _MAX_TOKENS = 256
 _BATCH = 64
-
-
-class EmbeddingError(RuntimeError):
-    """The embedding model is missing or failed."""
 
 
 @runtime_checkable
@@ -41,23 +39,9 @@ class Embedder(Protocol):
         ...
 
 
-def _onnx_dir(model_dir: Path) -> Path | None:
-    for candidate in (model_dir / "onnx", model_dir):
-        if (candidate / "model.onnx").is_file() and (candidate / "tokenizer.json").is_file():
-            return candidate
-    return None
-
-
-def has_onnx_model(model_dir: Path) -> bool:
-    """Whether `model_dir` holds the ONNX model and its tokenizer (in `onnx/` or directly)."""
-    return _onnx_dir(model_dir) is not None
-
-
 def _find_onnx_dir(model_dir: Path) -> Path:
-    found = _onnx_dir(model_dir)
+    found = onnx_dir(model_dir)
     if found is None:
-        from memory.storage.model_fetch import missing_model_error
-
         raise missing_model_error(model_dir, "expected onnx/model.onnx and onnx/tokenizer.json")
     return found
 
