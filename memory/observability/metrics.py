@@ -21,7 +21,7 @@ from memory.storage.store_read import StoreReads
 
 
 class CacheCounters(Protocol):
-    """Anything with hit and miss counters (`RecallCache`, `LRUCache`)."""
+    """Anything with hit and miss counters (`RecallCache`)."""
 
     hits: int
     misses: int

@@ -1,8 +1,8 @@
 """The schema, as an append-only list of migrations applied by one idempotent `setup()`.
 
-Never edit a migration that has shipped: append a new one. Each runs in its own transaction under
-an advisory lock, so several processes starting at once (server workers, the CLI) apply each
-migration exactly once.
+Never edit a migration that has shipped: append a new one. All pending migrations run in one
+transaction under an advisory lock, so several processes starting at once (server workers, the
+CLI) apply each migration exactly once, and a failing migration leaves the schema as it was.
 """
 
 from __future__ import annotations

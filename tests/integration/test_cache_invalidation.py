@@ -20,7 +20,6 @@ import pytest
 from memory.longterm import profile
 from memory.settings import Settings
 from memory.storage.cache_sync import key_invalidator, open_cache_sync
-from memory.storage.lru import LRUCache
 from memory.storage.store import MemoryStore, open_store
 from memory.types import Category, MemoryKind, NewMemory, Scope
 from tests.support.memory_stores import store_settings, truncate
@@ -141,19 +140,21 @@ async def test_own_writes_keep_the_cache_warm(store: MemoryStore) -> None:
 async def test_invalidation_resumes_after_a_dropped_connection(
     store: MemoryStore, pg_db_url: str, tmp_data_dir: Path, embedding_model_dir: Path
 ) -> None:
-    profiles: LRUCache[str, dict[str, str]] = LRUCache(ttl_s=3600)
+    profiles: dict[str, dict[str, str]] = {}
     settings: Settings = store_settings(pg_db_url, tmp_data_dir, embedding_model_dir)
     async with (
         open_store(settings) as writer,
-        open_cache_sync(store, key_invalidator(profiles.invalidate, profiles.clear)) as sync,
+        open_cache_sync(
+            store, key_invalidator(lambda key: profiles.pop(key, None), profiles.clear)
+        ) as sync,
     ):
-        profiles.put(ALICE.key, {"language": "fr"})
+        profiles[ALICE.key] = {"language": "fr"}
         pid = sync.listener.backend_pid
         async with writer.pool.acquire() as conn:
             await conn.fetchval("SELECT pg_terminate_backend($1)", pid)
         await _until(lambda: sync.listener.reconnects == 1)
         assert len(profiles) == 0  # notifications may have been missed: everything dropped
-        profiles.put(ALICE.key, {"language": "fr"})
+        profiles[ALICE.key] = {"language": "fr"}
         await writer.write(ALICE, _pref("I prefer answers in German."))
         await _until(lambda: len(profiles) == 0)  # the new connection heard the write
         assert sync.received >= 1
