@@ -71,6 +71,7 @@ from memory.gating.gate_rules import screen
 from memory.gating.ingest import to_new_memory
 from memory.gating.ingest_apply import ConflictStrategy, apply_resolution
 from memory.gating.privacy import PrivacyFilter
+from memory.recall.recaller import recaller_for
 from memory.sharing.bus_types import SHARED_USER
 from memory.storage.forget_one import delete_memory
 from memory.storage.store import MemoryStore
@@ -452,7 +453,7 @@ class GovernedStore(BaseStore):
         # Ranked like any BaseStore's search (a caller asked, and LangMem's search tool expects
         # the top results); each item says whether it passes the relevance floor that decides
         # what the agent injects on its own.
-        hits = await self.memory.recall(
+        hits = await recaller_for(self.memory).recall(
             target.scope, query, k=k, kinds=target.kinds, record_access=False, relevant_only=False
         )
         out: list[tuple[MemoryRecord, dict[str, Any], float | None]] = []

@@ -37,6 +37,7 @@ from memory.longterm.consolidation_history import list_runs, run_diff
 from memory.longterm.profile import load_profile, profile_rules
 from memory.observability.metrics import collect_stats
 from memory.storage.edits import browse, superseding, unindexed_backlog, versions
+from memory.system import recaller
 from memory.types import MemoryKind, MemoryRecord, Scope, Status
 
 PAGE_SIZE = 50
@@ -158,7 +159,7 @@ async def search_page(request: Request) -> HTMLResponse:
         return _frame(request, "Search", form, f"{UI}/search")
     store = await get_store()
     # record_access=False: looking at one's memories is not the agent using them.
-    hits = await store.recall(scope, query, k=10, record_access=False)
+    hits = await recaller(store).recall(scope, query, k=10, record_access=False)
     items = []
     for i, hit in enumerate(hits, 1):
         label = f"Score breakdown of result {i}"

@@ -16,8 +16,9 @@ from typing import Any, Protocol
 from memory.observability import metrics_queries as q
 from memory.observability.metrics_histogram import RECALL_LATENCY, Histogram
 from memory.observability.metrics_prometheus import render_prometheus
+from memory.recall.recaller import recaller_for
 from memory.settings import Settings
-from memory.storage.store_read import StoreReads
+from memory.storage.store import MemoryStore
 
 
 class CacheCounters(Protocol):
@@ -66,7 +67,7 @@ def _memory_stats(rows: list[tuple[str, str, int]]) -> dict[str, Any]:
 
 
 async def collect_stats(
-    store: StoreReads,
+    store: MemoryStore,
     *,
     tenant: str | None = None,
     chroma_dir: Path | None = None,
@@ -95,7 +96,7 @@ async def collect_stats(
         },
         "memories": _memory_stats(counts),
         "recall_latency_seconds": latency.snapshot(),
-        "cache": _cache_stats({"recall": store.cache, **(caches or {})}),
+        "cache": _cache_stats({"recall": recaller_for(store).cache, **(caches or {})}),
         "usage": usage,
         "pollution": polluted,
         "agent_events": events,
@@ -109,7 +110,7 @@ def chroma_dir_for(settings: Settings) -> Path | None:
 
 
 async def prometheus_text(
-    store: StoreReads,
+    store: MemoryStore,
     settings: Settings | None = None,
     *,
     caches: Mapping[str, CacheCounters] | None = None,

@@ -83,5 +83,5 @@ def quantile_bound(cumulative: Sequence[Sequence[float]], q: float) -> float | N
 
 
 RECALL_LATENCY = Histogram(
-    "memory_recall_duration_seconds", "Latency of StoreReads.recall (embed + cache check + rank)."
+    "memory_recall_duration_seconds", "Latency of Recaller.recall (embed + cache check + rank)."
 )

@@ -7,7 +7,7 @@ CLI) apply each migration exactly once, and a failing migration leaves the schem
 
 from __future__ import annotations
 
-from typing import Any
+from memory.storage.db import Connection
 
 _LOCK_KEY = 0x6C6D61  # "lma": serialises concurrent setup() calls across processes
 
@@ -253,7 +253,7 @@ MIGRATIONS: list[str] = [
 ]
 
 
-async def apply_migrations(conn: Any) -> int:
+async def apply_migrations(conn: Connection) -> int:
     """Apply every migration not yet applied; return how many ran. Safe to call repeatedly."""
     applied = 0
     async with conn.transaction():

@@ -94,6 +94,22 @@ class VectorIndex:
         self._client = None
         self._collections.clear()
 
+    async def connect(self) -> bool:
+        """Open the text layers' collections in a worker thread; False (logged) if Chroma is down.
+
+        The index connects lazily, and a later call may look a collection up on the event loop:
+        connecting here first keeps that blocking I/O off the loop (`langgraph dev` refuses it).
+        A Chroma outage is not fatal, Postgres is the record: the client is forgotten so the next
+        call reconnects.
+        """
+        try:
+            await asyncio.to_thread(lambda: [self._collection(layer) for layer in LAYERS])
+        except Exception as exc:
+            self._forget_client()
+            log.warning("Chroma unavailable: %s", exc)
+            return False
+        return True
+
     async def _run(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
         try:
             return await asyncio.to_thread(fn, *args, **kwargs)

@@ -19,8 +19,9 @@ import pytest
 
 from memory.longterm import profile
 from memory.settings import Settings
-from memory.storage.cache_sync import key_invalidator, open_cache_sync
+from memory.storage.cache_sync import key_invalidator
 from memory.storage.store import MemoryStore, open_store
+from memory.system import open_cache_sync, recaller
 from memory.types import Category, MemoryKind, NewMemory, Scope
 from tests.support.memory_stores import store_settings, truncate
 from tests.support.ports import REPO_ROOT, child_env
@@ -125,16 +126,16 @@ async def test_a_profile_change_alone_reaches_process_b(store: MemoryStore, chil
 async def test_own_writes_keep_the_cache_warm(store: MemoryStore) -> None:
     async with open_cache_sync(store) as sync:
         await store.write(ALICE, _pref("I prefer tea."))
-        await store.recall(ALICE, "drinks", k=3)
-        entry = store.cache.peek(ALICE)
+        await recaller(store).recall(ALICE, "drinks", k=3)
+        entry = recaller(store).cache.peek(ALICE)
         assert entry is not None
         await store.write(ALICE, _pref("I prefer window seats."))
         await asyncio.sleep(0.5)  # longer than the own-write grace
         assert sync.received >= 2
-        assert store.cache.peek(ALICE) is entry and entry.size() == 2  # updated in place
-        misses = store.cache.misses
-        await store.recall(ALICE, "seats", k=3)
-        assert store.cache.misses == misses  # no reload
+        assert recaller(store).cache.peek(ALICE) is entry and entry.size() == 2  # updated in place
+        misses = recaller(store).cache.misses
+        await recaller(store).recall(ALICE, "seats", k=3)
+        assert recaller(store).cache.misses == misses  # no reload
 
 
 async def test_invalidation_resumes_after_a_dropped_connection(

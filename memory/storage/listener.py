@@ -15,6 +15,8 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from memory.storage.db import Connection, Database
+
 log = logging.getLogger(__name__)
 
 Callback = Callable[[str, str], None]  # (channel, payload); must not block
@@ -25,9 +27,9 @@ _MAX_BACKOFF_S = 5.0
 class PgListener:
     """LISTEN on any number of channels over one pooled connection."""
 
-    def __init__(self, pool: Any) -> None:
+    def __init__(self, pool: Database) -> None:
         self._pool = pool
-        self._conn: Any = None
+        self._conn: Connection | None = None
         self._callbacks: dict[str, list[Callback]] = {}
         self._on_reconnect: list[Callable[[], None]] = []
         self._lock = asyncio.Lock()
@@ -57,6 +59,7 @@ class PgListener:
             await self._connect()
             callbacks = self._callbacks.setdefault(channel, [])
             if not callbacks:
+                assert self._conn is not None  # _connect() holds one or raised
                 await self._conn.add_listener(channel, self._dispatch)
             callbacks.append(callback)
 
@@ -119,6 +122,7 @@ class PgListener:
             while not self._closed:
                 try:
                     await self._connect()
+                    assert self._conn is not None  # _connect() holds one or raised
                     for channel in self._callbacks:
                         await self._conn.add_listener(channel, self._dispatch)
                     break
