@@ -1,7 +1,7 @@
 """The storage-backed LoCoMo backend: the project's real write and recall path.
 
 Turns are written with `MemoryStore.write_many` (embedding, Postgres row, Chroma index) and
-questions answered by `MemoryStore.recall` (freshness check, preloaded index, ranking), on an
+questions answered by `Recaller.recall` (freshness check, preloaded index, ranking), on an
 embedded PostgreSQL + embedded Chroma in a temporary folder unless `--database-url` is given.
 """
 

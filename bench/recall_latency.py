@@ -4,7 +4,7 @@
                                    [--database-url URL] [--json OUT]
 
 Memories are written through `MemoryStore.write_many` (embed → Postgres → Chroma → indexed_at)
-into one store; at each checkpoint it times `MemoryStore.recall` for random users (query
+into one store; at each checkpoint it times `Recaller.recall` for random users (query
 embedding + freshness check + search + ranking), warm (every user preloaded, as a session start
 does) and cold (that user's cache entry dropped first: a load from Postgres), and, as the
 baseline measured in the same run, a plain Chroma query filtered on tenant+user over the same

@@ -15,6 +15,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
+from memory.storage.db import Connection
 from memory.storage.rows import (
     RECORD_COLUMNS,
     content_hash,
@@ -33,7 +34,7 @@ _SNAPSHOT_SQL = (
 )
 
 
-async def _locked_row(conn: Any, scope: Scope, memory_id: str) -> Any:
+async def _locked_row(conn: Connection, scope: Scope, memory_id: str) -> Any:
     return await conn.fetchrow(
         f"SELECT {RECORD_COLUMNS} FROM memories"
         " WHERE tenant_id = $1 AND user_id = $2 AND id = $3 FOR UPDATE",
@@ -43,7 +44,7 @@ async def _locked_row(conn: Any, scope: Scope, memory_id: str) -> Any:
     )
 
 
-async def _snapshot(conn: Any, scope: Scope, record: MemoryRecord, change: str) -> None:
+async def _snapshot(conn: Connection, scope: Scope, record: MemoryRecord, change: str) -> None:
     snap = {**record_snapshot(record), "change": change}
     await conn.execute(
         _SNAPSHOT_SQL,

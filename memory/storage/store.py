@@ -307,6 +307,18 @@ class MemoryStore:
             return [], np.zeros((0, self.embedder.dim), dtype=np.float32)
         return records, np.vstack([v for v in vectors if v is not None])
 
+    async def owners(self, *, tenant: str | None = None, user: str | None = None) -> list[Scope]:
+        """The users with stored memories, sorted; `tenant` / `user` narrow to a match. Admin."""
+        async with self.pool.acquire() as conn:
+            rows = await conn.fetch(
+                "SELECT DISTINCT tenant_id, user_id FROM memories WHERE status <> 'deleted'"
+                " AND ($1::text IS NULL OR tenant_id = $1) AND ($2::text IS NULL OR user_id = $2)"
+                " ORDER BY tenant_id, user_id",
+                tenant,
+                user,
+            )
+        return [Scope(r["tenant_id"], r["user_id"]) for r in rows]
+
     async def events(self, scope: Scope, memory_id: str | None = None) -> list[dict[str, Any]]:
         """The audit trail of this user (or of one of their memories), oldest first."""
         async with self.pool.acquire() as conn:
