@@ -138,7 +138,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             n_users = max(1, total // args.per_user)
             rate = await _ingest(store, range(done, n_users), args.per_user, seed=total)
             done = n_users
-            for user in range(n_users):  # a session start preloads its user (seed 003)
+            for user in range(n_users):  # warm each user's recall index before timing
                 await recaller(store).preload(Scope("bench", f"u{user}"))
             warm = await _time_recall(store, n_users, args.queries, cold=False)
             cold = await _time_recall(store, n_users, min(args.queries, 100), cold=True)
