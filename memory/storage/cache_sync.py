@@ -113,18 +113,6 @@ class CacheSync:
             invalidate(None)
 
 
-def key_invalidator(invalidate: Callable[[str], object], clear: Callable[[], None]) -> Invalidator:
-    """An Invalidator for a cache keyed by `Scope.key` (a dict, or any cache without versions)."""
-
-    def run(scope: Scope | None) -> None:
-        if scope is None:
-            clear()
-        else:
-            invalidate(scope.key)
-
-    return run
-
-
 @asynccontextmanager
 async def open_cache_sync(
     pool: Database,
@@ -150,7 +138,6 @@ __all__ = [
     "CacheSync",
     "Change",
     "Invalidator",
-    "key_invalidator",
     "open_cache_sync",
     "parse_payload",
 ]

@@ -19,7 +19,6 @@ import pytest
 
 from memory.longterm import profile
 from memory.settings import Settings
-from memory.storage.cache_sync import key_invalidator
 from memory.storage.store import MemoryStore, open_store
 from memory.system import open_cache_sync, recaller
 from memory.types import Category, MemoryKind, NewMemory, Scope
@@ -142,12 +141,17 @@ async def test_invalidation_resumes_after_a_dropped_connection(
     store: MemoryStore, pg_db_url: str, tmp_data_dir: Path, embedding_model_dir: Path
 ) -> None:
     profiles: dict[str, dict[str, str]] = {}
+
+    def drop(scope: Scope | None) -> None:  # a cache without versions: everything on None
+        if scope is None:
+            profiles.clear()
+        else:
+            profiles.pop(scope.key, None)
+
     settings: Settings = store_settings(pg_db_url, tmp_data_dir, embedding_model_dir)
     async with (
         open_store(settings) as writer,
-        open_cache_sync(
-            store, key_invalidator(lambda key: profiles.pop(key, None), profiles.clear)
-        ) as sync,
+        open_cache_sync(store, drop) as sync,
     ):
         profiles[ALICE.key] = {"language": "fr"}
         pid = sync.listener.backend_pid
