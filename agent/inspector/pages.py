@@ -309,18 +309,11 @@ async def account_page(request: Request) -> HTMLResponse:
 
 
 async def _counts_over_time(store: Any, tenant: str) -> dict[str, list[tuple[str, float]]]:
-    async with store.pool.acquire() as conn:
-        rows = await conn.fetch(
-            "SELECT to_char(date_trunc('day', created_at), 'YYYY-MM-DD') AS day, kind,"
-            " count(*) AS n FROM memories WHERE tenant_id = $1 AND status <> 'deleted'"
-            " GROUP BY 1, 2 ORDER BY 1",
-            tenant,
-        )
     series: dict[str, list[tuple[str, float]]] = {}
     totals: dict[str, float] = {}
-    for r in rows:
-        totals[r["kind"]] = totals.get(r["kind"], 0) + int(r["n"])
-        series.setdefault(r["kind"], []).append((r["day"], totals[r["kind"]]))
+    for day, kind, n in await store.daily_counts(tenant):
+        totals[kind] = totals.get(kind, 0) + n
+        series.setdefault(kind, []).append((day, totals[kind]))
     return series
 
 

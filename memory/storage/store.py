@@ -319,6 +319,17 @@ class MemoryStore:
             )
         return [Scope(r["tenant_id"], r["user_id"]) for r in rows]
 
+    async def daily_counts(self, tenant: str) -> list[tuple[str, str, int]]:
+        """(day "YYYY-MM-DD", kind, memories created) of a tenant's kept memories, by day. Admin."""
+        async with self.pool.acquire() as conn:
+            rows = await conn.fetch(
+                "SELECT to_char(date_trunc('day', created_at), 'YYYY-MM-DD') AS day, kind,"
+                " count(*) AS n FROM memories WHERE tenant_id = $1 AND status <> 'deleted'"
+                " GROUP BY 1, 2 ORDER BY 1",
+                tenant,
+            )
+        return [(r["day"], r["kind"], int(r["n"])) for r in rows]
+
     async def events(self, scope: Scope, memory_id: str | None = None) -> list[dict[str, Any]]:
         """The audit trail of this user (or of one of their memories), oldest first."""
         async with self.pool.acquire() as conn:
