@@ -21,6 +21,7 @@ from memory.storage.deletion_outbox import pending_targets
 from memory.storage.export import export_user, memory_to_dict
 from memory.storage.forget import ForgetIncompleteError, forget_user
 from memory.storage.forget_one import delete_memory as delete_everywhere
+from memory.system import recaller
 from memory.types import MemoryKind, Status
 
 log = logging.getLogger(__name__)
@@ -82,7 +83,7 @@ async def search_memories(request: Request) -> JSONResponse:
         raise HTTPException(400, f"q must be text of at most {MAX_QUERY_CHARS} characters")
     store = await get_store()
     # record_access=False: browsing one's memories must not count as the agent using them.
-    hits = await store.recall(
+    hits = await recaller(store).recall(
         scope, query, k=max(1, _int(request, "k", 8, MAX_K)), record_access=False
     )
     return JSONResponse(

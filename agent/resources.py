@@ -22,8 +22,8 @@ from langgraph.config import get_store as get_runtime_store
 from memory.governed_store import GovernedStore
 from memory.settings import apply_privacy_defaults
 from memory.storage.availability import is_unavailable, unavailable_from
-from memory.storage.cache_sync import open_cache_sync
 from memory.storage.store import MemoryStore, open_store
+from memory.system import open_cache_sync, recaller
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -50,6 +50,7 @@ async def get_store(config: RunnableConfig | None = None) -> MemoryStore:
             apply_privacy_defaults()
             stack = AsyncExitStack()
             store = await stack.enter_async_context(open_store())
+            recaller(store)  # this store's recall cache, with latency recorded in the metrics
             # Prompt invalidation of this process's caches when another process writes.
             await stack.enter_async_context(open_cache_sync(store))
             _STORES[loop] = (store, stack)

@@ -27,6 +27,7 @@ from memory.sharing.bus_types import SHARED_USER
 from memory.storage.deletion_outbox import owner_digest
 from memory.storage.forget import DERIVED_FROM
 from memory.storage.store import MemoryStore
+from memory.system import recaller
 from memory.types import Scope
 from memory.working.prompt_sections import EvidenceItem
 from prompts.agent import SHARED_EVIDENCE_KIND
@@ -113,7 +114,7 @@ async def recall_shared(store: MemoryStore, scope: Scope, query: str, k: int) ->
     """Up to `k` of the tenant's shared memories for `query`, labelled with their agent."""
     if k <= 0 or not query.strip():
         return []
-    hits = await store.recall(shared_scope(scope), query, k=k, record_access=False)
+    hits = await recaller(store).recall(shared_scope(scope), query, k=k, record_access=False)
     return [
         EvidenceItem(
             id=h.record.id,

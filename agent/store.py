@@ -21,6 +21,7 @@ from agent.resources import get_store
 from memory.governed_store import GovernedStore
 from memory.settings import Settings, apply_privacy_defaults
 from memory.storage.store import open_store
+from memory.system import recaller
 from memory.types import Scope
 
 
@@ -64,6 +65,7 @@ async def open_governed_store(
     """
     apply_privacy_defaults()
     async with open_store(settings) as memory:
+        recaller(memory)  # record each recall's latency in the metrics
         yield GovernedStore(memory, caller=options.pop("caller", caller_scope), **options)
 
 

@@ -1,7 +1,7 @@
 """The storage-backed LoCoMo backend: the project's real write and recall path.
 
 Turns are written with `MemoryStore.write_many` (embedding, Postgres row, Chroma index) and
-questions answered by `MemoryStore.recall` (freshness check, preloaded index, ranking), on an
+questions answered by `Recaller.recall` (freshness check, preloaded index, ranking), on an
 embedded PostgreSQL + embedded Chroma in a temporary folder unless `--database-url` is given.
 """
 
@@ -19,6 +19,7 @@ from bench._locomo_backends import Hit
 from memory.recall.ranking import RankingWeights
 from memory.settings import Settings
 from memory.storage.store import MemoryStore, open_store
+from memory.system import recaller
 from memory.types import NewMemory, Scope
 
 
@@ -61,7 +62,7 @@ class StoreBackend:
         """Recall through the store; the hits' turns come from each memory's provenance."""
         store = await self._open()
         started = time.perf_counter()
-        found = await store.recall(
+        found = await recaller(store).recall(
             scope,
             query,
             k=k,

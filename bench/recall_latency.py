@@ -4,7 +4,7 @@
                                    [--database-url URL] [--json OUT]
 
 Memories are written through `MemoryStore.write_many` (embed → Postgres → Chroma → indexed_at)
-into one store; at each checkpoint it times `MemoryStore.recall` for random users (query
+into one store; at each checkpoint it times `Recaller.recall` for random users (query
 embedding + freshness check + search + ranking), warm (every user preloaded, as a session start
 does) and cold (that user's cache entry dropped first: a load from Postgres), and, as the
 baseline measured in the same run, a plain Chroma query filtered on tenant+user over the same
@@ -25,6 +25,7 @@ from typing import Any
 
 from memory.settings import Settings, apply_privacy_defaults
 from memory.storage.store import MemoryStore, open_store
+from memory.system import recaller
 from memory.types import NewMemory, Scope
 
 _SUBJECTS = [
@@ -97,7 +98,7 @@ async def _time_recall(store: MemoryStore, n_users: int, queries: int, cold: boo
             store.cache.invalidate(scope)
         query = f"what did they decide about {rng.choice(_SUBJECTS)}?"
         t0 = time.perf_counter()
-        await store.recall(scope, query, k=10, record_access=False)
+        await recaller(store).recall(scope, query, k=10, record_access=False)
         out.append((time.perf_counter() - t0) * 1000)
     return out
 
@@ -137,8 +138,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             n_users = max(1, total // args.per_user)
             rate = await _ingest(store, range(done, n_users), args.per_user, seed=total)
             done = n_users
-            for user in range(n_users):  # a session start preloads its user (seed 003)
-                await store.preload(Scope("bench", f"u{user}"))
+            for user in range(n_users):  # warm each user's recall index before timing
+                await recaller(store).preload(Scope("bench", f"u{user}"))
             warm = await _time_recall(store, n_users, args.queries, cold=False)
             cold = await _time_recall(store, n_users, min(args.queries, 100), cold=True)
             chroma = await _time_chroma(store, n_users, min(args.queries, 100))

@@ -36,6 +36,7 @@ from bench.recall_latency import _SUBJECTS, _pct, _text
 from memory.governed_store import GovernedStore
 from memory.settings import Settings, apply_privacy_defaults
 from memory.storage.store import MemoryStore, open_store
+from memory.system import recaller
 from memory.types import NewMemory, Scope
 
 SCOPE = Scope("bench", "u0")
@@ -113,7 +114,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         queries = [
             f"what did they decide about {rng.choice(_SUBJECTS)}?" for _ in range(args.queries)
         ]
-        await memory.preload(SCOPE)
+        await recaller(memory).preload(SCOPE)
 
         async def warm(q: str) -> Any:
             return await governed.asearch(NAMESPACE, query=q, limit=10)

@@ -71,7 +71,9 @@ from memory.gating.gate_rules import screen
 from memory.gating.ingest import to_new_memory
 from memory.gating.ingest_apply import ConflictStrategy, apply_resolution
 from memory.gating.privacy import PrivacyFilter
+from memory.recall.recaller import recaller_for
 from memory.sharing.bus_types import SHARED_USER
+from memory.storage import store_keys
 from memory.storage.forget_one import delete_memory
 from memory.storage.store import MemoryStore
 from memory.types import (
@@ -352,41 +354,13 @@ class GovernedStore(BaseStore):
         return target
 
     async def _memory_id(self, scope: Scope, key: str) -> str | None:
-        async with self.memory.pool.acquire() as conn:
-            value = await conn.fetchval(
-                "SELECT memory_id FROM memory_store_keys"
-                " WHERE tenant_id = $1 AND user_id = $2 AND key = $3",
-                scope.tenant_id,
-                scope.user_id,
-                key,
-            )
-        return None if value is None else str(value)
+        return await store_keys.memory_id_for(self.memory.pool, scope, key)
 
     async def _keys(self, scope: Scope, memory_ids: list[str]) -> dict[str, str]:
-        if not memory_ids:
-            return {}
-        async with self.memory.pool.acquire() as conn:
-            rows = await conn.fetch(
-                "SELECT DISTINCT ON (memory_id) memory_id, key FROM memory_store_keys"
-                " WHERE tenant_id = $1 AND user_id = $2 AND memory_id = ANY($3::text[])"
-                " ORDER BY memory_id, updated_at DESC",
-                scope.tenant_id,
-                scope.user_id,
-                memory_ids,
-            )
-        return {r["memory_id"]: r["key"] for r in rows}
+        return await store_keys.keys_for(self.memory.pool, scope, memory_ids)
 
     async def _bind_key(self, scope: Scope, key: str, memory_id: str) -> None:
-        async with self.memory.pool.acquire() as conn:
-            await conn.execute(
-                "INSERT INTO memory_store_keys (tenant_id, user_id, key, memory_id)"
-                " VALUES ($1, $2, $3, $4) ON CONFLICT (tenant_id, user_id, key)"
-                " DO UPDATE SET memory_id = $4, updated_at = now()",
-                scope.tenant_id,
-                scope.user_id,
-                key,
-                memory_id,
-            )
+        await store_keys.bind_key(self.memory.pool, scope, key, memory_id)
 
     # -- reads -------------------------------------------------------------------------------
 
@@ -452,7 +426,7 @@ class GovernedStore(BaseStore):
         # Ranked like any BaseStore's search (a caller asked, and LangMem's search tool expects
         # the top results); each item says whether it passes the relevance floor that decides
         # what the agent injects on its own.
-        hits = await self.memory.recall(
+        hits = await recaller_for(self.memory).recall(
             target.scope, query, k=k, kinds=target.kinds, record_access=False, relevant_only=False
         )
         out: list[tuple[MemoryRecord, dict[str, Any], float | None]] = []
@@ -494,15 +468,8 @@ class GovernedStore(BaseStore):
             raise ScopeDeniedError("list_namespaces is confined to the caller's own prefix")
         tenant = fixed[0] if fixed else None
         user = fixed[1] if len(fixed) > 1 else None
-        async with self.memory.pool.acquire() as conn:
-            rows = await conn.fetch(
-                "SELECT DISTINCT tenant_id, user_id FROM memories WHERE status <> 'deleted'"
-                " AND ($1::text IS NULL OR tenant_id = $1) AND ($2::text IS NULL OR user_id = $2)"
-                " ORDER BY tenant_id, user_id",
-                tenant,
-                user,
-            )
-        found: list[tuple[str, ...]] = [(r["tenant_id"], r["user_id"], ALL_KINDS) for r in rows]
+        owners = await self.memory.owners(tenant=tenant, user=user)
+        found: list[tuple[str, ...]] = [(o.tenant_id, o.user_id, ALL_KINDS) for o in owners]
         found = [ns for ns in found if all(_namespace_matches(ns, c) for c in conditions)]
         if op.max_depth is not None:
             found = sorted(set(ns[: op.max_depth] for ns in found))

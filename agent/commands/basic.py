@@ -73,10 +73,11 @@ async def remember(args: argparse.Namespace) -> int:
 async def recall(args: argparse.Namespace) -> int:
     """Print the ranked memories of a user for a query."""
     from memory.storage.store import open_store
+    from memory.system import recaller
 
     async with open_store() as store:
         # --explain shows the ranked top k with each relevance verdict, passed or not.
-        hits = await store.recall(
+        hits = await recaller(store).recall(
             _scope(args), args.query, k=args.k, relevant_only=not args.explain
         )
     if args.json:

@@ -37,7 +37,7 @@ from memory.longterm import load_profile, profile_rules
 from memory.longterm.consolidation import list_runs, run_diff
 from memory.observability.metrics import collect_stats
 from memory.storage.edits import browse, superseding, unindexed_backlog, versions
-from memory.storage.stats import daily_memory_counts
+from memory.system import recaller
 from memory.types import MemoryKind, MemoryRecord, Scope, Status
 
 PAGE_SIZE = 50
@@ -159,7 +159,7 @@ async def search_page(request: Request) -> HTMLResponse:
         return _frame(request, "Search", form, f"{UI}/search")
     store = await get_store()
     # record_access=False: looking at one's memories is not the agent using them.
-    hits = await store.recall(scope, query, k=10, record_access=False)
+    hits = await recaller(store).recall(scope, query, k=10, record_access=False)
     items = []
     for i, hit in enumerate(hits, 1):
         label = f"Score breakdown of result {i}"
@@ -309,11 +309,9 @@ async def account_page(request: Request) -> HTMLResponse:
 
 
 async def _counts_over_time(store: Any, tenant: str) -> dict[str, list[tuple[str, float]]]:
-    async with store.pool.acquire() as conn:
-        rows = await daily_memory_counts(conn, tenant)
     series: dict[str, list[tuple[str, float]]] = {}
     totals: dict[str, float] = {}
-    for day, kind, n in rows:
+    for day, kind, n in await store.daily_counts(tenant):
         totals[kind] = totals.get(kind, 0) + n
         series.setdefault(kind, []).append((day, totals[kind]))
     return series

@@ -17,6 +17,7 @@ from agent.state import State
 from memory.gating.gate import is_instruction_like
 from memory.longterm.profile import load_profile, profile_rules
 from memory.multimodal import text_parts
+from memory.system import recaller
 from memory.types import MemoryKind, MemoryRecord, ScoredMemory
 from memory.working.prompt_sections import EvidenceItem, PrefItem
 
@@ -70,7 +71,7 @@ async def recall(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     scope = resolve_scope(ctx, config)
     store = await get_store(config)
     query = _query(state)
-    found = await store.recall_turn(scope, query, k=ctx.recall_k, weights=ctx.ranking())
+    found = await recaller(store).recall_turn(scope, query, k=ctx.recall_k, weights=ctx.ranking())
     hits, long_term = found.hits, [r for r in found.rules if _followable(r)]
     profile = await load_profile(store, scope, version=found.version)
     # The structured profile states its source memories as rules; the rest follow as they are.

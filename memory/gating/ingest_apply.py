@@ -15,6 +15,7 @@ from typing import Literal
 from memory.gating.concurrency_lock import user_write_lock
 from memory.gating.conflicts import Candidate, Existing, Resolution, resolve
 from memory.gating.gate import GateDecision
+from memory.recall.recaller import recaller_for
 from memory.storage.store import MemoryStore
 from memory.types import MemoryRecord, NewMemory, Scope, Status
 
@@ -58,7 +59,9 @@ async def decide(
 
     `exclude` leaves one memory out of the comparison: an edited memory is not its own rival.
     """
-    similar = await store.similar(scope, item.content, k=NEIGHBOURS + (exclude is not None))
+    similar = await recaller_for(store).similar(
+        scope, item.content, k=NEIGHBOURS + (exclude is not None)
+    )
     existing = [_existing(r, cos) for r, cos in similar if r.id != exclude][:NEIGHBOURS]
     candidate = Candidate(content=item.content, category=item.category, origin=item.origin)
     # resolve() may embed value words; keep the CPU work off the event loop.

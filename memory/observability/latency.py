@@ -85,7 +85,7 @@ def quantile_bound(cumulative: Sequence[Sequence[float]], q: float) -> float | N
 
 
 RECALL_LATENCY = LatencyHistogram(
-    "memory_recall_duration_seconds", "Latency of StoreReads.recall (embed + cache check + rank)."
+    "memory_recall_duration_seconds", "Latency of Recaller.recall (embed + cache check + rank)."
 )
 
 __all__ = ["DEFAULT_BUCKETS", "RECALL_LATENCY", "LatencyHistogram", "quantile_bound"]

@@ -27,16 +27,17 @@ from prometheus_client.registry import Collector
 from prometheus_client.utils import floatToGoString
 
 from memory.observability.latency import RECALL_LATENCY, LatencyHistogram
+from memory.recall.recaller import recaller_for
 from memory.settings import Settings
 from memory.storage import stats as q
-from memory.storage.store_read import StoreReads
+from memory.storage.store import MemoryStore
 
 CONTENT_TYPE = CONTENT_TYPE_PLAIN_0_0_4
 """The media type of `render_prometheus`'s text (exposition format 0.0.4)."""
 
 
 class CacheCounters(Protocol):
-    """Anything with hit and miss counters (`RecallCache`, `LRUCache`)."""
+    """Anything with hit and miss counters (`RecallCache`)."""
 
     hits: int
     misses: int
@@ -81,7 +82,7 @@ def _memory_stats(rows: list[tuple[str, str, int]]) -> dict[str, Any]:
 
 
 async def collect_stats(
-    store: StoreReads,
+    store: MemoryStore,
     *,
     tenant: str | None = None,
     chroma_dir: Path | None = None,
@@ -110,7 +111,7 @@ async def collect_stats(
         },
         "memories": _memory_stats(counts),
         "recall_latency_seconds": latency.snapshot(),
-        "cache": _cache_stats({"recall": store.cache, **(caches or {})}),
+        "cache": _cache_stats({"recall": recaller_for(store).cache, **(caches or {})}),
         "usage": usage,
         "pollution": polluted,
         "agent_events": events,
@@ -267,7 +268,7 @@ def chroma_dir_for(settings: Settings) -> Path | None:
 
 
 async def prometheus_text(
-    store: StoreReads,
+    store: MemoryStore,
     settings: Settings | None = None,
     *,
     caches: Mapping[str, CacheCounters] | None = None,

@@ -1,7 +1,8 @@
 """How a memory is represented for search: its index text, its embedding text, its index entry.
 
-The store calls these when it writes and when it preloads a user's index, and the LoCoMo
-benchmark calls the same functions, so what the benchmark measures is what the agent searches.
+Recall calls these when it preloads a user's index, the store computes each memory's vector from
+`embed_text` (kept beside the embedder in storage, re-exported here), and the LoCoMo benchmark
+calls the same functions, so what the benchmark measures is what the agent searches.
 
 Measured on LoCoMo (categories 1-4, recall@10): "speaker: text" beats the bare text for BM25
 (58.6 against 55.4) and for MiniLM (44.9 against 30.0); embedding the memory together with its
@@ -17,20 +18,8 @@ from typing import Any
 import numpy as np
 
 from memory.recall.retrieval import IndexedMemory
+from memory.storage.embedding import embed_text, labelled
 from memory.types import MemoryRecord, NewMemory
-
-# MiniLM truncates at 256 word pieces; the memory itself must come first so long context can
-# only cut context, never the memory.
-_MAX_CONTEXT_CHARS = 900
-# Chosen on bench/devsets (long assistant replies beside one-line facts): context up to the
-# memory's own length (at least 60 characters) against 2x/160 and none; see bench/README.md.
-_CONTEXT_PER_OWN = 1
-_MIN_CONTEXT_CHARS = 60
-
-
-def _labelled(content: str, speaker: str | None) -> str:
-    content = " ".join(content.split())
-    return f"{speaker.strip()}: {content}" if speaker and speaker.strip() else content
 
 
 def index_text(
@@ -48,24 +37,7 @@ def index_text(
     would make every memory look dated to the "when ..." signal.
     """
     del occurred_at, context  # part of the signature so every caller passes the same fields
-    return _labelled(content, speaker)
-
-
-def embed_text(
-    content: str,
-    *,
-    speaker: str | None = None,
-    occurred_at: datetime | None = None,
-    context: str = "",
-) -> str:
-    """The text a memory's vector is computed from: "speaker: content", then its context."""
-    del occurred_at
-    own = _labelled(content, speaker)
-    # Context may not outweigh the memory: a one-line fact beside a 900-character assistant
-    # reply would otherwise be embedded as the reply.
-    budget = min(_MAX_CONTEXT_CHARS, max(_CONTEXT_PER_OWN * len(own), _MIN_CONTEXT_CHARS))
-    context = " ".join(context.split())[:budget]
-    return f"{own}\n{context}" if context else own
+    return labelled(content, speaker)
 
 
 def speaker_of(provenance: Mapping[str, Any]) -> str | None:
@@ -127,3 +99,14 @@ def indexed_memory(
 def indexed_from_record(record: MemoryRecord, vector: np.ndarray) -> IndexedMemory:
     """The `UserIndex` entry for a stored memory (what the store's preload should build)."""
     return indexed_memory(record.id, record, vector)
+
+
+__all__ = [
+    "embed_text",
+    "group_of",
+    "index_text",
+    "indexed_from_record",
+    "indexed_memory",
+    "span_of",
+    "speaker_of",
+]

@@ -21,7 +21,6 @@ from typing import Any
 
 from memory.gating.concurrency_lock import hash32
 from memory.gating.privacy import PrivacyFilter
-from memory.sharing.bus_listener import PgListener
 from memory.sharing.bus_persist import PersistPolicy, persist_event
 from memory.sharing.bus_subscription import Subscription
 from memory.sharing.bus_types import (
@@ -33,6 +32,7 @@ from memory.sharing.bus_types import (
     clean_data,
     event_from_row,
 )
+from memory.storage.listener import PgListener
 from memory.storage.store import MemoryStore
 
 _PUBLISH_LOCK = 0x6C6D65  # "lme": advisory-lock namespace of per-tenant publishing
@@ -99,6 +99,7 @@ class AgentBus:
                 text,
                 memory_id,
             )
+            assert row is not None  # INSERT ... RETURNING yields the row
             await conn.execute("SELECT pg_notify($1, $2)", channel_for(tenant_id), str(row["id"]))
         return event_from_row(row)
 

@@ -1,42 +1,35 @@
-"""Cross-process invalidation of the in-process caches (seeds 000 §6.1 and 003): LISTEN lma_cache.
+"""Cross-process invalidation of the in-process caches: LISTEN lma_cache.
 
 Every change of a user's memories bumps `scope_versions`, every profile or consent change writes
 `user_settings`, and triggers on both (migration 4) NOTIFY `lma_cache` with
 "tenant/user/version" at commit. Each process's `CacheSync` drops its copies on hearing it.
 
-Why both this and the version check in `StoreReads._entry`: the version check (one indexed
-lookup per recall) is the correctness guarantee: a recall never serves a stale entry, even if a
-notification was lost with a dropped connection. But it only runs when a recall does, and only
-for the recall cache: a profile cached for minutes would be served stale until its TTL ran out,
-unless each use polled the database, which is what caching it avoids. NOTIFY makes invalidation
-prompt (a few milliseconds after the writer commits) for every cache that registers here, and
-frees a changed user's preloaded memories without waiting for their next turn.
+Why both this and the version check of each recall (`Recaller.entry`): the version check (one
+indexed lookup per recall) is the correctness guarantee: a recall never serves a stale entry,
+even if a notification was lost with a dropped connection. But it only runs when a recall does,
+and only for the recall cache: a profile cached for minutes would be served stale until its TTL
+ran out, unless each use polled the database, which is what caching it avoids. NOTIFY makes
+invalidation prompt (a few milliseconds after the writer commits) for every cache that registers
+here, and frees a changed user's preloaded memories without waiting for their next turn.
+
+Which caches listen is decided where the application is composed (`memory.system`): this module
+knows notifications, not the caches above storage.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import NamedTuple
 
-from memory.longterm.profile import invalidate_profile
-from memory.sharing.bus_listener import PgListener
-from memory.storage.store_read import StoreReads
+from memory.storage.db import Database
+from memory.storage.listener import PgListener
 from memory.types import Scope, ScopeError
 
 log = logging.getLogger(__name__)
 
 CACHE_CHANNEL = "lma_cache"
-# A process's own write reaches its own listener too, possibly before the writer has moved its
-# cache entry to the new version in place (`_cache_add` runs one pool-release round-trip, ~1 ms,
-# after the commit). An entry exactly one version behind is re-checked after this grace instead
-# of dropped at once, so a writer does not reload its user's memories after each of its writes.
-# Another process's write is thus dropped ~50 ms after its commit; recalls never wait for it
-# (their version check already refuses a stale entry).
-OWN_WRITE_GRACE_S = 0.05
-
 Invalidator = Callable[[Scope | None], None]  # None: everything (notifications were lost)
 
 
@@ -63,19 +56,29 @@ def parse_payload(payload: str) -> Change | None:
 
 
 class CacheSync:
-    """Listens on `lma_cache` and invalidates the store's recall cache and registered caches."""
+    """Listens on `lma_cache` and tells the registered caches what changed."""
 
-    def __init__(self, store: StoreReads, *, listener: PgListener | None = None) -> None:
-        self._store = store
+    def __init__(self, pool: Database, *, listener: PgListener | None = None) -> None:
         self._own_listener = listener is None
-        self.listener = listener or PgListener(store.pool)
+        self.listener = listener or PgListener(pool)
         self._invalidators: list[Invalidator] = []
+        self._watchers: list[Callable[[Change], None]] = []
         self.received = 0
-        self.invalidated = 0
 
     def add_invalidator(self, invalidate: Invalidator) -> None:
-        """Also call `invalidate(scope)` on every change (`None` after lost notifications)."""
+        """Call `invalidate(scope)` on every change, and `invalidate(None)` after lost ones.
+
+        For caches that cannot tell stale from fresh themselves (the profile cache).
+        """
         self._invalidators.append(invalidate)
+
+    def add_watcher(self, watch: Callable[[Change], None]) -> None:
+        """Call `watch(change)` on every change (not after lost notifications).
+
+        For caches that check a version on every use (the recall cache): they only need the
+        prompt notice, and can use the version to keep an entry this process already updated.
+        """
+        self._watchers.append(watch)
 
     async def start(self) -> None:
         """Start listening."""
@@ -91,74 +94,50 @@ class CacheSync:
 
     def handle(self, payload: str) -> None:
         """Apply one notification payload."""
-        parsed = parse_payload(payload)
-        if parsed is None:
+        change = parse_payload(payload)
+        if change is None:
             log.debug("ignoring malformed cache notification %r", payload)
             return
         self.received += 1
-        scope, version, settings_only = parsed
-        if not settings_only:  # the recall cache holds memories only
-            self._drop_recall(scope, version)
+        for watch in list(self._watchers):
+            watch(change)
         for invalidate in list(self._invalidators):
-            invalidate(scope)
-
-    def _drop_recall(self, scope: Scope, version: int | None) -> None:
-        entry = self._store.cache.peek(scope)
-        if entry is not None and version is not None and entry.version == version - 1:
-            loop = asyncio.get_running_loop()
-            loop.call_later(OWN_WRITE_GRACE_S, self._drop_if_behind, scope, version)
-        else:
-            self._drop_if_behind(scope, version)
-
-    def _drop_if_behind(self, scope: Scope, version: int | None) -> None:
-        entry = self._store.cache.peek(scope)
-        if entry is not None and (version is None or entry.version < version):
-            self._store.cache.invalidate(scope)
-            self.invalidated += 1
+            invalidate(change.scope)
 
     def _on_notify(self, _channel: str, payload: str) -> None:
         self.handle(payload)
 
     def _on_reconnect(self) -> None:
-        # The recall cache is still guarded by its version check; the others are not.
+        # Watchers check a version on every use; the invalidators' caches do not.
         for invalidate in list(self._invalidators):
             invalidate(None)
 
 
-def profile_invalidator(scope: Scope | None) -> None:
-    """Drop a user's cached profile (`memory.longterm.profile`).
-
-    Its own version check covers `None`.
-    """
-    if scope is not None:
-        invalidate_profile(scope)
-
-
-def key_invalidator(invalidate: Callable[[str], object], clear: Callable[[], None]) -> Invalidator:
-    """An Invalidator for a cache keyed by `Scope.key`, e.g. an `LRUCache` without versions."""
-
-    def run(scope: Scope | None) -> None:
-        if scope is None:
-            clear()
-        else:
-            invalidate(scope.key)
-
-    return run
-
-
 @asynccontextmanager
 async def open_cache_sync(
-    store: StoreReads,
+    pool: Database,
     *invalidators: Invalidator,
-    profiles: bool = True,
+    watchers: tuple[Callable[[Change], None], ...] = (),
     listener: PgListener | None = None,
 ) -> AsyncIterator[CacheSync]:
-    """A started CacheSync for `store` (and the profile cache), closed on exit."""
-    sync = CacheSync(store, listener=listener)
-    for invalidate in (*((profile_invalidator,) if profiles else ()), *invalidators):
+    """A started CacheSync calling `invalidators` and `watchers`, closed on exit."""
+    sync = CacheSync(pool, listener=listener)
+    for invalidate in invalidators:
         sync.add_invalidator(invalidate)
+    for watch in watchers:
+        sync.add_watcher(watch)
     await sync.start()
     try:
         yield sync
     finally:
         await sync.close()
+
+
+__all__ = [
+    "CACHE_CHANNEL",
+    "CacheSync",
+    "Change",
+    "Invalidator",
+    "open_cache_sync",
+    "parse_payload",
+]

@@ -17,6 +17,8 @@ from typing import Any
 from langchain_core.messages import BaseMessage
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
+from memory.storage.db import Connection
+
 __all__ = ["replace_in_checkpoints", "swap_strings"]
 
 # Only the channels a user's input flows through: a needle may also sit in other state (the
@@ -48,7 +50,7 @@ def swap_strings(value: Any, swap: Callable[[str], str | None]) -> Any:
 
 
 async def replace_in_checkpoints(
-    conn: Any, thread_id: str, replacements: Mapping[str, Callable[[str], str]]
+    conn: Connection, thread_id: str, replacements: Mapping[str, Callable[[str], str]]
 ) -> int:
     """Rewrite the input-channel checkpoint rows of `thread_id` holding any needle.
 

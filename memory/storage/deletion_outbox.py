@@ -15,9 +15,10 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections.abc import Iterable
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 from memory.settings import Settings
+from memory.storage.db import Connection, Database
 from memory.storage.vector import VectorIndex, VectorIndexError
 from memory.storage.vector_log import purge_log
 from memory.types import Scope
@@ -38,11 +39,7 @@ def owner_digest(scope: Scope) -> str:
     return hashlib.sha256(f"{scope.tenant_id}\x00{scope.user_id}".encode()).hexdigest()
 
 
-class _Pool(Protocol):
-    def acquire(self) -> Any: ...
-
-
-async def enqueue(conn: Any, target: Target, items: Iterable[str], scope: Scope) -> None:
+async def enqueue(conn: Connection, target: Target, items: Iterable[str], scope: Scope) -> None:
     """Record deletions owed for `scope` (inside the caller's transaction)."""
     tenant, user = (
         ("", owner_digest(scope)) if target in SERVER_TARGETS else (scope.tenant_id, scope.user_id)
@@ -56,7 +53,7 @@ async def enqueue(conn: Any, target: Target, items: Iterable[str], scope: Scope)
         )
 
 
-async def pending_targets(pool: _Pool, scope: Scope) -> list[str]:
+async def pending_targets(pool: Database, scope: Scope) -> list[str]:
     """The kinds of deletion still owed for `scope` (for receipts)."""
     async with pool.acquire() as conn:
         rows = await conn.fetch(
@@ -69,7 +66,7 @@ async def pending_targets(pool: _Pool, scope: Scope) -> list[str]:
     return [r["target"] for r in rows]
 
 
-async def owed(pool: _Pool, target: Target, item: str, scope: Scope) -> bool:
+async def owed(pool: Database, target: Target, item: str, scope: Scope) -> bool:
     """True while one recorded deletion is still owed."""
     async with pool.acquire() as conn:
         found = await conn.fetchval(
@@ -83,7 +80,7 @@ async def owed(pool: _Pool, target: Target, item: str, scope: Scope) -> bool:
     return bool(found)
 
 
-async def has_chroma_work(pool: _Pool) -> bool:
+async def has_chroma_work(pool: Database) -> bool:
     """True when some Chroma deletion is still owed (one indexed lookup)."""
     async with pool.acquire() as conn:
         found = await conn.fetchval(
@@ -93,12 +90,12 @@ async def has_chroma_work(pool: _Pool) -> bool:
     return bool(found)
 
 
-async def _done(pool: _Pool, ids: list[int]) -> None:
+async def _done(pool: Database, ids: list[int]) -> None:
     async with pool.acquire() as conn:
         await conn.execute("DELETE FROM deletion_outbox WHERE id = ANY($1::bigint[])", ids)
 
 
-async def _failed(pool: _Pool, ids: list[int], error: str) -> None:
+async def _failed(pool: Database, ids: list[int], error: str) -> None:
     async with pool.acquire() as conn:
         await conn.execute(
             "UPDATE deletion_outbox SET attempts = attempts + 1, last_error = $2"
@@ -109,7 +106,7 @@ async def _failed(pool: _Pool, ids: list[int], error: str) -> None:
 
 
 async def retry_chroma(
-    pool: _Pool, index: VectorIndex, settings: Settings, *, scope: Scope | None = None
+    pool: Database, index: VectorIndex, settings: Settings, *, scope: Scope | None = None
 ) -> int:
     """Do the Chroma deletions owed (all, or one user's); how many were completed.
 
@@ -149,7 +146,7 @@ async def retry_chroma(
     return done
 
 
-async def server_work(pool: _Pool) -> list[dict[str, Any]]:
+async def server_work(pool: Database) -> list[dict[str, Any]]:
     """The server-registry deletions owed, oldest first (for the server's sweeper)."""
     async with pool.acquire() as conn:
         rows = await conn.fetch(
@@ -160,7 +157,7 @@ async def server_work(pool: _Pool) -> list[dict[str, Any]]:
     return [dict(r) for r in rows]
 
 
-async def clear(pool: _Pool, ids: list[int]) -> None:
+async def clear(pool: Database, ids: list[int]) -> None:
     """Mark outbox rows completed (removes them)."""
     if ids:
         await _done(pool, ids)

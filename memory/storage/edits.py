@@ -15,6 +15,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
+from memory.storage.db import Connection
 from memory.storage.rows import (
     RECORD_COLUMNS,
     content_hash,
@@ -33,7 +34,7 @@ _SNAPSHOT_SQL = (
 )
 
 
-async def _locked_row(conn: Any, scope: Scope, memory_id: str) -> Any:
+async def _locked_row(conn: Connection, scope: Scope, memory_id: str) -> Any:
     return await conn.fetchrow(
         f"SELECT {RECORD_COLUMNS} FROM memories"
         " WHERE tenant_id = $1 AND user_id = $2 AND id = $3 FOR UPDATE",
@@ -43,7 +44,7 @@ async def _locked_row(conn: Any, scope: Scope, memory_id: str) -> Any:
     )
 
 
-async def _snapshot(conn: Any, scope: Scope, record: MemoryRecord, change: str) -> None:
+async def _snapshot(conn: Connection, scope: Scope, record: MemoryRecord, change: str) -> None:
     snap = {**record_snapshot(record), "change": change}
     await conn.execute(
         _SNAPSHOT_SQL,
@@ -74,7 +75,8 @@ async def replace_content(
     if current is None:
         return None
     # The vector is computed from the new text with the memory's own context and speaker.
-    vector = (await store.embedder.aembed([store.embed_text(replace(current, content=content))]))[0]
+    vectors = await store.embedder.aembed([store.embed_text(replace(current, content=content))])
+    vector = vectors[0]
     async with store.pool.acquire() as conn, conn.transaction():
         row = await _locked_row(conn, scope, memory_id)
         if row is None:
@@ -94,13 +96,13 @@ async def replace_content(
             store.embedder.name,
             list(tags if tags is not None else row["tags"] or []),
         )
-        await store._event(conn, scope, memory_id, "edit", reason, detail or {})
-        await store._bump(conn, scope)
+        await store.add_event(conn, scope, memory_id, "edit", reason, detail or {})
+        await store.bump_version(conn, scope)
     store.cache.invalidate(scope)
     record = record_from_row(updated)
     # Indexed like any write (the index filters by status at query time); if Chroma is down the
     # row stays unindexed and the backlog's reindex picks it up.
-    await store._index(scope, [record], [vector])
+    await store.index_records(scope, [record], vectors)
     return record
 
 
@@ -123,8 +125,8 @@ async def set_pinned(
             memory_id,
             pinned,
         )
-        await store._event(conn, scope, memory_id, "pin" if pinned else "unpin", reason, {})
-        await store._bump(conn, scope)
+        await store.add_event(conn, scope, memory_id, "pin" if pinned else "unpin", reason, {})
+        await store.bump_version(conn, scope)
     store.cache.invalidate(scope)
     return record_from_row(updated)
 
@@ -205,6 +207,7 @@ async def unindexed_backlog(store: MemoryStore, tenant: str) -> dict[str, Any]:
             " WHERE tenant_id = $1 AND indexed_at IS NULL AND status <> 'deleted'",
             tenant,
         )
+    assert row is not None  # an aggregate always returns one row
     return {"unindexed": int(row["n"]), "oldest": row["oldest"]}
 
 

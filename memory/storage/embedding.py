@@ -9,20 +9,19 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
 
+from memory.storage.model_files import has_onnx_model, missing_model_error, onnx_dir
+
 Vectors = npt.NDArray[np.float32]
 
 _MAX_TOKENS = 256
 _BATCH = 64
-
-
-class EmbeddingError(RuntimeError):
-    """The embedding model is missing or failed."""
 
 
 @runtime_checkable
@@ -41,25 +40,43 @@ class Embedder(Protocol):
         ...
 
 
-def _onnx_dir(model_dir: Path) -> Path | None:
-    for candidate in (model_dir / "onnx", model_dir):
-        if (candidate / "model.onnx").is_file() and (candidate / "tokenizer.json").is_file():
-            return candidate
-    return None
-
-
-def has_onnx_model(model_dir: Path) -> bool:
-    """Whether `model_dir` holds the ONNX model and its tokenizer (in `onnx/` or directly)."""
-    return _onnx_dir(model_dir) is not None
-
-
 def _find_onnx_dir(model_dir: Path) -> Path:
-    found = _onnx_dir(model_dir)
+    found = onnx_dir(model_dir)
     if found is None:
-        from memory.storage.model_fetch import missing_model_error
-
         raise missing_model_error(model_dir, "expected onnx/model.onnx and onnx/tokenizer.json")
     return found
+
+
+# MiniLM truncates at 256 word pieces; the memory itself must come first so long context can
+# only cut context, never the memory.
+_MAX_CONTEXT_CHARS = 900
+# Chosen on bench/devsets (long assistant replies beside one-line facts): context up to the
+# memory's own length (at least 60 characters) against 2x/160 and none; see bench/README.md.
+_CONTEXT_PER_OWN = 1
+_MIN_CONTEXT_CHARS = 60
+
+
+def labelled(content: str, speaker: str | None) -> str:
+    """The content labelled with its speaker, whitespace collapsed (bare without a speaker)."""
+    content = " ".join(content.split())
+    return f"{speaker.strip()}: {content}" if speaker and speaker.strip() else content
+
+
+def embed_text(
+    content: str,
+    *,
+    speaker: str | None = None,
+    occurred_at: datetime | None = None,
+    context: str = "",
+) -> str:
+    """The text a memory's vector is computed from: "speaker: content", then its context."""
+    del occurred_at
+    own = labelled(content, speaker)
+    # Context may not outweigh the memory: a one-line fact beside a 900-character assistant
+    # reply would otherwise be embedded as the reply.
+    budget = min(_MAX_CONTEXT_CHARS, max(_CONTEXT_PER_OWN * len(own), _MIN_CONTEXT_CHARS))
+    context = " ".join(context.split())[:budget]
+    return f"{own}\n{context}" if context else own
 
 
 class OnnxEmbedder:

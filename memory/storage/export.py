@@ -1,4 +1,4 @@
-"""Export everything the system keeps about one user as JSON (data portability, seed 002).
+"""Export everything the system keeps about one user as JSON (the right to data portability).
 
 The export holds the memories in every status (with their prior versions), the images kept
 for image memories, the profile and consent, the audit trail and the user's thread ids. Vectors

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from memory.storage.db import Connection
 from memory.storage.deletion_outbox import CHROMA_TARGETS, enqueue, owner_digest, pending_targets
 from memory.storage.store import MemoryStore
 from memory.storage.vector import VectorIndexError
@@ -95,7 +96,7 @@ class Receipt:
         }
 
 
-async def scoped_tables(conn: Any) -> list[str]:
+async def scoped_tables(conn: Connection) -> list[str]:
     """Tables of the current schema that carry both `tenant_id` and `user_id`, in delete order."""
     rows = await conn.fetch(
         "SELECT c.table_name FROM information_schema.columns c"
@@ -110,7 +111,7 @@ async def scoped_tables(conn: Any) -> list[str]:
     return known + sorted(found - set(known))
 
 
-async def _existing(conn: Any, tables: Iterable[str]) -> list[str]:
+async def _existing(conn: Connection, tables: Iterable[str]) -> list[str]:
     return [t for t in tables if await conn.fetchval("SELECT to_regclass($1)", t) is not None]
 
 
@@ -119,7 +120,9 @@ def _count(status: str) -> int:
     return int(status.split()[-1])
 
 
-async def _delete_rows(conn: Any, scope: Scope, threads: list[str], receipt: Receipt) -> None:
+async def _delete_rows(
+    conn: Connection, scope: Scope, threads: list[str], receipt: Receipt
+) -> None:
     if threads:
         for table in await _existing(conn, CHECKPOINT_TABLES):
             status = await conn.execute(
@@ -147,7 +150,7 @@ async def user_thread_ids(store: MemoryStore, scope: Scope) -> list[str]:
     return [r["thread_id"] for r in rows]
 
 
-async def _owned_checkpoint_threads(conn: Any, scope: Scope) -> set[str]:
+async def _owned_checkpoint_threads(conn: Connection, scope: Scope) -> set[str]:
     """Threads whose checkpoints the server stamped with this owner.
 
     A turn that failed before its gate ran left a thread that `user_threads` does not list.

@@ -11,8 +11,7 @@ itself (the `messages` channel) is the user's own text and stays; "forget me" de
 
 from __future__ import annotations
 
-from typing import Any
-
+from memory.storage.db import Connection
 from memory.storage.store import MemoryStore
 from memory.types import Scope
 
@@ -21,7 +20,7 @@ _EMPTY_LIST = b"\x90"  # msgpack for [] (type "msgpack"), valid for all three li
 _PREFIX_CHARS = 60  # snippets may be cut to fit the prompt budget; their start survives
 
 
-async def _scrub(conn: Any, threads: list[str], needles: list[str]) -> int:
+async def _scrub(conn: Connection, threads: list[str], needles: list[str]) -> int:
     scrubbed = 0
     for table in ("checkpoint_blobs", "checkpoint_writes"):
         if await conn.fetchval("SELECT to_regclass($1)", table) is None:

@@ -1,18 +1,18 @@
 """The schema, as an append-only list of migrations applied by one idempotent `setup()`.
 
-Never edit a migration that has shipped: append a new one. Each runs in its own transaction under
-an advisory lock, so several processes starting at once (server workers, the CLI) apply each
-migration exactly once.
+Never edit a migration that has shipped: append a new one. All pending migrations run in one
+transaction under an advisory lock, so several processes starting at once (server workers, the
+CLI) apply each migration exactly once, and a failing migration leaves the schema as it was.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from memory.storage.db import Connection
 
 _LOCK_KEY = 0x6C6D61  # "lma": serialises concurrent setup() calls across processes
 
 MIGRATIONS: list[str] = [
-    # 1: the system of record (seed 002 episodic record + seed 003 long-term entry).
+    # 1: the system of record: episodic records and long-term entries in one table, by kind.
     """
     CREATE TABLE memories (
         id              text PRIMARY KEY,
@@ -115,7 +115,7 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX user_threads_thread ON user_threads (thread_id);
     """,
-    # 3: consolidation runs (seed 002 §四.2): one row per user a run touched; its changes are the
+    # 3: consolidation runs: one row per user a run touched; its changes are the
     # memory_versions rows with its run_id, so it can be inspected and rolled back.
     """
     CREATE TABLE consolidation_runs (
@@ -136,7 +136,7 @@ MIGRATIONS: list[str] = [
     CREATE INDEX consolidation_runs_scope ON consolidation_runs (tenant_id, user_id, status);
     CREATE INDEX memory_versions_run_scope ON memory_versions (run_id, tenant_id, user_id);
     """,
-    # 4: shared memory between agents (seed 000 §5) and cross-process cache invalidation.
+    # 4: shared memory between the agents of a tenant, and cross-process cache invalidation.
     # agent_events is the durable log behind LISTEN/NOTIFY: a NOTIFY carries only an event id
     # (payloads are capped at 8,000 bytes, and a listener that was offline misses them), so a
     # subscriber reads rows after its cursor. user_id names the user an event is about, so
@@ -253,7 +253,7 @@ MIGRATIONS: list[str] = [
 ]
 
 
-async def apply_migrations(conn: Any) -> int:
+async def apply_migrations(conn: Connection) -> int:
     """Apply every migration not yet applied; return how many ran. Safe to call repeatedly."""
     applied = 0
     async with conn.transaction():

@@ -19,33 +19,13 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-from memory.storage.embedding import EmbeddingError, has_onnx_model
+from memory.storage.model_files import has_onnx_model, missing_model_error
 
 log = logging.getLogger(__name__)
 
 _CHUNK = 1 << 16
 # Connecting may take a while on a slow link; a stalled transfer fails after a minute.
 _TIMEOUT_S = 60.0
-
-
-class ModelDownloadError(EmbeddingError):
-    """The embedding model could not be obtained (offline, interrupted, corrupt)."""
-
-
-def _both_ways(model_dir: Path) -> str:
-    return (
-        "Either let it download once on a machine with internet (source: "
-        "MEMORY_EMBEDDING_MODEL_URL, checked against MEMORY_EMBEDDING_MODEL_SHA256), or set "
-        "MEMORY_EMBEDDING_MODEL_DIR to a folder holding a copy of all-MiniLM-L6-v2 "
-        f"(onnx/model.onnx and onnx/tokenizer.json); it is looked for at {model_dir}."
-    )
-
-
-def missing_model_error(model_dir: Path, reason: str) -> ModelDownloadError:
-    """The error for a model that is neither present nor obtainable, naming both ways."""
-    return ModelDownloadError(
-        f"No ONNX embedding model at {model_dir}: {reason}. " + _both_ways(model_dir)
-    )
 
 
 def ensure_model(model_dir: Path, url: str | None, sha256: str) -> Path:

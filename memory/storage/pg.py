@@ -17,6 +17,7 @@ from typing import Any
 import asyncpg
 
 from memory.settings import Settings
+from memory.storage.db import Database
 from memory.storage.migrations import apply_migrations
 
 log = logging.getLogger(__name__)
@@ -87,7 +88,7 @@ def _describe(url: str) -> str:
 
 
 @asynccontextmanager
-async def open_pool(url: str, *, min_size: int = 1, max_size: int = 10) -> AsyncIterator[Any]:
+async def open_pool(url: str, *, min_size: int = 1, max_size: int = 10) -> AsyncIterator[Database]:
     """An asyncpg pool with the schema migrated; a clear error if the server is down."""
     try:
         pool = await asyncpg.create_pool(
@@ -101,6 +102,6 @@ async def open_pool(url: str, *, min_size: int = 1, max_size: int = 10) -> Async
     try:
         async with pool.acquire() as conn:
             await apply_migrations(conn)
-        yield pool
+        yield Database(pool)
     finally:
         await pool.close()

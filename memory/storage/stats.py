@@ -95,17 +95,6 @@ async def pollution(conn: Any, tenant: str | None) -> dict[str, Any]:
     }
 
 
-async def daily_memory_counts(conn: Any, tenant: str) -> list[tuple[str, str, int]]:
-    """(day "YYYY-MM-DD", kind, memories created that day) of one tenant, deleted ones left out."""
-    rows = await conn.fetch(
-        "SELECT to_char(date_trunc('day', created_at), 'YYYY-MM-DD') AS day, kind,"
-        " count(*) AS n FROM memories WHERE tenant_id = $1 AND status <> 'deleted'"
-        " GROUP BY 1, 2 ORDER BY 1",
-        tenant,
-    )
-    return [(r["day"], r["kind"], int(r["n"])) for r in rows]
-
-
 async def agent_event_counts(conn: Any, tenant: str | None) -> dict[str, int]:
     """Published agent events per type."""
     rows = await conn.fetch(
@@ -132,7 +121,6 @@ __all__ = [
     "POLLUTION_REASONS",
     "TABLES",
     "agent_event_counts",
-    "daily_memory_counts",
     "image_counts",
     "injection_usage",
     "memory_counts",

@@ -3,6 +3,12 @@
 Write path: embed → insert the row (with its vector and `indexed_at = NULL`) and its audit event
 in one transaction → upsert into Chroma → set `indexed_at`. If Chroma is down the row is kept and
 `reindex()` (run at start-up and by `memory-agent reindex`) indexes it later: nothing is lost.
+
+Every change is one transaction with its audit event and a bump of the user's version counter
+(`scope_versions`), so other processes' caches reload. Caches held above storage in this process
+(the recall index) register with `store.cache` and are told of each change as it is made.
+Ranking is not done here: recall asks for a user's rows and vectors (`active_memories`) and
+ranks them itself.
 """
 
 from __future__ import annotations
@@ -10,18 +16,28 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Collection, Coroutine, Sequence
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
+
+import numpy as np
 
 from memory.settings import Settings
-from memory.storage.embedding import get_embedder
+from memory.storage.db import Connection, Database, Row
+from memory.storage.deletion_outbox import enqueue, has_chroma_work, owed, retry_chroma
+from memory.storage.embedding import Embedder, Vectors, embed_text, get_embedder
 from memory.storage.pg import database_url, open_pool
-from memory.storage.rows import INSERT_SQL, RECORD_COLUMNS, insert_params, new_id, record_from_row
-from memory.storage.store_changes import StoreChanges
+from memory.storage.rows import (
+    INSERT_SQL,
+    RECORD_COLUMNS,
+    insert_params,
+    new_id,
+    record_from_row,
+    vector_from_bytes,
+)
 from memory.storage.vector import VectorIndex, VectorIndexError
-from memory.types import MemoryRecord, NewMemory, Scope
+from memory.types import MemoryKind, MemoryRecord, NewMemory, Scope, Status
 
 log = logging.getLogger(__name__)
 
@@ -44,10 +60,91 @@ def _check_content(item: NewMemory) -> None:
         raise MemoryInputError("memory content contains NUL characters")
 
 
-class MemoryStore(StoreChanges):
-    """Scoped reads and writes of memories. Create with `open_store()`."""
+class RowCache(Protocol):
+    """An in-process cache of some of a store's rows, kept by a layer above storage."""
 
-    # -- writing ---------------------------------------------------------------------------
+    def written(
+        self, scope: Scope, records: Sequence[MemoryRecord], vectors: Vectors, version: int
+    ) -> None:
+        """Note `records` (and vectors) written by this process; the user is now at `version`."""
+        ...
+
+    def invalidate(self, scope: Scope) -> None:
+        """Forget what is held for `scope`."""
+        ...
+
+    def clear(self) -> None:
+        """Forget everything."""
+        ...
+
+
+class StoreCaches:
+    """The caches registered on a store, told of every change this process makes through it."""
+
+    def __init__(self) -> None:
+        self.caches: list[RowCache] = []
+
+    def add(self, cache: RowCache) -> None:
+        """Register a cache."""
+        self.caches.append(cache)
+
+    def written(
+        self, scope: Scope, records: Sequence[MemoryRecord], vectors: Vectors, version: int
+    ) -> None:
+        """Tell every cache about a write."""
+        for cache in self.caches:
+            cache.written(scope, records, vectors, version)
+
+    def invalidate(self, scope: Scope) -> None:
+        """Drop `scope` from every cache."""
+        for cache in self.caches:
+            cache.invalidate(scope)
+
+    def clear(self) -> None:
+        """Empty every cache."""
+        for cache in self.caches:
+            cache.clear()
+
+
+class MemoryStore:
+    """Scoped reads and writes of memories. Create with `open_store()`.
+
+    Every public method takes the Scope first; none can omit it.
+    """
+
+    def __init__(self, pool: Database, index: VectorIndex, embedder: Embedder) -> None:
+        self.pool = pool
+        self.index = index
+        self.embedder = embedder
+        self.cache = StoreCaches()
+        self._background: set[asyncio.Task[Any]] = set()
+        # True until the outbox is known to hold no Chroma deletion: the first check looks.
+        self._deletions_owed = True
+
+    # -- background work ---------------------------------------------------------------------
+
+    def spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
+        """Run work off the hot path, keeping a reference so it is awaited on close."""
+        task = asyncio.get_running_loop().create_task(coro)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def drain(self) -> None:
+        """Wait for background work (access statistics) to finish."""
+        while self._background:
+            await asyncio.gather(*list(self._background), return_exceptions=True)
+
+    @staticmethod
+    def embed_text(item: NewMemory | MemoryRecord) -> str:
+        """The text a memory's vector is computed from (shared with the benchmark)."""
+        return embed_text(
+            item.content,
+            speaker=item.provenance.get("speaker"),
+            occurred_at=item.occurred_at,
+            context=item.context,
+        )
+
+    # -- writing -----------------------------------------------------------------------------
 
     async def write(self, scope: Scope, item: NewMemory, *, reason: str = "") -> MemoryRecord:
         """Store one memory (already gated and redacted) and index it."""
@@ -68,7 +165,8 @@ class MemoryStore(StoreChanges):
                 params = insert_params(
                     new_id(), scope.tenant_id, scope.user_id, item, vector, self.embedder.name
                 )
-                records.append(record_from_row(await conn.fetchrow(INSERT_SQL, *params)))
+                row = await conn.fetchrow(INSERT_SQL, *params)
+                records.append(record_from_row(row))
             await conn.executemany(
                 "INSERT INTO memory_events (tenant_id, user_id, memory_id, event, reason, detail)"
                 " VALUES ($1, $2, $3, 'write', $4, $5::jsonb)",
@@ -77,16 +175,18 @@ class MemoryStore(StoreChanges):
                     for r in records
                 ],
             )
-            version = await self._bump(conn, scope)
-        self._cache_add(scope, records, vectors, version)
-        await self._index(scope, records, vectors)
+            version = await self.bump_version(conn, scope)
+        self.cache.written(scope, records, vectors, version)
+        await self.index_records(scope, records, vectors)
         return records
 
-    async def index_records(self, scope: Scope, records: list[MemoryRecord], vectors: Any) -> bool:
-        """TEMP alias for merge (part A implements it): index records, mark them indexed."""
-        return await self._index(scope, records, vectors)
+    async def index_records(
+        self, scope: Scope, records: Sequence[MemoryRecord], vectors: Vectors
+    ) -> bool:
+        """Upsert stored records into Chroma and mark them indexed; False if Chroma is down.
 
-    async def _index(self, scope: Scope, records: list[MemoryRecord], vectors: Any) -> bool:
+        Rows Chroma missed stay `indexed_at IS NULL` for `reindex()`.
+        """
         try:
             await self.index.upsert(records, vectors)
         except VectorIndexError as exc:
@@ -119,14 +219,356 @@ class MemoryStore(StoreChanges):
                 )
             if not rows:
                 return done
-            by_scope: dict[Scope, list[Any]] = {}
+            by_scope: dict[Scope, list[Row]] = {}
             for row in rows:
                 by_scope.setdefault(Scope(row["tenant_id"], row["user_id"]), []).append(row)
             for scope, scoped in by_scope.items():
-                records, vectors = await self._vectors_for(scoped)
-                if not await self._index(scope, records, vectors):
+                records, vectors = await self.vectors_for(scoped)
+                if not await self.index_records(scope, records, vectors):
                     return done
                 done += len(records)
+
+    # -- reading -----------------------------------------------------------------------------
+
+    async def get(self, scope: Scope, memory_id: str) -> MemoryRecord | None:
+        """One memory of this user, whatever its status."""
+        async with self.pool.acquire() as conn:
+            row = await conn.fetchrow(
+                f"SELECT {RECORD_COLUMNS} FROM memories"
+                " WHERE tenant_id = $1 AND user_id = $2 AND id = $3",
+                scope.tenant_id,
+                scope.user_id,
+                memory_id,
+            )
+        return record_from_row(row) if row else None
+
+    async def list_memories(
+        self,
+        scope: Scope,
+        *,
+        kinds: Collection[MemoryKind] | None = None,
+        statuses: Collection[str] = ("active",),
+        limit: int = 100,
+        offset: int = 0,
+    ) -> list[MemoryRecord]:
+        """List this user's memories, newest first."""
+        kind_values = [k.value for k in kinds] if kinds else [k.value for k in MemoryKind]
+        async with self.pool.acquire() as conn:
+            rows = await conn.fetch(
+                f"SELECT {RECORD_COLUMNS} FROM memories WHERE tenant_id = $1 AND user_id = $2"
+                " AND kind = ANY($3::text[]) AND status = ANY($4::text[])"
+                " ORDER BY occurred_at DESC, id LIMIT $5 OFFSET $6",
+                scope.tenant_id,
+                scope.user_id,
+                kind_values,
+                list(statuses),
+                limit,
+                offset,
+            )
+        return [record_from_row(r) for r in rows]
+
+    async def scope_version(self, scope: Scope) -> int:
+        """The user's data version: it changes with every change of their memories (0: none)."""
+        async with self.pool.acquire() as conn:
+            version = await conn.fetchval(
+                "SELECT version FROM scope_versions WHERE tenant_id = $1 AND user_id = $2",
+                scope.tenant_id,
+                scope.user_id,
+            )
+        return int(version or 0)
+
+    async def active_memories(self, scope: Scope) -> tuple[list[MemoryRecord], Vectors]:
+        """The user's active, unexpired memories and their vectors (what recall searches)."""
+        async with self.pool.acquire() as conn:
+            rows = await conn.fetch(
+                f"SELECT {RECORD_COLUMNS}, embedding FROM memories WHERE tenant_id = $1"
+                " AND user_id = $2 AND status = 'active'"
+                " AND (expires_at IS NULL OR expires_at > now())",
+                scope.tenant_id,
+                scope.user_id,
+            )
+        return await self.vectors_for(rows)
+
+    async def vectors_for(self, rows: Sequence[Row]) -> tuple[list[MemoryRecord], Vectors]:
+        """Records and their stored vectors; re-embeds rows whose vector is missing or stale.
+
+        `rows` are `memories` rows selected with `RECORD_COLUMNS` and `embedding`.
+        """
+        records = [record_from_row(r) for r in rows]
+        vectors: list[np.ndarray | None] = [
+            vector_from_bytes(r["embedding"], self.embedder.dim) for r in rows
+        ]
+        missing = [i for i, v in enumerate(vectors) if v is None]
+        if missing:
+            fresh = await self.embedder.aembed([self.embed_text(records[i]) for i in missing])
+            for i, v in zip(missing, fresh, strict=True):
+                vectors[i] = v
+        if not records:
+            return [], np.zeros((0, self.embedder.dim), dtype=np.float32)
+        return records, np.vstack([v for v in vectors if v is not None])
+
+    async def owners(self, *, tenant: str | None = None, user: str | None = None) -> list[Scope]:
+        """The users with stored memories, sorted; `tenant` / `user` narrow to a match. Admin."""
+        async with self.pool.acquire() as conn:
+            rows = await conn.fetch(
+                "SELECT DISTINCT tenant_id, user_id FROM memories WHERE status <> 'deleted'"
+                " AND ($1::text IS NULL OR tenant_id = $1) AND ($2::text IS NULL OR user_id = $2)"
+                " ORDER BY tenant_id, user_id",
+                tenant,
+                user,
+            )
+        return [Scope(r["tenant_id"], r["user_id"]) for r in rows]
+
+    async def daily_counts(self, tenant: str) -> list[tuple[str, str, int]]:
+        """(day "YYYY-MM-DD", kind, memories created) of a tenant's kept memories, by day. Admin."""
+        async with self.pool.acquire() as conn:
+            rows = await conn.fetch(
+                "SELECT to_char(date_trunc('day', created_at), 'YYYY-MM-DD') AS day, kind,"
+                " count(*) AS n FROM memories WHERE tenant_id = $1 AND status <> 'deleted'"
+                " GROUP BY 1, 2 ORDER BY 1",
+                tenant,
+            )
+        return [(r["day"], r["kind"], int(r["n"])) for r in rows]
+
+    async def events(self, scope: Scope, memory_id: str | None = None) -> list[dict[str, Any]]:
+        """The audit trail of this user (or of one of their memories), oldest first."""
+        async with self.pool.acquire() as conn:
+            rows = await conn.fetch(
+                "SELECT id, memory_id, event, reason, detail, actor, at FROM memory_events"
+                " WHERE tenant_id = $1 AND user_id = $2 AND ($3::text IS NULL OR memory_id = $3)"
+                " ORDER BY id",
+                scope.tenant_id,
+                scope.user_id,
+                memory_id,
+            )
+        return [
+            {
+                **dict(r),
+                "detail": json.loads(r["detail"]) if isinstance(r["detail"], str) else r["detail"],
+            }
+            for r in rows
+        ]
+
+    async def consent(self, scope: Scope) -> bool:
+        """Whether the user consents to memories being kept (default yes until they opt out)."""
+        async with self.pool.acquire() as conn:
+            value = await conn.fetchval(
+                "SELECT consent FROM user_settings WHERE tenant_id = $1 AND user_id = $2",
+                scope.tenant_id,
+                scope.user_id,
+            )
+        return True if value is None else bool(value)
+
+    # -- changing ----------------------------------------------------------------------------
+
+    async def set_status(
+        self,
+        scope: Scope,
+        memory_id: str,
+        status: Status,
+        *,
+        reason: str,
+        superseded_by: str | None = None,
+        event: str | None = None,
+    ) -> MemoryRecord | None:
+        """Change a memory's status (supersede, expire, approve ...) with an audit event."""
+        async with self.pool.acquire() as conn, conn.transaction():
+            row = await conn.fetchrow(
+                "UPDATE memories SET status = $4, superseded_by = COALESCE($5, superseded_by),"
+                " updated_at = now(), version = version + 1"
+                " WHERE tenant_id = $1 AND user_id = $2 AND id = $3 RETURNING " + RECORD_COLUMNS,
+                scope.tenant_id,
+                scope.user_id,
+                memory_id,
+                status.value,
+                superseded_by,
+            )
+            if row is None:
+                return None
+            await self.add_event(
+                conn,
+                scope,
+                memory_id,
+                event or status.value,
+                reason,
+                {"superseded_by": superseded_by} if superseded_by else {},
+            )
+            await self.bump_version(conn, scope)
+        self.cache.invalidate(scope)
+        return record_from_row(row)
+
+    async def reinforce(
+        self, scope: Scope, memory_id: str, *, confidence_step: float = 0.05, reason: str
+    ) -> MemoryRecord | None:
+        """A near-duplicate was seen again: raise confidence and access stats, no new copy."""
+        async with self.pool.acquire() as conn, conn.transaction():
+            row = await conn.fetchrow(
+                "UPDATE memories SET confidence = LEAST(1.0, confidence + $4),"
+                " access_count = access_count + 1, last_accessed = now(), updated_at = now()"
+                " WHERE tenant_id = $1 AND user_id = $2 AND id = $3 AND status = 'active'"
+                " RETURNING " + RECORD_COLUMNS,
+                scope.tenant_id,
+                scope.user_id,
+                memory_id,
+                confidence_step,
+            )
+            if row is None:
+                return None
+            await self.add_event(conn, scope, memory_id, "update", reason, {})
+        return record_from_row(row)
+
+    async def delete(self, scope: Scope, memory_id: str, *, reason: str) -> dict[str, int]:
+        """Delete one memory from Postgres and Chroma; return a receipt of what was removed.
+
+        The Chroma deletion is recorded in the outbox in the same transaction as the row's, so
+        it is owed even if this process dies before Chroma answers; with Chroma down the receipt
+        says `chroma_pending: 1` and the deletion is retried later (see `deletion_outbox`).
+        """
+        await self.retry_deletions()  # older deletions first, if Chroma is back
+        async with self.pool.acquire() as conn, conn.transaction():
+            deleted = await conn.execute(
+                "DELETE FROM memories WHERE tenant_id = $1 AND user_id = $2 AND id = $3",
+                scope.tenant_id,
+                scope.user_id,
+                memory_id,
+            )
+            versions = await conn.execute(
+                "DELETE FROM memory_versions WHERE tenant_id = $1 AND user_id = $2"
+                " AND memory_id = $3",
+                scope.tenant_id,
+                scope.user_id,
+                memory_id,
+            )
+            # The audit trail keeps that a deletion happened, never what was deleted.
+            events = await conn.execute(
+                "UPDATE memory_events SET detail = '{}'::jsonb, reason = 'redacted: deleted'"
+                " WHERE tenant_id = $1 AND user_id = $2 AND memory_id = $3",
+                scope.tenant_id,
+                scope.user_id,
+                memory_id,
+            )
+            n = int(deleted.split()[-1])
+            if n:
+                await self.add_event(conn, scope, memory_id, "delete", reason, {})
+                await self.bump_version(conn, scope)
+                await enqueue(conn, "chroma_ids", [memory_id], scope)
+        self.cache.invalidate(scope)
+        chroma = pending = 0
+        if n:
+            self._deletions_owed = True
+            await retry_chroma(self.pool, self.index, self.index.settings, scope=scope)
+            pending = int(await owed(self.pool, "chroma_ids", memory_id, scope))
+            chroma = 1 - pending
+            if pending:
+                log.warning("Chroma unavailable while deleting %s: queued for retry", memory_id)
+        return {
+            "memories": n,
+            "versions": int(versions.split()[-1]),
+            "audit_events_redacted": int(events.split()[-1]),
+            "chroma_entries": chroma,
+            "chroma_pending": pending,
+        }
+
+    async def retry_deletions(self) -> int:
+        """Retry the Chroma deletions still owed; how many completed (0 while Chroma is down)."""
+        if not self._deletions_owed:
+            return 0
+        done = await retry_chroma(self.pool, self.index, self.index.settings)
+        self._deletions_owed = await has_chroma_work(self.pool)
+        return done
+
+    async def touch_thread(self, scope: Scope, thread_id: str) -> None:
+        """Remember that `thread_id` belongs to this user (for deletion of their checkpoints)."""
+        async with self.pool.acquire() as conn:
+            await conn.execute(
+                "INSERT INTO user_threads (tenant_id, user_id, thread_id) VALUES ($1, $2, $3)"
+                " ON CONFLICT (tenant_id, user_id, thread_id) DO UPDATE SET last_seen = now()",
+                scope.tenant_id,
+                scope.user_id,
+                thread_id,
+            )
+
+    async def set_consent(self, scope: Scope, consent: bool) -> None:
+        """Record whether the user consents to long-term memory."""
+        async with self.pool.acquire() as conn, conn.transaction():
+            await conn.execute(
+                "INSERT INTO user_settings (tenant_id, user_id, consent) VALUES ($1, $2, $3)"
+                " ON CONFLICT (tenant_id, user_id) DO UPDATE SET consent = $3, updated_at = now()",
+                scope.tenant_id,
+                scope.user_id,
+                consent,
+            )
+            await self.add_event(
+                conn, scope, None, "consent", "granted" if consent else "revoked", {}
+            )
+
+    async def record_access(self, scope: Scope, ids: Sequence[str], query: str) -> None:
+        """Count a recall's use of `ids` (access statistics) with an audit event."""
+        async with self.pool.acquire() as conn, conn.transaction():
+            await conn.execute(
+                "UPDATE memories SET access_count = access_count + 1, last_accessed = now()"
+                " WHERE tenant_id = $1 AND user_id = $2 AND id = ANY($3::text[])",
+                scope.tenant_id,
+                scope.user_id,
+                list(ids),
+            )
+            await conn.execute(
+                "INSERT INTO memory_events (tenant_id, user_id, event, reason, detail)"
+                " VALUES ($1, $2, 'access', 'recalled', $3::jsonb)",
+                scope.tenant_id,
+                scope.user_id,
+                json.dumps({"ids": list(ids), "query_chars": len(query)}),
+            )
+
+    async def record_event(
+        self,
+        scope: Scope,
+        memory_id: str | None,
+        event: str,
+        reason: str,
+        detail: dict[str, Any] | None = None,
+    ) -> None:
+        """Append an audit event (gate decisions, conflicts, approvals ...)."""
+        async with self.pool.acquire() as conn:
+            await self.add_event(conn, scope, memory_id, event, reason, detail or {})
+
+    async def bump_version(self, conn: Connection, scope: Scope) -> int:
+        """Advance the user's data version inside the caller's transaction; the new version.
+
+        Its commit notifies other processes (a trigger on `scope_versions`), whose caches reload.
+        """
+        version = await conn.fetchval(
+            # A user's first row starts at epoch·2^32, so a user deleted and re-created never
+            # reuses a version a cache may still hold; updates count up by one.
+            "INSERT INTO scope_versions (tenant_id, user_id, version)"
+            " VALUES ($1, $2, nextval('scope_epoch_seq') * 4294967296)"
+            " ON CONFLICT (tenant_id, user_id) DO UPDATE"
+            " SET version = scope_versions.version + 1 RETURNING version",
+            scope.tenant_id,
+            scope.user_id,
+        )
+        return int(version)
+
+    async def add_event(
+        self,
+        conn: Connection,
+        scope: Scope,
+        memory_id: str | None,
+        event: str,
+        reason: str,
+        detail: dict[str, Any],
+    ) -> None:
+        """Append an audit event inside the caller's transaction (with the change it records)."""
+        await conn.execute(
+            "INSERT INTO memory_events (tenant_id, user_id, memory_id, event, reason, detail)"
+            " VALUES ($1, $2, $3, $4, $5, $6::jsonb)",
+            scope.tenant_id,
+            scope.user_id,
+            memory_id,
+            event,
+            reason,
+            json.dumps(detail, ensure_ascii=False, default=str),
+        )
 
 
 def _write_detail(record: MemoryRecord) -> str:

@@ -89,11 +89,18 @@ class VectorIndex:
             )
         return self._collections[layer]
 
-    async def connect(self) -> bool:
-        """TEMP alias for merge (part A implements it): open every layer's collection.
+    def _forget_client(self) -> None:
+        # After a failure (server restarted, connection reset) reconnect on the next call.
+        self._client = None
+        self._collections.clear()
 
-        Connecting is blocking I/O, so it runs in a worker thread; on failure the client is
-        forgotten (the next call reconnects), the failure logged, and False returned.
+    async def connect(self) -> bool:
+        """Open the text layers' collections in a worker thread; False (logged) if Chroma is down.
+
+        The index connects lazily, and a later call may look a collection up on the event loop:
+        connecting here first keeps that blocking I/O off the loop (`langgraph dev` refuses it).
+        A Chroma outage is not fatal, Postgres is the record: the client is forgotten so the next
+        call reconnects.
         """
         try:
             await asyncio.to_thread(lambda: [self._collection(layer) for layer in LAYERS])
@@ -102,11 +109,6 @@ class VectorIndex:
             log.warning("Chroma unavailable: %s", exc)
             return False
         return True
-
-    def _forget_client(self) -> None:
-        # After a failure (server restarted, connection reset) reconnect on the next call.
-        self._client = None
-        self._collections.clear()
 
     async def _run(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
         try:

@@ -18,8 +18,8 @@ import time
 
 from memory.longterm import profile
 from memory.settings import Settings
-from memory.storage.cache_sync import open_cache_sync
 from memory.storage.store import MemoryStore, open_store
+from memory.system import open_cache_sync, recaller
 from memory.types import Scope
 
 _WATCH: list[asyncio.Task[dict[str, object]]] = []
@@ -27,7 +27,7 @@ _WATCH: list[asyncio.Task[dict[str, object]]] = []
 
 def _cached(store: MemoryStore, scope: Scope) -> dict[str, bool]:
     return {
-        "cached": store.cache.peek(scope) is not None,
+        "cached": recaller(store).cache.peek(scope) is not None,
         "profile_cached": scope.key in profile._CACHE,
     }
 
@@ -46,7 +46,9 @@ async def _wait_dropped(store: MemoryStore, scope: Scope, limit_s: float) -> dic
 async def _answer(store: MemoryStore, scope: Scope, line: str) -> dict[str, object]:
     command, *args = line.split()
     if command == "recall":
-        hits = await store.recall(scope, "what does the user prefer?", k=10, record_access=False)
+        hits = await recaller(store).recall(
+            scope, "what does the user prefer?", k=10, record_access=False
+        )
         return {"ids": sorted(h.record.id for h in hits), **_cached(store, scope)}
     if command == "profile":
         loaded = await profile.load_profile(store, scope)

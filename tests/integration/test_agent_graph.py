@@ -17,6 +17,7 @@ from agent.graph import build_graph
 from agent.model import load_chat_model
 from memory.settings import Settings
 from memory.storage.store import MemoryStore, open_store
+from memory.system import recaller
 from memory.types import Scope, Status
 from memory.working.scratchpad_tools import WRITE_TOOL
 from tests.support.memory_stores import truncate
@@ -188,7 +189,7 @@ async def test_high_risk_memory_waits_for_approval(
         assert len(pending) == 1
         row = await store.get(Scope("acme", "gina"), pending[0]["id"])
         assert row is not None and row.status is Status.PENDING_APPROVAL
-        assert await store.recall(Scope("acme", "gina"), "refunds", k=5) == []
+        assert await recaller(store).recall(Scope("acme", "gina"), "refunds", k=5) == []
         await graph.ainvoke(Command(resume="approve"), config, context=ctx)
     row = await store.get(Scope("acme", "gina"), pending[0]["id"])
     assert row is not None and row.status is Status.ACTIVE
@@ -221,7 +222,9 @@ async def test_finished_task_resets_task_state_and_is_shared_only_by_rule(
         model.script({"tool_calls": [finish]}, "Done: billing now runs on Postgres 16.")
         second = await _turn(graph, store, thread, ctx, "Great, is it finished?")
     assert second["task"]["goal"] is None  # the task ended; the next one starts afresh
-    hits = await store.recall(Scope("acme", SHARED_USER), "billing Postgres migration", k=5)
+    hits = await recaller(store).recall(
+        Scope("acme", SHARED_USER), "billing Postgres migration", k=5
+    )
     completed = [h.record for h in hits if h.record.content.startswith("Completed task:")]
     if not shared:
         assert completed == []

@@ -13,6 +13,7 @@ import pytest
 
 from memory.sharing.bus import AgentBus, Event, Subscription
 from memory.sharing.bus_types import SHARED_USER, BusInputError
+from memory.system import recaller
 from memory.types import MemoryKind, Origin, Scope, ScopeError, Source
 from tests.support.memory_stores import open_stores, truncate
 
@@ -84,7 +85,7 @@ async def test_durable_event_becomes_a_low_trust_memory(buses: list[AgentBus]) -
     assert memory.provenance["agent_id"] == "researcher"
     assert memory.provenance["trust"] == "low" and memory.importance <= 0.3
     assert memory.expires_at is not None  # the low-trust TTL, not "forever"
-    hits = await planner.store.recall(ALICE, "when does staging restart?", k=3)
+    hits = await recaller(planner.store).recall(ALICE, "when does staging restart?", k=3)
     assert hits and hits[0].record.id == memory.id
 
     done = await researcher.publish(
@@ -250,5 +251,5 @@ async def test_forgetting_a_user_deletes_what_agents_shared_of_them(
         log_text = await conn.fetchval("SELECT string_agg(data::text, ' ') FROM agent_events")
     assert "Quillfeather" not in log_text
     assert "Ravenmoor" in log_text and "staging cluster" in log_text
-    hits = await store.recall(shared, "Quillfeather project release day", k=5)
+    hits = await recaller(store).recall(shared, "Quillfeather project release day", k=5)
     assert all("Quillfeather" not in h.record.content for h in hits)

@@ -19,9 +19,8 @@ import pytest
 
 from memory.longterm import profile
 from memory.settings import Settings
-from memory.storage.cache_sync import key_invalidator, open_cache_sync
-from memory.storage.lru import LRUCache
 from memory.storage.store import MemoryStore, open_store
+from memory.system import open_cache_sync, recaller
 from memory.types import Category, MemoryKind, NewMemory, Scope
 from tests.support.memory_stores import store_settings, truncate
 from tests.support.ports import REPO_ROOT, child_env
@@ -126,34 +125,41 @@ async def test_a_profile_change_alone_reaches_process_b(store: MemoryStore, chil
 async def test_own_writes_keep_the_cache_warm(store: MemoryStore) -> None:
     async with open_cache_sync(store) as sync:
         await store.write(ALICE, _pref("I prefer tea."))
-        await store.recall(ALICE, "drinks", k=3)
-        entry = store.cache.peek(ALICE)
+        await recaller(store).recall(ALICE, "drinks", k=3)
+        entry = recaller(store).cache.peek(ALICE)
         assert entry is not None
         await store.write(ALICE, _pref("I prefer window seats."))
         await asyncio.sleep(0.5)  # longer than the own-write grace
         assert sync.received >= 2
-        assert store.cache.peek(ALICE) is entry and entry.size() == 2  # updated in place
-        misses = store.cache.misses
-        await store.recall(ALICE, "seats", k=3)
-        assert store.cache.misses == misses  # no reload
+        assert recaller(store).cache.peek(ALICE) is entry and entry.size() == 2  # updated in place
+        misses = recaller(store).cache.misses
+        await recaller(store).recall(ALICE, "seats", k=3)
+        assert recaller(store).cache.misses == misses  # no reload
 
 
 async def test_invalidation_resumes_after_a_dropped_connection(
     store: MemoryStore, pg_db_url: str, tmp_data_dir: Path, embedding_model_dir: Path
 ) -> None:
-    profiles: LRUCache[str, dict[str, str]] = LRUCache(ttl_s=3600)
+    profiles: dict[str, dict[str, str]] = {}
+
+    def drop(scope: Scope | None) -> None:  # a cache without versions: everything on None
+        if scope is None:
+            profiles.clear()
+        else:
+            profiles.pop(scope.key, None)
+
     settings: Settings = store_settings(pg_db_url, tmp_data_dir, embedding_model_dir)
     async with (
         open_store(settings) as writer,
-        open_cache_sync(store, key_invalidator(profiles.invalidate, profiles.clear)) as sync,
+        open_cache_sync(store, drop) as sync,
     ):
-        profiles.put(ALICE.key, {"language": "fr"})
+        profiles[ALICE.key] = {"language": "fr"}
         pid = sync.listener.backend_pid
         async with writer.pool.acquire() as conn:
             await conn.fetchval("SELECT pg_terminate_backend($1)", pid)
         await _until(lambda: sync.listener.reconnects == 1)
         assert len(profiles) == 0  # notifications may have been missed: everything dropped
-        profiles.put(ALICE.key, {"language": "fr"})
+        profiles[ALICE.key] = {"language": "fr"}
         await writer.write(ALICE, _pref("I prefer answers in German."))
         await _until(lambda: len(profiles) == 0)  # the new connection heard the write
         assert sync.received >= 1

@@ -18,6 +18,7 @@ from memory.gating import ingest_apply
 from memory.gating.concurrency import write_with_policy
 from memory.gating.ingest_apply import ConflictStrategy
 from memory.storage.store import MemoryStore
+from memory.system import recaller
 from memory.types import Category, MemoryKind, MemoryRecord, NewMemory, Origin, Scope, Status
 from tests.support.memory_stores import open_stores, truncate
 
@@ -38,14 +39,14 @@ async def agents(
 
 
 def _widen_race_window(store: MemoryStore, monkeypatch: pytest.MonkeyPatch) -> None:
-    read = store.similar
+    read = recaller(store).similar
 
     async def slow_similar(*args: Any, **kwargs: Any) -> Any:
         found = await read(*args, **kwargs)
         await asyncio.sleep(RACE_WINDOW_S)  # decide on what was read, long after reading it
         return found
 
-    monkeypatch.setattr(store, "similar", slow_similar)
+    monkeypatch.setattr(recaller(store), "similar", slow_similar)
 
 
 def _pref(text: str) -> NewMemory:
@@ -92,7 +93,7 @@ async def test_last_write_wins_keeps_the_loser_linked(
     assert superseded[0].created_at < active[0].created_at
     conflicts = await _events(agents[1], "conflict")
     assert len(conflicts) == 1 and conflicts[0]["memory_id"] == active[0].id
-    recalled = await agents[1].recall(ALICE, "what does alice prefer to drink?", k=5)
+    recalled = await recaller(agents[1]).recall(ALICE, "what does alice prefer to drink?", k=5)
     assert [h.record.id for h in recalled] == [active[0].id]
 
 

@@ -27,6 +27,7 @@ from memory.settings import Settings
 from memory.storage.consolidation_runs import run_rows
 from memory.storage.store import MemoryStore, open_store
 from memory.storage.user_locks import UserLocks
+from memory.system import recaller
 from memory.types import Category, MemoryKind, NewMemory, Origin, Scope, Source, Status
 from tests.support.memory_stores import truncate
 
@@ -115,7 +116,7 @@ async def test_five_episodes_become_one_preference(store: MemoryStore) -> None:
     assert kept is not None and kept.status is Status.ACTIVE and kept.kind is MemoryKind.EPISODIC
     chroma_ids = {i for i, _, _ in await _chroma(store, ALICE)}
     assert chroma_ids == {rule.id, one_off}
-    hits = await store.recall(ALICE, "which language should code examples use?", k=3)
+    hits = await recaller(store).recall(ALICE, "which language should code examples use?", k=3)
     assert hits[0].record.id == rule.id
     assert (await load_profile(store, ALICE)).get("code_language") == "typescript"
     rows = await run_rows(store.pool, summary.run_id)
@@ -148,7 +149,9 @@ async def test_expired_memory_and_its_chroma_entry_are_gone(store: MemoryStore) 
     assert gone is not None and gone.status is Status.EXPIRED
     assert {i for i, _, _ in await _chroma(store, ALICE)} == {fresh.id}
     assert await store.index.count_scope(ALICE) == 1
-    assert old.id not in {h.record.id for h in await store.recall(ALICE, "staging password")}
+    assert old.id not in {
+        h.record.id for h in await recaller(store).recall(ALICE, "staging password")
+    }
     # After the rollback window the row and its history are deleted for good.
     async with store.pool.acquire() as conn:
         await conn.execute("UPDATE memories SET updated_at = now() - interval '31 days'"

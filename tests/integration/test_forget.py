@@ -26,6 +26,7 @@ from memory.settings import Settings
 from memory.storage.forget import CHECKPOINT_TABLES, forget_user, scoped_tables
 from memory.storage.forget_one import delete_memory
 from memory.storage.store import MemoryStore, open_store
+from memory.system import recaller
 from memory.types import NewMemory, Scope
 from tests.support.stub_llm import StubLLM
 
@@ -189,7 +190,7 @@ async def test_forget_leaves_nothing_anywhere_and_the_receipt_adds_up(
     assert await db_hits(store, alice_marks) == []
     assert chroma_hits(tmp_data_dir, alice_marks) == []
     assert await store.list_memories(alice, statuses=("active", "superseded")) == []
-    assert await store.recall(alice, f"{alice_marks[1]} build tool", k=5) == []
+    assert await recaller(store).recall(alice, f"{alice_marks[1]} build tool", k=5) == []
     # Bob is untouched.
     assert await _counts(store, bob, []) == bob_before
     assert {h.split(": ")[1] for h in await db_hits(store, bob_marks)} == set(bob_marks)

@@ -14,6 +14,7 @@ from langgraph.store.base import InvalidNamespaceError
 from memory.governed_store import GovernedStore, ScopeDeniedError, parse_namespace
 from memory.storage.export import export_user
 from memory.storage.store import MemoryStore
+from memory.system import recaller
 from memory.types import MemoryKind, NewMemory, Scope, Status
 
 ALICE, BOB = Scope("acme", "alice"), Scope("acme", "bob")
@@ -198,7 +199,7 @@ async def test_store_items_are_the_projects_memories(
     store: GovernedStore, memory: MemoryStore
 ) -> None:
     await store.aput(NS_A, "p", {"content": "I prefer dark mode in every editor."})
-    hits = await memory.recall(ALICE, "editor theme", k=3, record_access=False)
+    hits = await recaller(memory).recall(ALICE, "editor theme", k=3, record_access=False)
     assert hits and "dark mode" in hits[0].record.content
     exported = await export_user(memory, ALICE)
     assert any("dark mode" in m["content"] for m in exported["memories"])

@@ -18,6 +18,7 @@ from memory.gating.history_import import (
     read_messages,
 )
 from memory.storage.store import MemoryStore, open_store
+from memory.system import recaller
 from memory.types import Scope
 from tests.support.memory_stores import store_settings, truncate
 from tests.support.ports import REPO_ROOT
@@ -64,7 +65,7 @@ async def test_gated_import_round_trip(store: MemoryStore, tmp_path: Path) -> No
     assert not any("4111" in c for c in stored)  # a high-risk secret is never stored
     assert not any(c.startswith(("Hi there", "Thanks")) for c in stored)
     assert not any("How can I help" in c for c in stored)
-    hits = await store.recall(USER, "what instrument does my niece play?", k=3)
+    hits = await recaller(store).recall(USER, "what instrument does my niece play?", k=3)
     assert hits and "oboe" in hits[0].record.content
 
 
@@ -114,7 +115,7 @@ async def test_locomo_file_import(store: MemoryStore) -> None:
     assert len(sessions) > 2 and all(m.occurred_at for m in messages)
     report = await import_messages(store, USER, messages, source=file_digest(path), gated=False)
     assert report.stored == len(messages)
-    hits = await store.recall(USER, "Where is my sister's wedding?", k=5)
+    hits = await recaller(store).recall(USER, "Where is my sister's wedding?", k=5)
     assert hits and any("Lisbon" in h.record.content for h in hits)
     assert hits[0].record.provenance["import"]["source"] == file_digest(path)
 

@@ -27,6 +27,7 @@ from memory.storage.forget import forget_user
 from memory.storage.forget_one import delete_memory
 from memory.storage.images import image_rows
 from memory.storage.store import MemoryStore
+from memory.system import recaller
 from memory.types import Scope
 from tests.support.images import (
     CAMERA_SERIAL,
@@ -136,7 +137,7 @@ async def test_image_turn_described_recalled_deduped_and_scrubbed(
         await _turn(graph, store, "t2", ctx, {"role": "user", "content": "Where was the kayak?"})
         answers = [r for r in model.requests() if "tools" in r]
         assert "red kayak" in json.dumps(answers[-1]["messages"]).lower()
-        hits = await store.recall(ALICE, "kayak on a lake", k=3)
+        hits = await recaller(store).recall(ALICE, "kayak on a lake", k=3)
         assert hits[0].record.content.startswith("Image: A red kayak")
         assert hits[0].record.provenance["image"]["width"] == 320
 
@@ -175,7 +176,7 @@ async def test_without_a_model_the_users_words_describe_the_image(
                  "mime_type": "image/png"}  # fmt: skip
         await _turn(graph, store, "u1", ctx, image_message("My dog Rex at the beach.", [block]))
     assert describe_requests(model) == []
-    hits = await store.recall(ALICE, "dog at the beach", k=5)
+    hits = await recaller(store).recall(ALICE, "dog at the beach", k=5)
     image_hits = [h for h in hits if "image" in h.record.tags]
     assert image_hits[0].record.content == "Image (undescribed): My dog Rex at the beach."
     assert "undescribed" in image_hits[0].record.tags
@@ -322,7 +323,7 @@ async def test_an_audio_transcript_is_remembered_like_typed_words(
         out = await _turn(graph, store, "a1", ctx, {"role": "user", "content": [audio]})
     assert out["messages"][0].content == "I always take the 7am train to work."
     assert any(g["action"] == "stored" for g in out["gate"]), out["gate"]
-    hits = await store.recall(ALICE, "which train do I take?", k=3)
+    hits = await recaller(store).recall(ALICE, "which train do I take?", k=3)
     assert "7am train" in hits[0].record.content
 
 

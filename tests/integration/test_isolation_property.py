@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 
 from memory.settings import Settings
 from memory.storage.store import MemoryStore, open_store
+from memory.system import recaller
 from memory.types import MemoryKind, MemoryRecord, NewMemory, Scope
 
 TENANTS = 3
@@ -92,13 +93,13 @@ class Run:
         if kind == "recall":
             # The query quotes someone else's secret word for word: the strongest possible lure.
             lure = next((t for m, t in self.texts.items() if self.owner[m] != scope), word)
-            found = [h.record for h in await store.recall(scope, lure, k=10)]
+            found = [h.record for h in await recaller(store).recall(scope, lure, k=10)]
         elif kind == "list":
             found = await store.list_memories(scope, limit=500)
         elif kind == "similar":
-            found = [r for r, _ in await store.similar(scope, f"{word} is", k=10)]
+            found = [r for r, _ in await recaller(store).similar(scope, f"{word} is", k=10)]
         elif kind == "long_term":
-            found = await store.long_term(scope, limit=50)
+            found = await recaller(store).long_term(scope, limit=50)
         else:  # someone else's ids, asked for by id
             for mid in list(self.owner):
                 got = await store.get(scope, mid)

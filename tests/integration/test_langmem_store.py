@@ -19,6 +19,7 @@ from agent.store import open_governed_store
 from memory.governed_store import GovernedStore, ScopeDeniedError
 from memory.settings import Settings
 from memory.storage.export import export_user
+from memory.system import recaller
 from memory.types import Scope
 from tests.support.langmem_graph import build
 from tests.support.memory_stores import truncate
@@ -89,7 +90,7 @@ async def test_langmem_tools_remember_across_threads_governed(
     assert any("[REDACTED:card]" in c for c in contents)  # redacted before it was stored
     assert all(CARD not in c for c in contents) and CARD not in found
     assert all("lol" not in c for c in contents)  # chit-chat dropped by the gate
-    hits = await store.memory.recall(ALICE, "allergy", k=3, record_access=False)
+    hits = await recaller(store.memory).recall(ALICE, "allergy", k=3, record_access=False)
     assert "peanuts" in hits[0].record.content  # the project's own recall sees it
     exported = json.dumps(await export_user(store.memory, ALICE))
     assert "peanuts" in exported

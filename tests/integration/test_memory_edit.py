@@ -15,6 +15,7 @@ from memory.gating.edit import EditRefused, edit_memory
 from memory.gating.ingest import ingest_text
 from memory.storage.edits import set_pinned, versions
 from memory.storage.store import MemoryStore
+from memory.system import recaller
 from memory.types import NewMemory, Scope, Status
 from tests.support.memory_stores import truncate
 
@@ -47,7 +48,7 @@ async def test_an_edit_is_redacted_versioned_reindexed_and_audited(store: Memory
     assert "window seats" in history[0]["snapshot"]["content"]
     assert history[0]["snapshot"]["change"] == "edit"
     assert [e["event"] for e in await store.events(ALICE, mid)] == ["write", "edit"]
-    hits = await store.recall(ALICE, "aisle seats", k=3, record_access=False)
+    hits = await recaller(store).recall(ALICE, "aisle seats", k=3, record_access=False)
     assert hits and hits[0].record.id == mid and "aisle" in hits[0].record.content
     chroma = {i: doc for i, doc, _ in await store.index.documents_for(ALICE)}
     assert "aisle" in chroma[mid] and "alice@example.com" not in chroma[mid]

@@ -15,6 +15,7 @@ from memory.observability.latency import RECALL_LATENCY
 from memory.observability.metrics import chroma_dir_for, collect_stats, prometheus_text
 from memory.settings import Settings
 from memory.storage.store import MemoryStore, open_store
+from memory.system import recaller
 from memory.types import MemoryKind, NewMemory, Scope, Status
 from tests.support.memory_stores import store_settings, truncate
 from tests.support.prometheus import parse_prometheus
@@ -42,7 +43,7 @@ async def _scenario(store: MemoryStore) -> list[str]:
     await store.write(ALICE, NewMemory("Alice prefers Rust", kind=MemoryKind.PREFERENCE))
     await store.write(GLOBEX, NewMemory("Bob drinks coffee"))
     for query in ("tea", "where does alice live", "pets"):
-        await store.recall(ALICE, query, k=3, record_access=False)
+        await recaller(store).recall(ALICE, query, k=3, record_access=False)
     await store.set_status(ALICE, ids[0], Status.SUPERSEDED, reason="test")
     await store.delete(ALICE, ids[1], reason="test")
     await store.record_event(ALICE, ids[2], "flagged", "reported wrong", {})

@@ -15,8 +15,9 @@ import numpy as np
 import pytest
 
 from memory.settings import DEFAULT_MODEL_SHA256, DEFAULT_MODEL_URL, Settings
-from memory.storage.embedding import EmbeddingError, OnnxEmbedder, get_embedder, has_onnx_model
+from memory.storage.embedding import OnnxEmbedder, get_embedder
 from memory.storage.model_fetch import ensure_model
+from memory.storage.model_files import EmbeddingError, has_onnx_model
 from tests.support.model_server import ModelServer, build_model_archive, serve_model_archive
 from tests.support.ports import free_port
 

@@ -10,6 +10,7 @@ import pytest
 from memory.recall.ranking import RankingWeights
 from memory.recall.relevance import RelevanceFloor
 from memory.storage.store import MemoryStore, open_store
+from memory.system import recaller
 from memory.types import NewMemory, Scope
 from tests.support.memory_stores import store_settings, truncate
 
@@ -49,8 +50,8 @@ async def store(
 
 @pytest.mark.parametrize("query", UNRELATED)
 async def test_an_unrelated_query_returns_nothing(store: MemoryStore, query: str) -> None:
-    assert await store.recall(SMALL, query, k=5) == []
-    turn = await store.recall_turn(SMALL, query, k=5, weights=RankingWeights())
+    assert await recaller(store).recall(SMALL, query, k=5) == []
+    turn = await recaller(store).recall_turn(SMALL, query, k=5, weights=RankingWeights())
     assert turn.hits == []
 
 
@@ -58,14 +59,16 @@ async def test_an_unrelated_query_returns_nothing(store: MemoryStore, query: str
 async def test_a_related_query_returns_the_memory(
     store: MemoryStore, query: str, which: int
 ) -> None:
-    hits = await store.recall(SMALL, query, k=5)
+    hits = await recaller(store).recall(SMALL, query, k=5)
     assert hits, query
     assert hits[0].record.content == MEMORIES[which]
     assert all(h.breakdown.relevance and h.breakdown.relevance.passed for h in hits)
 
 
 async def test_explain_mode_returns_failing_items_with_reasons(store: MemoryStore) -> None:
-    hits = await store.recall(SMALL, "What is the capital of Australia?", k=5, relevant_only=False)
+    hits = await recaller(store).recall(
+        SMALL, "What is the capital of Australia?", k=5, relevant_only=False
+    )
     assert len(hits) == 3
     for hit in hits:
         verdict = hit.breakdown.relevance
@@ -76,13 +79,15 @@ async def test_explain_mode_returns_failing_items_with_reasons(store: MemoryStor
 async def test_a_single_memory_user_is_judged_too(store: MemoryStore) -> None:
     one = Scope("acme", "one-memory")
     await store.write_many(one, [NewMemory(content="I have a peanut allergy.")])
-    assert await store.recall(one, "What is the capital of Australia?", k=5) == []
-    assert await store.recall(one, "Do I have any food allergies?", k=5)
+    assert await recaller(store).recall(one, "What is the capital of Australia?", k=5) == []
+    assert await recaller(store).recall(one, "Do I have any food allergies?", k=5)
 
 
 async def test_the_floor_is_configurable(store: MemoryStore) -> None:
     lenient = RankingWeights(floor=RelevanceFloor(cosine=-1.0))
-    hits = await store.recall(SMALL, "What is the capital of Australia?", k=5, weights=lenient)
+    hits = await recaller(store).recall(
+        SMALL, "What is the capital of Australia?", k=5, weights=lenient
+    )
     assert len(hits) == 3
     with pytest.raises(ValueError, match="finite"):
         RelevanceFloor(cosine=float("nan"))

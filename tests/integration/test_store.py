@@ -12,6 +12,7 @@ import pytest
 from memory.settings import Settings
 from memory.storage.pg import DatabaseError
 from memory.storage.store import MemoryInputError, MemoryStore, open_store
+from memory.system import recaller
 from memory.types import MemoryKind, NewMemory, Scope, ScopeError, Status
 from tests.support.chroma_server import ChromaServer
 from tests.support.memory_stores import truncate
@@ -49,7 +50,7 @@ async def test_round_trip_and_explanation(store: MemoryStore) -> None:
     rec = await store.write(ALICE, NewMemory("Alice prefers TypeScript for all code examples"))
     got = await store.get(ALICE, rec.id)
     assert got is not None and got.content == rec.content and got.indexed_at is not None
-    results = await store.recall(ALICE, "which language for code examples?", k=3)
+    results = await recaller(store).recall(ALICE, "which language for code examples?", k=3)
     assert [r.record.id for r in results] == [rec.id]
     assert results[0].score == pytest.approx(results[0].breakdown.total)
     assert await store.index.count_scope(ALICE) == 1
@@ -63,7 +64,7 @@ async def test_scope_is_enforced_everywhere(store: MemoryStore) -> None:
     assert await store.get(BOB, secret.id) is None
     assert await store.get(OTHER_TENANT_ALICE, secret.id) is None
     for scope in (BOB, OTHER_TENANT_ALICE):
-        found = await store.recall(scope, "locker code 4711", k=10)
+        found = await recaller(store).recall(scope, "locker code 4711", k=10)
         assert all(r.record.user_id == scope.user_id for r in found)
         assert secret.id not in {r.record.id for r in found}
     receipt = await store.delete(BOB, secret.id, reason="test")
@@ -78,7 +79,7 @@ async def test_expired_memory_is_never_recalled(store: MemoryStore) -> None:
     old = datetime.now(UTC) - timedelta(days=10)
     await store.write(ALICE, NewMemory("parking spot is B12", occurred_at=old, ttl_days=1))
     live = await store.write(ALICE, NewMemory("parking permit renewed for spot B12"))
-    ids = [r.record.id for r in await store.recall(ALICE, "parking spot B12", k=5)]
+    ids = [r.record.id for r in await recaller(store).recall(ALICE, "parking spot B12", k=5)]
     assert ids == [live.id]
 
 
@@ -97,7 +98,7 @@ async def test_bad_input_stores_nothing(store: MemoryStore) -> None:
 
 
 async def test_unknown_user_gets_an_empty_result(store: MemoryStore) -> None:
-    assert await store.recall(Scope("acme", "nobody"), "anything at all", k=5) == []
+    assert await recaller(store).recall(Scope("acme", "nobody"), "anything at all", k=5) == []
     assert await store.list_memories(Scope("acme", "nobody")) == []
 
 
@@ -107,7 +108,7 @@ async def test_supersede_hides_from_recall_and_links(store: MemoryStore) -> None
     await store.set_status(
         ALICE, old.id, Status.SUPERSEDED, reason="newer explicit preference", superseded_by=new.id
     )
-    ids = [r.record.id for r in await store.recall(ALICE, "preferred language", k=5)]
+    ids = [r.record.id for r in await recaller(store).recall(ALICE, "preferred language", k=5)]
     assert ids == [new.id]
     kept = await store.get(ALICE, old.id)
     assert kept is not None and kept.status is Status.SUPERSEDED and kept.superseded_by == new.id
@@ -120,9 +121,9 @@ async def test_another_process_sees_writes(
     await store.write(ALICE, NewMemory("Alice's favourite editor is Helix"))
     settings = _settings(pg_db_url, tmp_data_dir, embedding_model_dir)
     async with open_store(replace(settings)) as other:
-        assert len(await other.recall(ALICE, "favourite editor", k=5)) == 1
+        assert len(await recaller(other).recall(ALICE, "favourite editor", k=5)) == 1
         await store.write(ALICE, NewMemory("Alice's second editor is Zed"))
-        texts = {r.record.content for r in await other.recall(ALICE, "editor", k=5)}
+        texts = {r.record.content for r in await recaller(other).recall(ALICE, "editor", k=5)}
         assert texts == {"Alice's favourite editor is Helix", "Alice's second editor is Zed"}
 
 
@@ -148,7 +149,7 @@ async def test_chroma_server_down_during_write_loses_nothing(
         row = await store.get(ALICE, kept.id)
         assert row is not None and row.indexed_at is None
         # Recall still works: it is served from Postgres through the preload cache.
-        assert {r.record.id for r in await store.recall(ALICE, "Chroma", k=5)} == {
+        assert {r.record.id for r in await recaller(store).recall(ALICE, "Chroma", k=5)} == {
             first.id,
             kept.id,
         }

@@ -13,6 +13,7 @@ from memory.gating.ingest import ingest_text, to_new_memory
 from memory.gating.ingest_apply import apply_resolution
 from memory.settings import Settings
 from memory.storage.store import MemoryStore, open_store
+from memory.system import recaller
 from memory.types import Origin, Scope, Source, Status
 from tests.support.memory_stores import truncate
 from tests.unit.test_conflicts import PARAPHRASES  # the same 20 wordings, here end to end
@@ -39,7 +40,7 @@ async def _remember(store: MemoryStore, text: str) -> list[str]:
 async def test_newer_explicit_preference_supersedes_and_links(store: MemoryStore) -> None:
     assert await _remember(store, "I prefer Python.") == ["stored"]
     assert await _remember(store, "Actually, I now prefer Rust.") == ["superseded"]
-    hits = await store.recall(ALICE, "Which programming language do I prefer?", k=5)
+    hits = await recaller(store).recall(ALICE, "Which programming language do I prefer?", k=5)
     assert "Rust" in hits[0].record.content
     assert all("Python" not in h.record.content for h in hits)
     old = [m for m in await store.list_memories(ALICE, statuses=("superseded",))]

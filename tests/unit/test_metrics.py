@@ -11,7 +11,6 @@ from memory.observability.hit_rate import used_memory_ids
 from memory.observability.latency import LatencyHistogram, quantile_bound
 from memory.observability.metrics import render_prometheus
 from memory.storage.cache_sync import parse_payload
-from memory.storage.lru import LRUCache
 from memory.types import Category, MemoryKind, MemoryRecord, Origin, Scope, Source, Status
 from tests.support.prometheus import parse_prometheus
 
@@ -147,34 +146,6 @@ def test_used_memory_ids_by_citation_and_by_overlap() -> None:
 def test_one_shared_word_is_not_use() -> None:
     memory = _record("aaaa0000bbbb1111cccc2222dddd3333", "Alice prefers green tea in the morning")
     assert used_memory_ids("Here is the weather for the morning.", [memory]) == []
-
-
-def test_lru_cache_expires_evicts_and_counts() -> None:
-    now = [0.0]
-    cache: LRUCache[str, int] = LRUCache(max_entries=2, ttl_s=10, clock=lambda: now[0])
-    cache.put("a", 1)
-    cache.put("b", 2)
-    assert cache.get("a") == 1  # a is now the most recently used
-    cache.put("c", 3)  # evicts b
-    assert cache.get("b") is None and cache.get("c") == 3 and cache.evictions == 1
-    now[0] = 10.5
-    assert cache.get("a") is None  # expired
-    assert (cache.hits, cache.misses, len(cache)) == (2, 2, 1)
-    assert cache.hit_rate == 0.5
-    assert cache.invalidate("c") and not cache.invalidate("c")
-
-
-async def test_lru_get_or_load_loads_once() -> None:
-    cache: LRUCache[str, str] = LRUCache()
-    calls: list[int] = []
-
-    async def load() -> str:
-        calls.append(1)
-        return "value"
-
-    assert await cache.get_or_load("k", load) == "value"
-    assert await cache.get_or_load("k", load) == "value"
-    assert len(calls) == 1
 
 
 def test_cache_notification_payloads() -> None:

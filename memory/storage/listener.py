@@ -17,6 +17,8 @@ from typing import Any
 
 from tenacity import AsyncRetrying, RetryCallState, RetryError, wait_exponential
 
+from memory.storage.db import Connection, Database
+
 log = logging.getLogger(__name__)
 
 Callback = Callable[[str, str], None]  # (channel, payload); must not block
@@ -34,9 +36,9 @@ def _log_retry(state: RetryCallState) -> None:
 class PgListener:
     """LISTEN on any number of channels over one pooled connection."""
 
-    def __init__(self, pool: Any) -> None:
+    def __init__(self, pool: Database) -> None:
         self._pool = pool
-        self._conn: Any = None
+        self._conn: Connection | None = None
         self._callbacks: dict[str, list[Callback]] = {}
         self._on_reconnect: list[Callable[[], None]] = []
         self._lock = asyncio.Lock()
@@ -66,6 +68,7 @@ class PgListener:
             await self._connect()
             callbacks = self._callbacks.setdefault(channel, [])
             if not callbacks:
+                assert self._conn is not None  # _connect() holds one or raised
                 await self._conn.add_listener(channel, self._dispatch)
             callbacks.append(callback)
 
@@ -118,6 +121,7 @@ class PgListener:
     async def _listen_again(self) -> None:
         try:
             await self._connect()
+            assert self._conn is not None  # _connect() holds one or raised
             for channel in self._callbacks:
                 await self._conn.add_listener(channel, self._dispatch)
         except Exception:

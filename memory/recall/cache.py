@@ -1,6 +1,6 @@
-"""The in-process recall cache: a preloaded index of each active user's memories (seed 003).
+"""The in-process recall cache: a preloaded index of each active user's memories.
 
-Measured with Chroma 1.5.9 embedded (DESIGN §8), a metadata-filtered query over 100,000 vectors of
+Measured with Chroma 1.5.9 embedded, a metadata-filtered query over 100,000 vectors of
 1,000 users takes p50 151 ms; a per-user collection p50 119 ms. Searching a user's own ~100
 vectors in numpy takes well under a millisecond, so a turn's recall searches this cache and the
 database only answers "has this user's data changed?" (one indexed lookup of `scope_versions`),
