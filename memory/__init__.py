@@ -1,1 +1,82 @@
-"""Governed, layered memory: storage, recall, gate, working memory, consolidation."""
+"""Governed, layered memory: storage, recall, gate, working memory, consolidation.
+
+The names most programs need, loaded on first use (importing `memory.types` must not open
+the embedding model or Chroma). Each subpackage exports the rest of its own public API:
+`memory.storage` (the bottom layer), `memory.recall`, `memory.gating`, `memory.working`,
+`memory.longterm`, `memory.sharing`, `memory.multimodal`, `memory.observability`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from memory.governed_store import GovernedStore
+    from memory.settings import Settings, apply_privacy_defaults
+    from memory.storage.store import MemoryStore, open_store
+    from memory.system import open_cache_sync, recaller
+    from memory.types import (
+        Category,
+        MemoryKind,
+        MemoryRecord,
+        NewMemory,
+        Origin,
+        Scope,
+        ScopeError,
+        ScoredMemory,
+        Source,
+        Status,
+    )
+
+_WHERE = {
+    "GovernedStore": "governed_store",
+    "Settings": "settings",
+    "apply_privacy_defaults": "settings",
+    "MemoryStore": "storage.store",
+    "open_store": "storage.store",
+    "open_cache_sync": "system",
+    "recaller": "system",
+    **{
+        name: "types"
+        for name in (
+            "Category",
+            "MemoryKind",
+            "MemoryRecord",
+            "NewMemory",
+            "Origin",
+            "Scope",
+            "ScopeError",
+            "ScoredMemory",
+            "Source",
+            "Status",
+        )
+    },
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
+
+
+__all__ = [
+    "Category",
+    "GovernedStore",
+    "MemoryKind",
+    "MemoryRecord",
+    "MemoryStore",
+    "NewMemory",
+    "Origin",
+    "Scope",
+    "ScopeError",
+    "ScoredMemory",
+    "Settings",
+    "Source",
+    "Status",
+    "apply_privacy_defaults",
+    "open_cache_sync",
+    "open_store",
+    "recaller",
+]
