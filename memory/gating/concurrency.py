@@ -12,10 +12,10 @@ statement (an agent's published knowledge, an import).
 
 from __future__ import annotations
 
-from memory.gating.concurrency_lock import WriteLockTimeout, hash32, lock_key, user_write_lock
 from memory.gating.gate import GateDecision, Trust
 from memory.gating.ingest_apply import ConflictStrategy, Outcome, apply_resolution
 from memory.storage.store import MemoryStore
+from memory.storage.user_locks import WriteLockTimeout, hash32, lock_key, user_write_lock
 from memory.types import NewMemory, Scope
 
 

@@ -12,10 +12,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from memory.gating.concurrency_lock import user_write_lock
 from memory.gating.conflicts import Candidate, Existing, Resolution, resolve
 from memory.gating.gate import GateDecision
 from memory.storage.store import MemoryStore
+from memory.storage.user_locks import user_write_lock
 from memory.types import MemoryRecord, NewMemory, Scope, Status
 
 ConflictStrategy = Literal["policy", "last_write_wins", "merge", "mark_conflict"]

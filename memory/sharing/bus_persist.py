@@ -1,4 +1,4 @@
-"""Durable agent events become memories, with the gate's low-trust rules (seed 000 §5.2).
+"""Durable agent events become memories, with the gate's low-trust rules.
 
 What an agent publishes is not something a user said: it is never an explicit preference. It is
 kept as low-trust content (importance capped, the low-trust TTL, origin INFERRED, so a user's

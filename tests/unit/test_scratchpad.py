@@ -88,7 +88,7 @@ def test_tools_return_ops_the_graph_applies() -> None:
 def test_tool_schema_is_simple() -> None:
     (write_tool, _) = make_scratchpad_tools()
     assert set(write_tool.args) == {"content", "category"}
-    assert sp.make_scratchpad_tools()[0].name == "scratchpad_write"
+    assert write_tool.name == "scratchpad_write"
 
 
 def test_apply_op_rejects_garbage() -> None:
