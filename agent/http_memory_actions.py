@@ -17,7 +17,7 @@ from starlette.responses import JSONResponse
 from agent.auth_tokens import PERMISSION_ADMIN
 from agent.http_auth import caller_scope, has_permission, path_id
 from agent.resources import get_store
-from memory.gating.edit import EditRefused, edit_memory
+from memory.gating.ingest.edit import EditRefused, edit_memory
 from memory.longterm.consolidation_history import list_runs, run_diff, run_users
 from memory.longterm.consolidation_rollback import RollbackConflict, UnknownRun, rollback
 from memory.longterm.consolidation_store import RunBusy

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from memory.gating.conflict_relation import EmbedFn
+from memory.gating.conflicts.relation import EmbedFn
 from memory.longterm.consolidation_agreement import agreeing, majority_polarity
 from memory.longterm.consolidation_cluster import Matrix, cohesion, medoid
 from memory.longterm.consolidation_types import ConsolidationPolicy

@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 
 import numpy as np
 
-from memory.gating.gate_text import is_instruction_like
+from memory.gating.rules.turn import is_instruction_like
 from memory.longterm.consolidation_cluster import cluster
 from memory.longterm.consolidation_conflict_step import resolve_conflicts
 from memory.longterm.consolidation_decay import decayed, expired, purge_cutoff

@@ -14,9 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from memory.gating.concurrency import write_with_policy
 from memory.gating.gate import GatePolicy, gate, is_instruction_like
-from memory.gating.ingest_apply import ConflictStrategy
+from memory.gating.ingest.apply import ConflictStrategy, write_with_policy
 from memory.gating.privacy import PrivacyFilter
 from memory.sharing.bus_types import SHARED_USER
 from memory.storage.forget import DERIVED_FROM

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from memory.gating.gate_chatter import clause_kind
-from memory.gating.gate_explicit import asks_to_remember, without_request
-from memory.gating.gate_signals import Cue, content_words
-from memory.gating.gate_text import best_cue, is_instruction_like, needs_approval, trim_small_talk
-from memory.gating.gate_types import GateDecision, GatePolicy, Role
+from memory.gating.decision import GateDecision, GatePolicy, Role
 from memory.gating.privacy import PrivacyFilter
+from memory.gating.rules.chatter import clause_kind
+from memory.gating.rules.explicit import asks_to_remember, without_request
+from memory.gating.rules.signals import Cue, content_words
+from memory.gating.rules.turn import best_cue, is_instruction_like, needs_approval, trim_small_talk
 from memory.types import Category, MemoryKind, Origin
 
 DEFAULT_PRIVACY = PrivacyFilter()

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from memory.gating.gate import GatePolicy, Role, gate
-from memory.gating.ingest import to_new_memory
+from memory.gating.ingest.write_back import to_new_memory
 from memory.gating.privacy import PrivacyFilter
 from memory.storage.history_imports import imported_up_to
 from memory.storage.store import MemoryStore

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Literal
 
-from memory.gating.conflict_frames import Frame, analyse, merge_text
-from memory.gating.conflict_relation import EmbedFn, Relation, decisive, relate
+from memory.gating.conflicts.frames import Frame, analyse, merge_text
+from memory.gating.conflicts.relation import EmbedFn, Relation, decisive, relate
 from memory.types import Category, Origin
 
 Action = Literal["insert", "update_existing", "supersede", "reject", "merge", "mark_conflict"]

@@ -12,10 +12,10 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
-from memory.gating.gate_rules import screen
-from memory.gating.gate_types import GatePolicy
-from memory.gating.ingest_apply import ConflictStrategy, decide, supersede
+from memory.gating.decision import GatePolicy
+from memory.gating.ingest.apply import ConflictStrategy, decide, supersede
 from memory.gating.privacy import PrivacyFilter
+from memory.gating.rules.decide import screen
 from memory.storage.edits import replace_content
 from memory.storage.store import MAX_CONTENT_CHARS, MemoryStore
 from memory.storage.user_locks import user_write_lock

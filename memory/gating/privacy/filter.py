@@ -11,7 +11,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from memory.gating.privacy_patterns import CARD_RISK_CONTEXT, EMAIL, PHONES, RULES, Rule
+from memory.gating.privacy.patterns import CARD_RISK_CONTEXT, EMAIL, PHONES, RULES, Rule
 
 # Kinds whose presence alone makes a text unfit to keep, redacted or not.
 _ALWAYS_HIGH_RISK = frozenset({"private_key"})
