@@ -1,4 +1,4 @@
-"""How an incoming statement relates to an existing memory (seed 000 §5.3, seed 002 §四.3).
+"""How an incoming statement relates to an existing memory, for the conflict policy.
 
 The answer is one of: duplicate, contradiction, list addition, or unrelated.
 

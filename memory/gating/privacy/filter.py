@@ -1,6 +1,6 @@
 """Redact secrets and personal data before anything is stored, embedded, indexed or logged.
 
-Seed 000 §6.2: card numbers, SSNs, passwords and API keys are replaced by placeholders such as
+Card numbers, SSNs, passwords, API keys and personal data are replaced by placeholders such as
 `[REDACTED:card]`; content that must not be kept even redacted (a card number with its expiry
 or security code, a private key block) is flagged `high_risk` and the gate refuses to store it.
 """

@@ -1,8 +1,9 @@
 """The rule-based memory gate: redact, refuse high-risk content, classify, score, decide.
 
-Works without any model (DESIGN §5). A turn is split into sentences and clauses; the most
-important clause decides the category, so "Thanks! Also, I'm flying to Chicago on Tuesday"
-is kept as a fact and "That's awesome! What made you start?" is dropped as noise.
+Works without any model (a deployment without an LLM still gates what it stores). A turn is split
+into sentences and clauses; the most important clause decides the category, so "Thanks! Also, I'm
+flying to Chicago on Tuesday" is kept as a fact and "That's awesome! What made you start?" is
+dropped as noise.
 """
 
 from __future__ import annotations
@@ -23,8 +24,8 @@ DEFAULT_PRIVACY = PrivacyFilter()
 def kind_for(category: Category, role: Role) -> MemoryKind:
     """Explicit user preferences and constraints are PREFERENCE; lessons are PROCEDURAL.
 
-    Failure lessons are "how (not) to do it next time": procedural knowledge (seed 003's
-    subtype), so consolidation can distil them into rules. Tool text never leaves EPISODIC.
+    Failure lessons are "how (not) to do it next time": procedural knowledge, so consolidation
+    can distil them into rules. Tool text never leaves EPISODIC.
     """
     if role == "tool":
         return MemoryKind.EPISODIC

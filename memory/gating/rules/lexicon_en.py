@@ -337,7 +337,7 @@ SPECIFIC = _rx(
 PROPER_NOUN = re.compile(r"(?<=[a-z,;] )[A-Z][a-z]+|(?<=[a-z,;] )[A-Z]{2,}\b")
 NAMED = re.compile(r"\b(?:called|named|titled)\s+[\"'“]?[A-Z]")
 # Facts about who the speaker is that stay true and matter everywhere: name, home, work, health,
-# family, birthday, age. Seed 002's "high-value fact": kept even when stated in four words.
+# family, birthday, age. A high-value fact: kept even when stated in four words.
 CORE_FACT = _rx(
     r"\bmy name is\b|\bi'm called\b|\bi go by\b|\b(?:i|we) live (?:in|at|on|near)\b",
     r"\b(?:i|we) (?:work|worked) (?:at|for|as)\b|\bmy (?:job|boss|manager|employer|company)\b",

@@ -14,8 +14,9 @@ from memory.gating.rules import lexicon_en as lex
 from memory.gating.rules import lexicon_zh as zh
 from memory.types import Category
 
-# Base importance per category (seed 002: preferences, constraints and failure lessons rank
-# above facts; DESIGN §5). Specific facts (a date, a number, a name) get +0.1.
+# Base importance per category: preferences, constraints and failure lessons rank above facts
+# (they change how the agent should act; a fact only informs it). Specific facts (a date, a
+# number, a name) get +0.1.
 IMPORTANCE = {
     Category.CONSTRAINT: 0.85,
     Category.FAILURE_LESSON: 0.8,
