@@ -128,8 +128,3 @@ def apply_op(
 def scratchpad_lines(pad: Sequence[ScratchpadEntry]) -> list[str]:
     """One `[category] content` line per entry, oldest first."""
     return [f"[{e['category']}] {' '.join(e['content'].split())}" for e in pad]
-
-
-def format_for_prompt(pad: Sequence[ScratchpadEntry]) -> str:
-    """The scratchpad as prompt text ('Scratchpad is empty.' when empty)."""
-    return "\n".join(scratchpad_lines(pad)) if pad else "Scratchpad is empty."

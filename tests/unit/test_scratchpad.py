@@ -56,10 +56,10 @@ def test_empty_write_is_ignored() -> None:
     assert sp.write([], "   ") == []
 
 
-def test_format_for_prompt() -> None:
-    assert sp.format_for_prompt([]) == "Scratchpad is empty."
+def test_scratchpad_lines() -> None:
+    assert sp.scratchpad_lines([]) == []
     pad = sp.write(sp.write([], "a\nb", "x"), "c", "y")
-    assert sp.format_for_prompt(pad) == "[x] a b\n[y] c"
+    assert sp.scratchpad_lines(pad) == ["[x] a b", "[y] c"]
 
 
 def test_tools_return_ops_the_graph_applies() -> None:

@@ -312,26 +312,3 @@ async def import_messages(
             progress(len(batch))
     report.seconds = time.perf_counter() - started
     return report
-
-
-async def import_file(
-    store: MemoryStore,
-    scope: Scope,
-    path: Path,
-    *,
-    fmt: Format = "auto",
-    gated: bool = True,
-    batch_size: int = 256,
-    progress: Callable[[int], object] | None = None,
-) -> ImportReport:
-    """Read `path` and import it (see `import_messages`)."""
-    messages = read_messages(path, fmt)
-    return await import_messages(
-        store,
-        scope,
-        messages,
-        source=file_digest(path),
-        gated=gated,
-        batch_size=batch_size,
-        progress=progress,
-    )

@@ -11,8 +11,6 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from memory.gating.privacy.filter import (
-    CREDENTIAL_KINDS,
-    PLACEHOLDER_RE,
     Finding,
     PrivacyFilter,
     Redaction,
@@ -31,8 +29,6 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
-    "CREDENTIAL_KINDS",
-    "PLACEHOLDER_RE",
     "Finding",
     "PrivacyFilter",
     "Redaction",

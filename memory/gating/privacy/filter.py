@@ -15,19 +15,6 @@ from memory.gating.privacy.patterns import CARD_RISK_CONTEXT, EMAIL, PHONES, RUL
 
 # Kinds whose presence alone makes a text unfit to keep, redacted or not.
 _ALWAYS_HIGH_RISK = frozenset({"private_key"})
-# Credentials: once redacted, a sentence that only carried one says nothing worth keeping.
-CREDENTIAL_KINDS = frozenset(
-    {
-        "private_key",
-        "jwt",
-        "api_key",
-        "github_token",
-        "aws_key",
-        "slack_token",
-        "bearer_token",
-        "password",
-    }
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +44,6 @@ def placeholder(kind: str) -> str:
     return f"[REDACTED:{kind}]"
 
 
-PLACEHOLDER_RE = re.compile(r"\[REDACTED:[a-z_]+\]")
 _PRIOR = re.compile(r"\[REDACTED:([a-z_]+)\]")
 
 

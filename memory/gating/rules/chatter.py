@@ -102,8 +102,3 @@ def clause_kind(clause: str) -> Literal["social", "thin", "content"]:
 def _disclosed(low: str) -> bool:
     """A reaction that carries news of the speaker: "…now that I'm an assistant manager"."""
     return bool(lex.I_PAST.search(low) or lex.PLAN.search(low) or _ROLE.search(low))
-
-
-def is_chatter(clause: str) -> bool:
-    """True when the clause is small talk, a reaction, support for the other, or too thin."""
-    return clause_kind(clause) != "content"

@@ -175,7 +175,6 @@ ONE_OFF_IMPERATIVE = _rx(
     r"|check|convert|list|draft|generate|create|help|rewrite|continue|repeat|say|compute"
     r"|calculate|look up|search|open|read|describe|compare|pretend|imagine|go|let's see)\b",
 )
-DEICTIC = _rx(r"\b(?:it|this|that|these|those|the above|above|again|one more|another)\b")
 # A reply that takes interest in what was just said: surprise, praise or sympathy up front, or a
 # follow-up question ("Wow! Where did you take them?"). A helper's stock question ("What else
 # can I help with?") is not interest.

@@ -62,11 +62,6 @@ def is_question(sentence: str) -> bool:
     return stripped.endswith(_QUESTION_MARKS) or stripped.rstrip("。.！!").endswith(_ZH_PARTICLES)
 
 
-def sentence_cues(sentence: str, *, personal: bool) -> list[Cue]:
-    """Classify each clause of one sentence; in a question, only the asking clause is noise."""
-    return [cue for _, cue in clause_cues(sentence, personal=personal)]
-
-
 def clause_cues(sentence: str, *, personal: bool) -> list[tuple[str, Cue]]:
     """Each clause of one sentence with its cue ("Since I'm vegetarian, what should I cook?")."""
     if SECRET_ONLY.match(sentence):
