@@ -24,7 +24,6 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from memory.storage.store import MemoryStore
 from memory.types import Scope
 
 _LOCK_CLASS = 0x6C6D77  # "lmw": the advisory-lock namespace of per-user memory writes
@@ -84,10 +83,13 @@ async def _advisory_lock(pool: Any, scope: Scope, timeout_s: float) -> AsyncIter
 
 @asynccontextmanager
 async def user_write_lock(
-    store: MemoryStore, scope: Scope, *, timeout_s: float = 30.0
+    pool: Any, scope: Scope, *, timeout_s: float = 30.0
 ) -> AsyncIterator[None]:
-    """Hold the user's write lock, across processes, for the body of the block."""
-    pool = store.pool
+    """Hold the user's write lock, across processes, for the body of the block.
+
+    `pool` is the store's connection pool (`MemoryStore.pool`): the lock's connection comes
+    from the same budget as the writes it guards.
+    """
     lock = _local_lock(pool, scope)  # a strong reference for the block's duration
     slots = _slots(pool)
     await _wait(lock.acquire(), timeout_s, scope.key)

@@ -92,7 +92,7 @@ async def apply_resolution(
     Runs under the user's write lock (across processes): a concurrent writer of the same user
     waits, then sees this write, so the conflict policy decides instead of a race.
     """
-    async with user_write_lock(store, scope):
+    async with user_write_lock(store.pool, scope):
         return await _apply(store, scope, item, strategy, reason)
 
 

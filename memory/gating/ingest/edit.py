@@ -71,7 +71,7 @@ async def edit_memory(
         raise EditRefused(f"not stored: {verdict.reason}")
     if not content:
         raise EditRefused("nothing is left of the new text after redaction")
-    async with user_write_lock(store, scope):
+    async with user_write_lock(store.pool, scope):
         current = await store.get(scope, memory_id)
         if current is None:
             return None
