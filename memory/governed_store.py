@@ -71,7 +71,7 @@ from memory.gating.ingest import to_new_memory
 from memory.gating.ingest.apply import ConflictStrategy, apply_resolution
 from memory.gating.privacy import PrivacyFilter
 from memory.gating.rules.decide import screen
-from memory.sharing.bus_types import SHARED_USER
+from memory.sharing.events import SHARED_USER
 from memory.storage.forget_one import delete_memory
 from memory.storage.store import MemoryStore
 from memory.types import (

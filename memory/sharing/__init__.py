@@ -1,10 +1,10 @@
 """Shared memory between the agents of one tenant, over Postgres.
 
-A durable event log with LISTEN/NOTIFY delivery (`bus`, `bus_subscription`), whose durable
-event types also become memories (`bus_persist`).
+A durable event log with LISTEN/NOTIFY delivery (`bus`, `subscription`, `events`), whose durable
+event types also become memories (`persist`).
 
 Names are loaded on first use: the bus needs the storage layer (asyncpg), which a caller of
-`memory.sharing.bus_types` alone does not.
+`memory.sharing.events` alone does not.
 """
 
 from __future__ import annotations
@@ -14,18 +14,18 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from memory.sharing.bus import AgentBus
-    from memory.sharing.bus_persist import PersistPolicy
-    from memory.sharing.bus_subscription import Subscription
-    from memory.sharing.bus_types import DURABLE_TYPES, SHARED_USER, BusInputError, Event
+    from memory.sharing.events import DURABLE_TYPES, SHARED_USER, BusInputError, Event
+    from memory.sharing.persist import PersistPolicy
+    from memory.sharing.subscription import Subscription
 
 _EXPORTS = {
     "AgentBus": "memory.sharing.bus",
-    "PersistPolicy": "memory.sharing.bus_persist",
-    "Subscription": "memory.sharing.bus_subscription",
-    "BusInputError": "memory.sharing.bus_types",
-    "DURABLE_TYPES": "memory.sharing.bus_types",
-    "Event": "memory.sharing.bus_types",
-    "SHARED_USER": "memory.sharing.bus_types",
+    "BusInputError": "memory.sharing.events",
+    "DURABLE_TYPES": "memory.sharing.events",
+    "Event": "memory.sharing.events",
+    "SHARED_USER": "memory.sharing.events",
+    "PersistPolicy": "memory.sharing.persist",
+    "Subscription": "memory.sharing.subscription",
 }
 
 

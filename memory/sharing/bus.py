@@ -5,7 +5,7 @@ No extra server: `agent_events` is the durable log and LISTEN/NOTIFY the doorbel
 order). A subscriber reads rows after its cursor, on each ring and every `poll_s` as a safety
 net, and saves the cursor, so an agent that was offline catches up where it stopped. Reads filter
 on the subscriber's tenant: another tenant's events are never returned, whatever arrives on the
-channel. Durable event types also become memories (`bus_persist`).
+channel. Durable event types also become memories (`persist`).
 """
 
 from __future__ import annotations
@@ -16,9 +16,7 @@ from typing import Any
 
 from memory.gating.privacy import PrivacyFilter
 from memory.sharing.bus_listener import PgListener
-from memory.sharing.bus_persist import PersistPolicy, persist_event
-from memory.sharing.bus_subscription import Subscription
-from memory.sharing.bus_types import (
+from memory.sharing.events import (
     DURABLE_TYPES,
     Event,
     channel_for,
@@ -26,6 +24,8 @@ from memory.sharing.bus_types import (
     clean_data,
     event_from_row,
 )
+from memory.sharing.persist import PersistPolicy, persist_event
+from memory.sharing.subscription import Subscription
 from memory.storage import agent_events
 from memory.storage.store import MemoryStore
 

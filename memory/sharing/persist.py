@@ -17,7 +17,7 @@ from typing import Any
 from memory.gating.gate import GatePolicy, gate, is_instruction_like
 from memory.gating.ingest.apply import ConflictStrategy, write_with_policy
 from memory.gating.privacy import PrivacyFilter
-from memory.sharing.bus_types import SHARED_USER
+from memory.sharing.events import SHARED_USER
 from memory.storage.forget import DERIVED_FROM
 from memory.storage.store import MemoryStore
 from memory.types import Category, MemoryKind, NewMemory, Origin, Scope, Source

@@ -12,7 +12,7 @@ from collections import deque
 from collections.abc import Collection
 from types import TracebackType
 
-from memory.sharing.bus_types import Event, EventSource, channel_for
+from memory.sharing.events import Event, EventSource, channel_for
 
 
 class Subscription:
