@@ -14,6 +14,7 @@ import weakref
 from collections.abc import Collection, Mapping
 from typing import Any
 
+import memory.storage.agent_events as agent_events
 from memory.gating.privacy import PrivacyFilter
 from memory.sharing.bus_listener import PgListener
 from memory.sharing.events import (
@@ -26,7 +27,6 @@ from memory.sharing.events import (
 )
 from memory.sharing.persist import PersistPolicy, persist_event
 from memory.sharing.subscription import Subscription
-from memory.storage import agent_events
 from memory.storage.store import MemoryStore
 
 _BATCH = 100
