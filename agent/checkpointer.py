@@ -42,7 +42,7 @@ from langgraph.checkpoint.serde.encrypted import EncryptedSerializer
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
-from memory.gating.privacy_deep import StructureRedactor
+from memory.gating.privacy.deep import StructureRedactor
 from memory.settings import Settings, apply_privacy_defaults
 from memory.storage.availability import is_unavailable, unavailable_from
 from memory.storage.pg import database_url, release_embedded_databases

@@ -17,7 +17,7 @@ from starlette.responses import JSONResponse
 from agent.auth_tokens import PERMISSION_ADMIN
 from agent.http_auth import caller_scope, has_permission, path_id
 from agent.resources import get_store
-from memory.gating.edit import EditRefused, edit_memory
+from memory.gating.ingest.edit import EditRefused, edit_memory
 from memory.longterm import load_profile, profile_rules
 from memory.longterm.consolidation import (
     RollbackConflict,

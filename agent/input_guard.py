@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import MutableMapping
 from typing import Any
 
-from memory.gating.privacy_deep import StructureRedactor
+from memory.gating.privacy.deep import StructureRedactor
 from memory.settings import Settings
 
 TOTAL_FACTOR = 4

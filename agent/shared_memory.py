@@ -23,7 +23,7 @@ from langchain_core.runnables import RunnableConfig
 from agent.context import Context
 from memory.gating.ingest import IngestResult
 from memory.sharing.bus import AgentBus
-from memory.sharing.bus_types import SHARED_USER
+from memory.sharing.events import SHARED_USER
 from memory.storage.deletion_outbox import owner_digest
 from memory.storage.forget import DERIVED_FROM
 from memory.storage.store import MemoryStore

@@ -1,6 +1,6 @@
 """The import benchmark: `memory-agent import`'s path (raw) over the benchmark's data file.
 
-Runs `memory.gating.history_import.import_messages` on fresh embedded stores (or the given
+Runs `memory.gating.ingest.history.import_messages` on fresh embedded stores (or the given
 database) and reports memories per second, with the machine's load average before and after,
 since on a shared machine the figure depends on what else runs.
 """
@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from memory.gating.history_import import file_digest, import_messages, read_messages
+from memory.gating.ingest.history import file_digest, import_messages, read_messages
 from memory.settings import Settings
 from memory.storage.store import open_store
 from memory.types import Scope

@@ -67,12 +67,12 @@ from langgraph.store.base import (
 )
 
 from memory.gating.gate import GateDecision, GatePolicy, Role, gate
-from memory.gating.gate_rules import screen
 from memory.gating.ingest import to_new_memory
-from memory.gating.ingest_apply import ConflictStrategy, apply_resolution
+from memory.gating.ingest.apply import ConflictStrategy, apply_resolution
 from memory.gating.privacy import PrivacyFilter
+from memory.gating.rules.decide import screen
 from memory.recall.recaller import recaller_for
-from memory.sharing.bus_types import SHARED_USER
+from memory.sharing.events import SHARED_USER
 from memory.storage import store_keys
 from memory.storage.forget_one import delete_memory
 from memory.storage.store import MemoryStore
@@ -514,7 +514,9 @@ class GovernedStore(BaseStore):
             item = replace(item, ttl_days=float(ttl) / 1440.0)
         current = await self._record(target, key)
         previous = current.id if current is not None else None
-        outcome = await apply_resolution(self.memory, scope, decision, item, self.conflict_strategy)
+        outcome = await apply_resolution(
+            self.memory, scope, item, self.conflict_strategy, reason=decision.reason
+        )
         if outcome.memory_id is not None:
             replaced = outcome.action not in _KEEPS_PREVIOUS
             if replaced and previous is not None and previous != outcome.memory_id:

@@ -43,7 +43,7 @@ async def import_history(args: argparse.Namespace) -> int:
     """Read the file, then gate/embed/write it in batches for one user."""
     from tqdm import tqdm
 
-    from memory.gating.history_import import (
+    from memory.gating.ingest.history import (
         ImportFileError,
         file_digest,
         import_messages,

@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, Field
 
-from memory.gating.gate_rules import DEFAULT_PRIVACY, gate, instruction_decision, kind_for, screen
-from memory.gating.gate_text import needs_approval, trim_small_talk
-from memory.gating.gate_types import GateDecision, GatePolicy, Role
+from memory.gating.decision import GateDecision, GatePolicy, Role
 from memory.gating.privacy import PrivacyFilter
+from memory.gating.rules.decide import DEFAULT_PRIVACY, gate, instruction_decision, kind_for, screen
+from memory.gating.rules.turn import needs_approval, trim_small_talk
 from memory.model_json import MalformedReply, parse_json_reply, retry_malformed
 from memory.types import Category, MemoryKind, Origin
 from prompts.gate import GATE_RETRY, GATE_SYSTEM, build_gate_request

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
-from memory.gating.gate_rules import screen
-from memory.gating.gate_types import GateDecision, GatePolicy
+from memory.gating.decision import GateDecision, GatePolicy
 from memory.gating.privacy import PrivacyFilter
+from memory.gating.rules.decide import screen
 from memory.multimodal.describe import ImageDescription
 from memory.multimodal.image_embedding import ImageEmbedder, index_image
 from memory.multimodal.image_input import CleanImage

@@ -1,1 +1,47 @@
-"""Shared memory between agents: a durable event log with LISTEN/NOTIFY delivery."""
+"""Shared memory between the agents of one tenant, over Postgres.
+
+A durable event log with LISTEN/NOTIFY delivery (`bus`, `subscription`, `events`), whose durable
+event types also become memories (`persist`).
+
+Names are loaded on first use: the bus needs the storage layer (asyncpg), which a caller of
+`memory.sharing.events` alone does not.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from memory.sharing.bus import AgentBus
+    from memory.sharing.events import DURABLE_TYPES, SHARED_USER, BusInputError, Event
+    from memory.sharing.persist import PersistPolicy
+    from memory.sharing.subscription import Subscription
+
+_EXPORTS = {
+    "AgentBus": "memory.sharing.bus",
+    "BusInputError": "memory.sharing.events",
+    "DURABLE_TYPES": "memory.sharing.events",
+    "Event": "memory.sharing.events",
+    "SHARED_USER": "memory.sharing.events",
+    "PersistPolicy": "memory.sharing.persist",
+    "Subscription": "memory.sharing.subscription",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
+
+__all__ = [
+    "DURABLE_TYPES",
+    "SHARED_USER",
+    "AgentBus",
+    "BusInputError",
+    "Event",
+    "PersistPolicy",
+    "Subscription",
+]

@@ -1,32 +1,42 @@
-"""Working-memory context strategies (seed 000 §2.2, seed 003 §二), chosen by name.
+"""Working-memory context strategies, chosen by name, and fitting the context to its budget.
 
 - `sliding_window`: the last `window_turns` turns raw; older turns are gone.
 - `summarization`: the last `recent_turns` turns raw; everything older only through the
   rolling summary (all kinds of decision state).
 - `selective`: the most important messages (rules: constraints, decisions, errors, numbers,
   names) within the budget, returned in time order. Scores every message: O(history).
-- `hybrid` (default, seed 003): the last 3 turns raw, turns 4-10 through the summary, older
-  turns only as key decisions (decisions and the user's constraints).
+  Importance is rule-based (`context_rules.importance`), not a model call per message (which
+  would cost one LLM call per message); a small recency term breaks ties toward newer messages.
+- `hybrid` (default): the last 3 turns raw, turns 4-10 through the summary, older turns only as
+  key decisions (decisions and the user's constraints).
 
-All strategies keep the latest turn whole and fit the rest to `budget_tokens`
-(`memory.working.context_fit`). The summary comes from `refresh_summary`, run after the previous
-reply;
-messages it does not cover yet inside the summary window are extracted on the spot (cheap rules,
-bounded to that window), so a turn is never blocked on a model call.
+All strategies keep the latest turn whole and fit the rest to `budget_tokens` (`pack`): then
+summary and key-decision items (constraints first, then decisions, failures, open items, facts;
+newest first within a kind); then older raw messages, newest first, stopping at the first that
+does not fit so the kept history stays contiguous. The summary comes from `refresh_summary`,
+run after the previous reply; messages it does not cover yet inside the summary window are
+extracted on the spot (cheap rules, bounded to that window), so a turn is never blocked on a
+model call.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from langchain_core.messages import BaseMessage
 
-from memory.working.context_fit import Packed, pack
-from memory.working.context_rules import ItemKind
-from memory.working.context_selective import select_messages
+from memory.working.context_rules import KIND_ORDER, ItemKind, importance
 from memory.working.summary_extract import extract_items
-from memory.working.tokens import count_messages_tokens
-from memory.working.turns import start_of_last_turns, summary_matches, tokens_before
+from memory.working.tokens import content_text, count_message_tokens, count_messages_tokens
+from memory.working.turns import (
+    last_human_index,
+    repair_tool_pairs,
+    role_of,
+    start_of_last_turns,
+    summary_matches,
+    tokens_before,
+)
 from memory.working.working_types import (
     StrategyName,
     SummaryItem,
@@ -36,8 +46,127 @@ from memory.working.working_types import (
 )
 
 STRATEGIES: tuple[StrategyName, ...] = ("sliding_window", "summarization", "selective", "hybrid")
-# What survives of turns older than the summary window (seed 003: "only key decisions").
+# What survives of turns older than the summary window: only the key decisions.
 KEY_KINDS: frozenset[ItemKind] = frozenset({"constraint", "decision"})
+
+# -- fitting to the budget --------------------------------------------------------------------
+
+# Rendering an item as "- [kind] text" costs its text plus about 4 tokens.
+ITEM_LINE_OVERHEAD = 4
+
+
+def item_cost(item: SummaryItem) -> int:
+    """Tokens one rendered summary line costs."""
+    return item["tokens"] + ITEM_LINE_OVERHEAD
+
+
+def select_items(items: Sequence[SummaryItem], budget: int) -> tuple[list[bool], int]:
+    """Which items fit `budget` by priority (kind order, then newest); and the tokens used."""
+    order = sorted(
+        range(len(items)),
+        key=lambda i: (KIND_ORDER.index(items[i]["kind"]), -items[i]["index"]),
+    )
+    keep = [False] * len(items)
+    used = 0
+    for i in order:
+        cost = item_cost(items[i])
+        if used + cost <= budget:
+            keep[i] = True
+            used += cost
+    return keep, used
+
+
+class Packed(NamedTuple):
+    """The outcome of fitting: what was kept and what it costs."""
+
+    messages: list[BaseMessage]
+    summary: list[SummaryItem]
+    decisions: list[SummaryItem]
+    message_tokens: int
+    summary_tokens: int
+    decision_tokens: int
+    dropped_items: int
+    dropped_raw: int
+
+
+def _older_raw(older: Sequence[BaseMessage], budget: int) -> tuple[list[BaseMessage], int]:
+    """The newest contiguous suffix of `older` that fits `budget`, and its tokens."""
+    used = 0
+    start = len(older)
+    for i in range(len(older) - 1, -1, -1):
+        cost = count_message_tokens(older[i])
+        if used + cost > budget:
+            break
+        used += cost
+        start = i
+    return list(older[start:]), used
+
+
+def pack(
+    raw: Sequence[BaseMessage],
+    summary: Sequence[SummaryItem],
+    decisions: Sequence[SummaryItem],
+    budget: int,
+) -> Packed:
+    """Fit candidate raw messages (ending with the latest turn) and items into `budget`."""
+    cut = last_human_index(raw)
+    cut = 0 if cut is None else cut
+    current = list(raw[cut:])
+    current_tokens = sum(count_message_tokens(m) for m in current)
+    left = max(budget - current_tokens, 0)
+    pool = [*summary, *decisions]
+    keep, item_tokens = select_items(pool, left)
+    kept_summary = [it for it, k in zip(summary, keep, strict=False) if k]
+    kept_decisions = [it for it, k in zip(decisions, keep[len(summary) :], strict=True) if k]
+    older, _ = _older_raw(raw[:cut], left - item_tokens)
+    messages = repair_tool_pairs([*older, *current])
+    decision_tokens = sum(item_cost(it) for it in kept_decisions)
+    return Packed(
+        messages=messages,
+        summary=kept_summary,
+        decisions=kept_decisions,
+        message_tokens=sum(count_message_tokens(m) for m in messages),
+        summary_tokens=item_tokens - decision_tokens,
+        decision_tokens=decision_tokens,
+        dropped_items=len(pool) - sum(keep),
+        dropped_raw=len(raw) - len(messages),
+    )
+
+
+# -- selective retention -----------------------------------------------------------------------
+
+# Recency is worth at most half a "number" signal: importance decides, recency breaks ties.
+RECENCY_WEIGHT = 0.5
+
+
+def select_messages(messages: Sequence[BaseMessage], budget_tokens: int) -> list[BaseMessage]:
+    """The most important messages that fit `budget_tokens`, in their original order.
+
+    The latest turn (last user message and what follows it) is kept first, whatever it costs.
+    Orphaned tool results are repaired later by `repair_tool_pairs`.
+    """
+    cut = last_human_index(messages)
+    cut = 0 if cut is None else cut
+    keep = set(range(cut, len(messages)))
+    used = sum(count_message_tokens(messages[i]) for i in keep)
+    n = max(cut, 1)
+    scored = []
+    for i in range(cut):
+        msg = messages[i]
+        role = role_of(msg)
+        if role == "system":
+            continue
+        score = importance(content_text(msg.content), role) + RECENCY_WEIGHT * i / n
+        scored.append((score, i))
+    for _, i in sorted(scored, reverse=True):
+        cost = count_message_tokens(messages[i])
+        if used + cost <= budget_tokens:
+            keep.add(i)
+            used += cost
+    return [messages[i] for i in sorted(keep)]
+
+
+# -- the strategies ----------------------------------------------------------------------------
 
 
 def _in_range(items: Sequence[SummaryItem], lo: int, hi: int) -> list[SummaryItem]:

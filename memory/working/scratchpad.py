@@ -1,10 +1,9 @@
-"""The scratchpad (seed 000 §3.2): the agent's notes for the task in hand.
+"""The scratchpad: the agent's notes for the task in hand.
 
-A list of `{id, category, content, ts}` entries in graph state, capped by entry count (50, the
-seed's figure) and by tokens (so it cannot crowd out the prompt). Pure functions: each returns a
-new list. The model edits it through tools (`memory.working.scratchpad_tools`); the graph applies
-the
-returned operations with `apply_op`.
+A list of `{id, category, content, ts}` entries in graph state, capped by entry count (50: room
+for a long task's progress notes without a flood) and by tokens (so it cannot crowd out the
+prompt). Pure functions: each returns a new list. The model edits it through tools
+(`memory.working.scratchpad_tools`); the graph applies the returned operations with `apply_op`.
 """
 
 from __future__ import annotations
@@ -13,14 +12,11 @@ import re
 import uuid
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from typing_extensions import TypedDict
 
 from memory.working.tokens import count_tokens, truncate_to_tokens
-
-if TYPE_CHECKING:
-    from langchain_core.tools import BaseTool
 
 MAX_ENTRIES = 50
 # 1,500 tokens: a quarter of a 6k working budget at most, ~30 notes of a sentence or two.
@@ -132,17 +128,3 @@ def apply_op(
 def scratchpad_lines(pad: Sequence[ScratchpadEntry]) -> list[str]:
     """One `[category] content` line per entry, oldest first."""
     return [f"[{e['category']}] {' '.join(e['content'].split())}" for e in pad]
-
-
-def format_for_prompt(pad: Sequence[ScratchpadEntry]) -> str:
-    """The scratchpad as prompt text ('Scratchpad is empty.' when empty, as in the seed)."""
-    return "\n".join(scratchpad_lines(pad)) if pad else "Scratchpad is empty."
-
-
-def make_scratchpad_tools() -> list[BaseTool]:
-    """The scratchpad tools to bind to the model (defined in `memory.working.scratchpad_tools`)."""
-    from memory.working.scratchpad_tools import (
-        make_scratchpad_tools as make,  # import cycle otherwise
-    )
-
-    return make()

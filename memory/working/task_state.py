@@ -177,8 +177,3 @@ def task_state_lines(state: TaskState) -> list[str]:
     if state["attempts"]:
         lines.append(f"Attempts so far: {state['attempts']}")
     return lines
-
-
-def format_task_state(state: TaskState) -> str:
-    """The task state as text for the prompt ('' when there is nothing to say)."""
-    return "\n".join(task_state_lines(state))

@@ -199,7 +199,7 @@ async def test_high_risk_memory_waits_for_approval(
 async def test_finished_task_resets_task_state_and_is_shared_only_by_rule(
     store: MemoryStore, model: StubLLM, shared: bool
 ) -> None:
-    from memory.sharing.bus_types import SHARED_USER
+    from memory.sharing.events import SHARED_USER
     from memory.storage.deletion_outbox import owner_digest
     from memory.storage.forget import DERIVED_FROM
     from memory.working.task_tools import FINISH_TOOL

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from memory.sharing.bus import AgentBus, Event, Subscription
-from memory.sharing.bus_types import SHARED_USER, BusInputError
+from memory.sharing.events import SHARED_USER, BusInputError
 from memory.system import recaller
 from memory.types import MemoryKind, Origin, Scope, ScopeError, Source
 from tests.support.memory_stores import open_stores, truncate

@@ -14,9 +14,8 @@ from typing import Any
 
 import pytest
 
-from memory.gating import ingest_apply
-from memory.gating.concurrency import write_with_policy
-from memory.gating.ingest_apply import ConflictStrategy
+from memory.gating.ingest import apply as ingest_apply
+from memory.gating.ingest.apply import ConflictStrategy, write_with_policy
 from memory.storage.store import MemoryStore
 from memory.system import recaller
 from memory.types import Category, MemoryKind, MemoryRecord, NewMemory, Origin, Scope, Status
@@ -135,7 +134,6 @@ async def test_without_the_lock_the_race_goes_unseen(
     # Control: the same race through the unlocked body of the write path.
     unlocked: Callable[..., Awaitable[Any]] = ingest_apply._apply
     monkeypatch.setattr(ingest_apply, "apply_resolution", unlocked)
-    monkeypatch.setattr("memory.gating.concurrency.apply_resolution", unlocked)
     await _race(agents, ["I prefer tea.", "I prefer coffee."], "policy")
     rows = await _all(agents[0])
     assert len([r for r in rows if r.status is Status.ACTIVE]) == 2  # the contradiction stands

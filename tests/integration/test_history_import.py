@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from memory.gating.history_import import (
+from memory.gating.ingest.history import (
     ImportFileError,
     file_digest,
     import_messages,

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memory.gating.edit import EditRefused, edit_memory
 from memory.gating.ingest import ingest_text
+from memory.gating.ingest.edit import EditRefused, edit_memory
 from memory.storage.edits import set_pinned, versions
 from memory.storage.store import MemoryStore
 from memory.system import recaller

@@ -10,7 +10,7 @@ import pytest
 
 from memory.gating.gate import gate
 from memory.gating.ingest import ingest_text, to_new_memory
-from memory.gating.ingest_apply import apply_resolution
+from memory.gating.ingest.apply import apply_resolution
 from memory.settings import Settings
 from memory.storage.store import MemoryStore, open_store
 from memory.system import recaller
@@ -57,7 +57,7 @@ async def test_an_inference_never_overrides_an_explicit_preference(store: Memory
         decision, source=Source.CHAT, provenance={}, occurred_at=None, require_approval=False
     )
     inferred.origin = Origin.INFERRED
-    outcome = await apply_resolution(store, ALICE, decision, inferred, "policy")
+    outcome = await apply_resolution(store, ALICE, inferred, "policy", reason=decision.reason)
     assert outcome.action == "rejected"
     active = await store.list_memories(ALICE)
     assert [m.content for m in active] == ["I prefer Python."]

@@ -25,9 +25,9 @@ import agent
 import memory
 import prompts
 from memory.gating.gate import gate
-from memory.gating.gate_split import split_candidates
-from memory.gating.gate_text import is_instruction_like
 from memory.gating.privacy import PrivacyFilter
+from memory.gating.rules.split import split_candidates
+from memory.gating.rules.turn import is_instruction_like
 from memory.working.sensory import InputError, extract_features, normalise_input
 from memory.working.turn_kind import classify_turn
 
@@ -90,7 +90,7 @@ def _shape(token: str, n: int) -> str:
 def test_the_audit_sees_the_patterns_that_read_user_text() -> None:
     names = {name for _, name in PATTERNS.values()}
     assert len(PATTERNS) >= 150
-    for expected in ("sensory._CODE", "gate_split._CLAUSE_BREAK", "poisoning.DISCLOSURE",
+    for expected in ("sensory._CODE", "rules.split._CLAUSE_BREAK", "poisoning.DISCLOSURE",
                      "RULES[", "temporal_zh._PATTERNS", "lexical._TOKEN"):  # fmt: skip
         assert any(expected in n for n in names), expected
 

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memory.gating.gate import GatePolicy, gate, is_instruction_like
-from memory.gating.poisoning import judge, skeleton
+from memory.gating.rules.poisoning import judge, skeleton
 from memory.types import MemoryKind
 
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "poisoning_corpus.jsonl"

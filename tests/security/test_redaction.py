@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from memory.gating.ingest import ingest_text
 from memory.gating.privacy import PrivacyFilter
-from memory.gating.privacy_patterns import iban_ok, luhn_ok
+from memory.gating.privacy.patterns import iban_ok, luhn_ok
 from memory.storage.store import MemoryStore
 from memory.types import Scope
 from tests.integration import test_write_path

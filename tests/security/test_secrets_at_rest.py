@@ -27,7 +27,7 @@ from langgraph_sdk import get_client
 from agent.checkpointer import CheckpointKeyError, checkpoint_serializer, parse_key
 from agent.input_guard import InputTooLargeError, guard_run_input
 from memory.gating.privacy import PrivacyFilter
-from memory.gating.privacy_patterns import luhn_ok
+from memory.gating.privacy.patterns import luhn_ok
 from memory.types import Scope
 from tests.integration.test_forget import db_hits_conn
 from tests.support.langgraph_server import LangGraphServer

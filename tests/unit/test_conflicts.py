@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from memory.gating.conflict_frames import analyse
 from memory.gating.conflicts import Candidate, Existing, Resolution, Strategy, resolve
+from memory.gating.conflicts.frames import analyse
 from memory.gating.gate import gate
 from memory.storage.embedding import Embedder, get_embedder
 from memory.types import Category, Origin

@@ -8,8 +8,8 @@ from langchain_core.messages import AIMessage, HumanMessage
 from agent.nodes.gate_and_store import _answers_around
 from agent.state import State
 from memory.gating.gate import GatePolicy, gate, gate_with_model
-from memory.gating.gate_chatter import clause_kind
-from memory.gating.gate_text import took_interest
+from memory.gating.rules.chatter import clause_kind
+from memory.gating.rules.turn import took_interest
 from memory.types import Category
 
 BORDERLINE = "Yeah, same! It helps me stay balanced during my studies."

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memory.gating.gate import gate
-from memory.gating.gate_explicit import asks_to_remember, is_closing, without_request
+from memory.gating.rules.explicit import asks_to_remember, is_closing, without_request
 from memory.types import Category
 
 FACTS = [

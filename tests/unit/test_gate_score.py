@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from memory.gating.gate import GatePolicy, gate
-from memory.gating.gate_chatter import clause_kind
-from memory.gating.gate_specifics import names, numbers, times
-from memory.gating.gate_split import split_media
+from memory.gating.rules.chatter import clause_kind
+from memory.gating.rules.specifics import names, numbers, times
+from memory.gating.rules.split import split_media
 from memory.types import Category
 
 

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memory.gating.privacy import PrivacyFilter, placeholder
-from memory.gating.privacy_patterns import cn_id_ok, luhn_ok
+from memory.gating.privacy.patterns import cn_id_ok, luhn_ok
 
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "pii_corpus.jsonl"
 ITEMS = [json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines() if line]

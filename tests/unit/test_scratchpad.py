@@ -56,10 +56,10 @@ def test_empty_write_is_ignored() -> None:
     assert sp.write([], "   ") == []
 
 
-def test_format_for_prompt() -> None:
-    assert sp.format_for_prompt([]) == "Scratchpad is empty."
+def test_scratchpad_lines() -> None:
+    assert sp.scratchpad_lines([]) == []
     pad = sp.write(sp.write([], "a\nb", "x"), "c", "y")
-    assert sp.format_for_prompt(pad) == "[x] a b\n[y] c"
+    assert sp.scratchpad_lines(pad) == ["[x] a b", "[y] c"]
 
 
 def test_tools_return_ops_the_graph_applies() -> None:
@@ -88,7 +88,7 @@ def test_tools_return_ops_the_graph_applies() -> None:
 def test_tool_schema_is_simple() -> None:
     (write_tool, _) = make_scratchpad_tools()
     assert set(write_tool.args) == {"content", "category"}
-    assert sp.make_scratchpad_tools()[0].name == "scratchpad_write"
+    assert write_tool.name == "scratchpad_write"
 
 
 def test_apply_op_rejects_garbage() -> None:

@@ -5,10 +5,10 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from memory.working.task_state import (
     MAX_CONSTRAINTS,
     extract_constraints,
-    format_task_state,
     new_task_state,
     record_outcome,
     record_step,
+    task_state_lines,
     update_task_from_turn,
 )
 
@@ -98,12 +98,12 @@ def test_functions_do_not_mutate_their_input() -> None:
 def test_format_lists_goal_then_constraints() -> None:
     ts = update_task_from_turn(None, "Migrate the DB. Never drop tables.")
     ts = record_outcome(ts, action="migrate", ok=False, error="lock timeout", next_action="retry")
-    text = format_task_state(ts)
+    text = "\n".join(task_state_lines(ts))
     lines = text.splitlines()
     assert lines[0] == "Goal: Migrate the DB."
     assert lines[1] == "Constraint (holds for the whole task): Never drop tables."
     assert "Last error: lock timeout" in text and "Next action: retry" in text
-    assert format_task_state(new_task_state()) == ""
+    assert task_state_lines(new_task_state()) == []
 
 
 def test_state_survives_the_checkpointer_serializer() -> None:

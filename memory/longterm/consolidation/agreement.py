@@ -4,7 +4,7 @@ Clustering groups by embedding, and MiniLM cannot tell "tea in the morning" from
 morning" (cosine 0.81) nor "use X" from "don't use X" (0.84). So within a cluster:
 
 1. the majority polarity wins (`is_negative` on the first clause);
-2. each remaining episode is compared with every other by `memory.gating.conflict_relation.relate`;
+2. each remaining episode is compared with every other by `memory.gating.conflicts.relation.relate`;
    an episode that contradicts more than half of the others is out. A vote rather than a
    comparison with one representative, because the detector misfires on single pairs
    ("window seats on flights" vs "the window seat on the plane") far more often than on a
@@ -26,8 +26,8 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import numpy.typing as npt
 
-from memory.gating.conflict_frames import Frame, analyse
-from memory.gating.conflict_relation import EmbedFn, relate
+from memory.gating.conflicts.frames import Frame, analyse
+from memory.gating.conflicts.relation import EmbedFn, relate
 from memory.longterm.consolidation.cluster import Matrix, normalise_rows
 from memory.types import Category, MemoryRecord
 

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from memory.gating.conflict_relation import EmbedFn
+from memory.gating.conflicts.relation import EmbedFn
 from memory.longterm.consolidation.agreement import agreeing, majority_polarity
 from memory.longterm.consolidation.cluster import Matrix, cohesion, medoid
 from memory.longterm.consolidation.types import ConsolidationPolicy

@@ -18,7 +18,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
-from memory.gating.gate_text import is_instruction_like
+from memory.gating.rules.turn import is_instruction_like
 from memory.longterm.consolidation.distil import Distillation
 from memory.model_json import MalformedReply, parse_json_reply, retry_malformed
 from memory.types import Category, MemoryKind, MemoryRecord

@@ -31,7 +31,7 @@ from datetime import UTC, datetime
 import numpy as np
 
 from memory.gating.conflicts import Candidate, Existing, Resolution, resolve
-from memory.gating.gate_text import is_instruction_like
+from memory.gating.rules.turn import is_instruction_like
 from memory.longterm.consolidation.agreement import is_negative
 from memory.longterm.consolidation.cluster import centroid, cluster, normalise_rows
 from memory.longterm.consolidation.decay import decayed, expired, purge_cutoff

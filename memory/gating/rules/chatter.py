@@ -12,11 +12,11 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from memory.gating import gate_cues_zh as zh
-from memory.gating import gate_lexicon_en as lex
-from memory.gating.gate_explicit import is_closing
-from memory.gating.gate_signals import content_words, normalise
-from memory.gating.gate_specifics import specifics, times, without_vocatives
+from memory.gating.rules import lexicon_en as lex
+from memory.gating.rules import lexicon_zh as zh
+from memory.gating.rules.explicit import is_closing
+from memory.gating.rules.signals import content_words, normalise
+from memory.gating.rules.specifics import specifics, times, without_vocatives
 
 EVALUATIVE = re.compile(
     r"\b(?:great|awesome|amazing|cool|nice|fun|lovely|beautiful|wonderful|fantastic|incredible"
@@ -102,8 +102,3 @@ def clause_kind(clause: str) -> Literal["social", "thin", "content"]:
 def _disclosed(low: str) -> bool:
     """A reaction that carries news of the speaker: "…now that I'm an assistant manager"."""
     return bool(lex.I_PAST.search(low) or lex.PLAN.search(low) or _ROLE.search(low))
-
-
-def is_chatter(clause: str) -> bool:
-    """True when the clause is small talk, a reaction, support for the other, or too thin."""
-    return clause_kind(clause) != "content"

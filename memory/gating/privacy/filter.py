@@ -1,6 +1,6 @@
 """Redact secrets and personal data before anything is stored, embedded, indexed or logged.
 
-Seed 000 §6.2: card numbers, SSNs, passwords and API keys are replaced by placeholders such as
+Card numbers, SSNs, passwords, API keys and personal data are replaced by placeholders such as
 `[REDACTED:card]`; content that must not be kept even redacted (a card number with its expiry
 or security code, a private key block) is flagged `high_risk` and the gate refuses to store it.
 """
@@ -11,23 +11,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from memory.gating.privacy_patterns import CARD_RISK_CONTEXT, EMAIL, PHONES, RULES, Rule
+from memory.gating.privacy.patterns import CARD_RISK_CONTEXT, EMAIL, PHONES, RULES, Rule
 
 # Kinds whose presence alone makes a text unfit to keep, redacted or not.
 _ALWAYS_HIGH_RISK = frozenset({"private_key"})
-# Credentials: once redacted, a sentence that only carried one says nothing worth keeping.
-CREDENTIAL_KINDS = frozenset(
-    {
-        "private_key",
-        "jwt",
-        "api_key",
-        "github_token",
-        "aws_key",
-        "slack_token",
-        "bearer_token",
-        "password",
-    }
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +44,6 @@ def placeholder(kind: str) -> str:
     return f"[REDACTED:{kind}]"
 
 
-PLACEHOLDER_RE = re.compile(r"\[REDACTED:[a-z_]+\]")
 _PRIOR = re.compile(r"\[REDACTED:([a-z_]+)\]")
 
 

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import re
 
-from memory.gating import gate_cues_en as en
-from memory.gating import gate_cues_zh as zh
-from memory.gating import gate_lexicon_en as lex
-from memory.gating.gate_explicit import is_closing
-from memory.gating.gate_score import score, turn_signals
-from memory.gating.gate_signals import (
+from memory.gating.decision import Role
+from memory.gating.rules import lexicon_en as lex
+from memory.gating.rules import lexicon_zh as zh
+from memory.gating.rules.explicit import is_closing
+from memory.gating.rules.poisoning import judge
+from memory.gating.rules.score import score, turn_signals
+from memory.gating.rules.signals import (
     NOISE,
     SECRET_CUE,
     SECRET_ONLY,
@@ -27,10 +28,8 @@ from memory.gating.gate_signals import (
     is_interrogative,
     normalise,
 )
-from memory.gating.gate_specifics import without_vocatives
-from memory.gating.gate_split import split_candidates, split_clauses, split_media
-from memory.gating.gate_types import Role
-from memory.gating.poisoning import judge
+from memory.gating.rules.specifics import without_vocatives
+from memory.gating.rules.split import split_candidates, split_clauses, split_media
 from memory.types import Category
 
 _AGENT_CATEGORIES = frozenset({Category.DECISION, Category.FAILURE_LESSON})
@@ -63,11 +62,6 @@ def is_question(sentence: str) -> bool:
     return stripped.endswith(_QUESTION_MARKS) or stripped.rstrip("。.！!").endswith(_ZH_PARTICLES)
 
 
-def sentence_cues(sentence: str, *, personal: bool) -> list[Cue]:
-    """Classify each clause of one sentence; in a question, only the asking clause is noise."""
-    return [cue for _, cue in clause_cues(sentence, personal=personal)]
-
-
 def clause_cues(sentence: str, *, personal: bool) -> list[tuple[str, Cue]]:
     """Each clause of one sentence with its cue ("Since I'm vegetarian, what should I cook?")."""
     if SECRET_ONLY.match(sentence):
@@ -91,7 +85,7 @@ def clause_cues(sentence: str, *, personal: bool) -> list[tuple[str, Cue]]:
 
 def _convention(sentence: str) -> bool:
     low = normalise(sentence)
-    return bool(en.CONVENTION.search(low) or zh.CONVENTION.search(low))
+    return bool(lex.CONVENTION.search(low) or zh.CONVENTION.search(low))
 
 
 def _named_request(sentence: str) -> bool:
@@ -110,7 +104,7 @@ def best_cue(
 ) -> Cue:
     """The most important cue among the text's clauses (tool output is judged per sentence).
 
-    The turn is then weighed as a whole (gate_score): its specifics, events, chit-chat, a
+    The turn is then weighed as a whole (`score`): its specifics, events, chit-chat, a
     shared photo, and (for the user) whether it answers a question asked in `context` and
     whether the `reply` it got took interest in it.
     """

@@ -12,13 +12,13 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
-from memory.gating.concurrency_lock import user_write_lock
-from memory.gating.gate_rules import screen
-from memory.gating.gate_types import GatePolicy
-from memory.gating.ingest_apply import ConflictStrategy, decide, supersede
+from memory.gating.decision import GatePolicy
+from memory.gating.ingest.apply import ConflictStrategy, decide, supersede
 from memory.gating.privacy import PrivacyFilter
+from memory.gating.rules.decide import screen
 from memory.storage.edits import replace_content
 from memory.storage.store import MAX_CONTENT_CHARS, MemoryStore
+from memory.storage.user_locks import user_write_lock
 from memory.types import MemoryRecord, NewMemory, Origin, Scope, Status
 
 EDITABLE = (Status.ACTIVE, Status.PENDING_APPROVAL)
@@ -71,7 +71,7 @@ async def edit_memory(
         raise EditRefused(f"not stored: {verdict.reason}")
     if not content:
         raise EditRefused("nothing is left of the new text after redaction")
-    async with user_write_lock(store, scope):
+    async with user_write_lock(store.pool, scope):
         current = await store.get(scope, memory_id)
         if current is None:
             return None

@@ -8,20 +8,19 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 from memory.gating.privacy import PrivacyFilter
+from memory.storage.listener import PgListener
 from memory.types import Scope
 
-# Seed 000 §5.2: these outcomes are worth keeping beyond the live broadcast.
+# Outcomes worth keeping beyond the live broadcast: a finished task, something learned.
 DURABLE_TYPES: frozenset[str] = frozenset({"task_completed", "knowledge_learned"})
 # Memories an agent publishes without naming a user belong to the tenant's agents, stored under
 # this reserved user id (identity providers must not hand it to a person).
 SHARED_USER = "agents:shared"
 MAX_DATA_BYTES = 64_000
 _EVENT_TYPE = re.compile(r"[a-z][a-z0-9_.:-]{0,63}")
-
-EVENT_COLUMNS = "id, tenant_id, agent_id, event_type, user_id, data, memory_id, created_at"
 
 
 class BusInputError(ValueError):
@@ -40,6 +39,28 @@ class Event:
     user_id: str | None
     memory_id: str | None
     created_at: datetime
+
+
+class EventSource(Protocol):
+    """What a subscription reads through: the bus's listener, event log and cursors."""
+
+    listener: PgListener
+
+    async def scan(self, tenant_id: str, after: int) -> list[Event]:
+        """Every event of this tenant after id `after`, oldest first."""
+        ...
+
+    async def save_cursor(self, tenant_id: str, agent_id: str, last_id: int) -> None:
+        """Record that `agent_id` has handled this tenant's events up to `last_id`."""
+        ...
+
+    async def newest_id(self, tenant_id: str) -> int:
+        """The id of this tenant's newest event (0 when none)."""
+        ...
+
+    async def cursor(self, tenant_id: str, agent_id: str) -> int | None:
+        """The agent's saved cursor, or None when it never subscribed."""
+        ...
 
 
 def channel_for(tenant_id: str) -> str:
@@ -85,7 +106,7 @@ def clean_data(data: Mapping[str, Any], privacy: PrivacyFilter) -> tuple[dict[st
 
 
 def event_from_row(row: Any) -> Event:
-    """Build an Event from a row selected with EVENT_COLUMNS."""
+    """Build an Event from an `agent_events` row (`memory.storage.agent_events`)."""
     data = row["data"]
     return Event(
         id=int(row["id"]),

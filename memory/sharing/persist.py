@@ -1,4 +1,4 @@
-"""Durable agent events become memories, with the gate's low-trust rules (seed 000 §5.2).
+"""Durable agent events become memories, with the gate's low-trust rules.
 
 What an agent publishes is not something a user said: it is never an explicit preference. It is
 kept as low-trust content (importance capped, the low-trust TTL, origin INFERRED, so a user's
@@ -14,11 +14,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from memory.gating.concurrency import write_with_policy
 from memory.gating.gate import GatePolicy, gate, is_instruction_like
-from memory.gating.ingest_apply import ConflictStrategy
+from memory.gating.ingest.apply import ConflictStrategy, write_with_policy
 from memory.gating.privacy import PrivacyFilter
-from memory.sharing.bus_types import SHARED_USER
+from memory.sharing.events import SHARED_USER
 from memory.storage.forget import DERIVED_FROM
 from memory.storage.store import MemoryStore
 from memory.types import Category, MemoryKind, NewMemory, Origin, Scope, Source

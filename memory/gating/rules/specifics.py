@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from memory.gating.gate_lexicon_en import _DAYS, _MONTHS
+from memory.gating.rules.lexicon_en import DAYS, MONTHS
 
 _NAME = re.compile(r"(?<=[a-z,;] )[A-Z][a-z]+|(?<=[a-z,;] )[A-Z]{2,}\b|^[A-Z]{2,}\b")
 _VOCATIVE = re.compile(
@@ -22,9 +22,9 @@ _PERIOD = (
 )
 TIME = re.compile(
     r"\b(?:yesterday|today|tonight|tomorrow|recently|lately|ago|weekend|"
-    + _DAYS
+    + DAYS
     + r"|"
-    + _MONTHS
+    + MONTHS
     + r"|(?:19|20)\d\d)\b"
     r"|\b(?:last|next|this|past|coming|few|couple of|every|each|all)\s+(?:\w+\s+)?"
     + _PERIOD

@@ -1,4 +1,4 @@
-"""The gate's policy and its decision record (seed 002 §三.3: what to store and why)."""
+"""The gate's policy (thresholds, lifetimes) and its decision record: what to store and why."""
 
 from __future__ import annotations
 
@@ -14,8 +14,7 @@ Trust = Literal["normal", "low"]
 
 def _default_ttls() -> Mapping[Category, float | None]:
     # Preferences and constraints are stable until contradicted (None = no expiry); a lesson
-    # stays useful for months; facts decay in a quarter; decisions are superseded within weeks
-    # (seed 002's MVP uses 30 days for episodic memory).
+    # stays useful for months; facts decay in a quarter; decisions are superseded within weeks.
     # A plain dict (fresh per policy): the policy crosses to the text worker process by pickle.
     return dict(
         {
@@ -34,7 +33,7 @@ class GatePolicy:
     """Thresholds and lifetimes the gate applies; every field has a production default."""
 
     # The rule gate keeps a candidate when its category is not noise and its importance (the
-    # category prior weighed with the whole turn, gate_score) reaches this. Chosen by
+    # category prior weighed with the whole turn, `rules.score`) reaches this. Chosen by
     # `python -m bench.gate_threshold` on the tune split of tests/data/gate_corpus.jsonl (best F1
     # at precision >= 0.90, highest of the tied points 0.625-0.640): tune F1 0.996, held-out
     # precision 0.975 / recall 0.975. `python -m bench.locomo --mode gated` reports what it

@@ -16,7 +16,7 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage
 
-from memory.gating.privacy import PrivacyFilter
+from memory.gating.privacy.filter import PrivacyFilter
 
 _KEEP_KEYS = frozenset(
     {"id", "ids", "type", "role", "name", "hash", "kind", "status", "tool_call_id", "lc"}

@@ -252,9 +252,6 @@ _NEGATED = re.compile(
 # Clauses end at sentence punctuation followed by a space or the end: the dots inside a URL or
 # "os.system" do not end one.
 _CLAUSE = re.compile(r"(?:[^.!?;\n。！？；]|[.!?;](?![\s]|$))+")
-# Acts whose meaning a leading negation reverses; claims of authority or pasted system text are
-# what they are with or without one.
-_NEGATABLE = ("disclosure", "security", "credentials", "execution", "other_users")
 
 
 @dataclass(frozen=True, slots=True)

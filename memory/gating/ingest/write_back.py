@@ -23,7 +23,7 @@ from memory.gating.gate import (
     gate_with_model,
     split_candidates,
 )
-from memory.gating.ingest_apply import ConflictStrategy, apply_resolution
+from memory.gating.ingest.apply import ConflictStrategy, apply_resolution
 from memory.gating.privacy import PrivacyFilter
 from memory.offload import run_cpu
 from memory.storage.store import MAX_CONTENT_CHARS, MemoryStore
@@ -175,7 +175,7 @@ async def _write(
     item: NewMemory,
     strategy: ConflictStrategy,
 ) -> IngestResult:
-    outcome = await apply_resolution(store, scope, decision, item, strategy)
+    outcome = await apply_resolution(store, scope, item, strategy, reason=decision.reason)
     return IngestResult(
         outcome.action, decision, outcome.memory_id, outcome.reason, outcome.related_ids
     )

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from memory.gating import conflict_vocab as v
+from memory.gating.conflicts import vocab as v
 
 _WORD = re.compile(
     r"\d[\d,.]*\d|[a-z0-9][a-z0-9'+#-]*(?:\.[a-z0-9]+)*|[\u4e00-\u9fff]+", re.IGNORECASE

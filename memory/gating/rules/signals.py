@@ -10,13 +10,13 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from memory.gating import gate_cues_en as en
-from memory.gating import gate_cues_zh as zh
-from memory.gating import gate_lexicon_en as lex
+from memory.gating.rules import lexicon_en as lex
+from memory.gating.rules import lexicon_zh as zh
 from memory.types import Category
 
-# Base importance per category (seed 002: preferences, constraints and failure lessons rank
-# above facts; DESIGN §5). Specific facts (a date, a number, a name) get +0.1.
+# Base importance per category: preferences, constraints and failure lessons rank above facts
+# (they change how the agent should act; a fact only informs it). Specific facts (a date, a
+# number, a name) get +0.1.
 IMPORTANCE = {
     Category.CONSTRAINT: 0.85,
     Category.FAILURE_LESSON: 0.8,
@@ -94,13 +94,17 @@ def content_words(clause: str) -> int:
 
 def _strong(low: str, specific: bool) -> Cue | None:
     """The first strong category cue the clause matches, in priority order."""
-    if en.FAILURE.search(low) or zh.FAILURE.search(low):
+    if lex.FAILURE.search(low) or zh.FAILURE.search(low):
         return Cue(Category.FAILURE_LESSON, IMPORTANCE[Category.FAILURE_LESSON], 0.75, "failure")
-    if en.CONSTRAINT.search(low) or zh.CONSTRAINT.search(low):
+    if lex.CONSTRAINT.search(low) or zh.CONSTRAINT.search(low):
         return Cue(Category.CONSTRAINT, IMPORTANCE[Category.CONSTRAINT], 0.8, "constraint")
-    if en.PREFERENCE.search(low) or zh.PREFERENCE.search(low):
+    if lex.PREFERENCE.search(low) or zh.PREFERENCE.search(low):
         return Cue(Category.PREFERENCE, IMPORTANCE[Category.PREFERENCE], 0.8, "preference")
-    if zh.DECISION.search(low) or en.DECIDED.search(low) or (en.DECISION.search(low) and specific):
+    if (
+        zh.DECISION.search(low)
+        or lex.DECIDED.search(low)
+        or (lex.DECISION.search(low) and specific)
+    ):
         return Cue(Category.DECISION, IMPORTANCE[Category.DECISION], 0.75, "decision")
     if _standing(low):
         return Cue(Category.CONSTRAINT, _STANDING_RULE, 0.6, "standing rule")
@@ -125,19 +129,19 @@ def is_specific(raw: str) -> bool:
     """True when the text names a time, a number, a name or a standing schedule."""
     low = normalise(raw)
     return bool(
-        en.SPECIFIC.search(low)
+        lex.SPECIFIC.search(low)
         or zh.SPECIFIC.search(low)
-        or en.PROPER_NOUN.search(raw)
-        or en.NAMED.search(raw)
+        or lex.PROPER_NOUN.search(raw)
+        or lex.NAMED.search(raw)
         or lex.PERSIST.search(low)
     )
 
 
 def _fact(low: str, raw: str, specific: bool) -> Cue | None:
     """A first-person statement about the speaker's life, work or plans."""
-    strong = en.FACT.search(low) or zh.FACT.search(low)
+    strong = lex.FACT.search(low) or zh.FACT.search(low)
     personal = lex.FIRST_PERSON.search(low) or zh.FIRST_PERSON.search(low)
-    if strong and (en.CORE_FACT.search(low) or zh.CORE_FACT.search(low)):
+    if strong and (lex.CORE_FACT.search(low) or zh.CORE_FACT.search(low)):
         return Cue(Category.FACT, _CORE_FACT, 0.8, "core personal fact")
     if strong:
         bonus = 0.1 if specific else 0.0
@@ -190,7 +194,7 @@ _UNVETOED = frozenset({"failure", "constraint"})
 def classify_tool_clause(clause: str) -> Cue:
     """Tool output: a failure or a dated record is worth an episode; readings are not."""
     low = normalise(clause)
-    if en.FAILURE.search(low) or zh.FAILURE.search(low):
+    if lex.FAILURE.search(low) or zh.FAILURE.search(low):
         return Cue(Category.FAILURE_LESSON, IMPORTANCE[Category.FAILURE_LESSON], 0.6, "tool error")
     if _TOOL_RECORD.search(low) and is_specific(clause) and not _TRANSIENT.search(low):
         return Cue(Category.FACT, IMPORTANCE[Category.FACT], 0.6, "tool record")

@@ -1,9 +1,9 @@
-"""How an incoming statement relates to an existing memory (seed 000 §5.3, seed 002 §四.3).
+"""How an incoming statement relates to an existing memory, for the conflict policy.
 
 The answer is one of: duplicate, contradiction, list addition, or unrelated.
 
 The method is general, not a topic list: both statements are cut into a predicate frame and
-values (`conflict_frames`). Same values with compatible frames are a paraphrase; the same frame
+values (`frames`). Same values with compatible frames are a paraphrase; the same frame
 with different values is the same slot filled differently, which counts as a contradiction
 when the newcomer marks a correction ("actually", "now", "改"), when the slot is pinned down by
 shared words or numbers ("budget ... $2,000" vs "budget ... $3,000"), or when an exclusive
@@ -20,7 +20,7 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
-from memory.gating.conflict_frames import Frame, frame_similarity, heads
+from memory.gating.conflicts.frames import Frame, frame_similarity, heads
 from memory.types import Category
 
 EmbedFn = Callable[[list[str]], npt.NDArray[np.float32]]

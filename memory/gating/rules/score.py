@@ -1,6 +1,6 @@
 """Importance of a whole conversational turn: what it tells, not only which cue it matches.
 
-The category comes from the strongest clause (gate_signals); the importance then weighs the
+The category comes from the strongest clause (`signals`); the importance then weighs the
 turn as a whole. A turn rich in specifics (names, places, numbers, dates), events and plans,
 one that answers the other speaker's question, or one that shares a photo is worth more; a
 turn that is mostly reactions, compliments and thanks is worth less. A turn with no category
@@ -13,11 +13,11 @@ import math
 import re
 from dataclasses import dataclass
 
-from memory.gating import gate_cues_zh as zh
-from memory.gating import gate_lexicon_en as lex
-from memory.gating.gate_chatter import clause_kind
-from memory.gating.gate_signals import QUESTION_CUE, SECRET_CUE, Cue, content_words, normalise
-from memory.gating.gate_specifics import names, numbers, times
+from memory.gating.rules import lexicon_en as lex
+from memory.gating.rules import lexicon_zh as zh
+from memory.gating.rules.chatter import clause_kind
+from memory.gating.rules.signals import QUESTION_CUE, SECRET_CUE, Cue, content_words, normalise
+from memory.gating.rules.specifics import names, numbers, times
 from memory.types import Category
 
 

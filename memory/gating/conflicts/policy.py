@@ -1,9 +1,9 @@
 """Conflict policy for an incoming gated memory against similar active ones (pure functions).
 
-Seed 000 §5.3 gives the strategies (last-write-wins, merge, mark-as-conflict); seed 002 §四.3
-and DESIGN §5 the policy: an explicit statement beats an inference, a newer explicit statement
-beats an older one, pinned business rules are never overridden from chat, list-like memories
-are merged, and a near-duplicate updates the existing memory instead of adding a copy. The
+Strategies: last-write-wins, merge, mark-as-conflict, or the default policy: an explicit statement
+beats an inference (what the user said outranks what was guessed about them), a newer explicit
+statement beats an older one, pinned business rules are never overridden from chat, list-like
+memories are merged, and a near-duplicate updates the existing memory instead of adding a copy. The
 caller writes the outcome and logs every conflict to the audit log.
 """
 
@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Literal
 
-from memory.gating.conflict_frames import Frame, analyse, merge_text
-from memory.gating.conflict_relation import EmbedFn, Relation, decisive, relate
+from memory.gating.conflicts.frames import Frame, analyse, merge_text
+from memory.gating.conflicts.relation import EmbedFn, Relation, decisive, relate
 from memory.types import Category, Origin
 
 Action = Literal["insert", "update_existing", "supersede", "reject", "merge", "mark_conflict"]

@@ -25,8 +25,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from memory.gating.gate import GatePolicy, Role, gate
-from memory.gating.ingest import to_new_memory
+from memory.gating.ingest.write_back import to_new_memory
 from memory.gating.privacy import PrivacyFilter
+from memory.storage.history_imports import imported_up_to
 from memory.storage.store import MemoryStore
 from memory.types import Category, MemoryKind, NewMemory, Scope, Source
 
@@ -267,19 +268,6 @@ def to_memory(
     return item, "stored"
 
 
-async def imported_up_to(store: MemoryStore, scope: Scope, source: str) -> int:
-    """The highest message index of `source` already stored for this user (-1 for none)."""
-    async with store.pool.acquire() as conn:
-        value = await conn.fetchval(
-            "SELECT max((provenance->'import'->>'index')::int) FROM memories"
-            " WHERE tenant_id = $1 AND user_id = $2 AND provenance->'import'->>'source' = $3",
-            scope.tenant_id,
-            scope.user_id,
-            source,
-        )
-    return -1 if value is None else int(value)
-
-
 def _batches(items: list[int], size: int) -> Iterator[list[int]]:
     for start in range(0, len(items), size):
         yield items[start : start + size]
@@ -301,7 +289,7 @@ async def import_messages(
     started = time.perf_counter()
     policy, privacy = policy or GatePolicy(), privacy or PrivacyFilter()
     report = ImportReport(source=source, messages=len(messages))
-    done = await imported_up_to(store, scope, source)
+    done = await imported_up_to(store.pool, scope, source)
     todo = [i for i, m in enumerate(messages) if m.index > done]
     report.skipped_done = len(messages) - len(todo)
     if progress and report.skipped_done:
@@ -324,26 +312,3 @@ async def import_messages(
             progress(len(batch))
     report.seconds = time.perf_counter() - started
     return report
-
-
-async def import_file(
-    store: MemoryStore,
-    scope: Scope,
-    path: Path,
-    *,
-    fmt: Format = "auto",
-    gated: bool = True,
-    batch_size: int = 256,
-    progress: Callable[[int], object] | None = None,
-) -> ImportReport:
-    """Read `path` and import it (see `import_messages`)."""
-    messages = read_messages(path, fmt)
-    return await import_messages(
-        store,
-        scope,
-        messages,
-        source=file_digest(path),
-        gated=gated,
-        batch_size=batch_size,
-        progress=progress,
-    )

@@ -1,8 +1,14 @@
-"""Apply the conflict policy to one gated memory and write the outcome (seeds 000 §5.3, 002 §四.3).
+"""Write one memory under the conflict policy: the write path of the agent, the CLI and the bus.
 
 Nothing is ever lost: a loser stays in Postgres as `superseded`, linked to the memory that won,
 out of recall; list-like memories are merged into a new version; `mark_conflict` keeps both
 active and tagged; every conflict is an audit event on each memory involved.
+
+Concurrent writes to one user's memory are resolved by the policy, never lost: the write runs
+under `user_write_lock`, so two writers of the same slot on two connections are serialised and
+the second sees the first; `conflicts.resolve` then decides (last-write-wins, merge,
+mark-as-conflict, or the default policy). `write_with_policy` is this path for a memory that did
+not come through the gate as a user's statement (an agent's published knowledge, an import).
 """
 
 from __future__ import annotations
@@ -12,11 +18,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from memory.gating.concurrency_lock import user_write_lock
 from memory.gating.conflicts import Candidate, Existing, Resolution, resolve
-from memory.gating.gate import GateDecision
 from memory.recall.recaller import recaller_for
 from memory.storage.store import MemoryStore
+from memory.storage.user_locks import user_write_lock
 from memory.types import MemoryRecord, NewMemory, Scope, Status
 
 ConflictStrategy = Literal["policy", "last_write_wins", "merge", "mark_conflict"]
@@ -78,37 +83,48 @@ async def decide(
 async def apply_resolution(
     store: MemoryStore,
     scope: Scope,
-    decision: GateDecision,
     item: NewMemory,
     strategy: ConflictStrategy,
+    *,
+    reason: str,
 ) -> Outcome:
     """Insert, reinforce a near-duplicate, supersede, merge, reject or flag, then audit.
+
+    `reason` (the gate's, usually) is recorded when the memory is stored as it is.
 
     Runs under the user's write lock (across processes): a concurrent writer of the same user
     waits, then sees this write, so the conflict policy decides instead of a race.
     """
-    async with user_write_lock(store, scope):
-        return await _apply(store, scope, decision, item, strategy)
+    async with user_write_lock(store.pool, scope):
+        return await _apply(store, scope, item, strategy, reason)
+
+
+async def write_with_policy(
+    store: MemoryStore,
+    scope: Scope,
+    item: NewMemory,
+    *,
+    strategy: ConflictStrategy = "policy",
+    reason: str = "",
+) -> Outcome:
+    """Write `item` for the user, resolved against their similar memories under the user lock."""
+    return await apply_resolution(store, scope, item, strategy, reason=reason or "stored")
 
 
 async def _apply(
-    store: MemoryStore,
-    scope: Scope,
-    decision: GateDecision,
-    item: NewMemory,
-    strategy: ConflictStrategy,
+    store: MemoryStore, scope: Scope, item: NewMemory, strategy: ConflictStrategy, reason: str
 ) -> Outcome:
     if item.status is Status.PENDING_APPROVAL:
-        written = await store.write(scope, item, reason=decision.reason)
-        return Outcome("pending_approval", written.id, decision.reason)
+        written = await store.write(scope, item, reason=reason)
+        return Outcome("pending_approval", written.id, reason)
     verdict = await decide(store, scope, item, strategy)
     targets = verdict.target_ids
     if verdict.action == "update_existing":
         await store.reinforce(scope, targets[0], reason=verdict.reason)
         return Outcome("reinforced", targets[0], verdict.reason, targets)
     if verdict.action == "insert":
-        written = await store.write(scope, item, reason=decision.reason)
-        return Outcome("stored", written.id, decision.reason)
+        written = await store.write(scope, item, reason=reason)
+        return Outcome("stored", written.id, reason)
     return await _conflict(store, scope, item, verdict)
 
 

@@ -1,20 +1,21 @@
 """The rule-based memory gate: redact, refuse high-risk content, classify, score, decide.
 
-Works without any model (DESIGN §5). A turn is split into sentences and clauses; the most
-important clause decides the category, so "Thanks! Also, I'm flying to Chicago on Tuesday"
-is kept as a fact and "That's awesome! What made you start?" is dropped as noise.
+Works without any model (a deployment without an LLM still gates what it stores). A turn is split
+into sentences and clauses; the most important clause decides the category, so "Thanks! Also, I'm
+flying to Chicago on Tuesday" is kept as a fact and "That's awesome! What made you start?" is
+dropped as noise.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from memory.gating.gate_chatter import clause_kind
-from memory.gating.gate_explicit import asks_to_remember, without_request
-from memory.gating.gate_signals import Cue, content_words
-from memory.gating.gate_text import best_cue, is_instruction_like, needs_approval, trim_small_talk
-from memory.gating.gate_types import GateDecision, GatePolicy, Role
+from memory.gating.decision import GateDecision, GatePolicy, Role
 from memory.gating.privacy import PrivacyFilter
+from memory.gating.rules.chatter import clause_kind
+from memory.gating.rules.explicit import asks_to_remember, without_request
+from memory.gating.rules.signals import Cue, content_words
+from memory.gating.rules.turn import best_cue, is_instruction_like, needs_approval, trim_small_talk
 from memory.types import Category, MemoryKind, Origin
 
 DEFAULT_PRIVACY = PrivacyFilter()
@@ -23,8 +24,8 @@ DEFAULT_PRIVACY = PrivacyFilter()
 def kind_for(category: Category, role: Role) -> MemoryKind:
     """Explicit user preferences and constraints are PREFERENCE; lessons are PROCEDURAL.
 
-    Failure lessons are "how (not) to do it next time": procedural knowledge (seed 003's
-    subtype), so consolidation can distil them into rules. Tool text never leaves EPISODIC.
+    Failure lessons are "how (not) to do it next time": procedural knowledge, so consolidation
+    can distil them into rules. Tool text never leaves EPISODIC.
     """
     if role == "tool":
         return MemoryKind.EPISODIC

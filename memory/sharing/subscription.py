@@ -11,12 +11,8 @@ import contextlib
 from collections import deque
 from collections.abc import Collection
 from types import TracebackType
-from typing import TYPE_CHECKING
 
-from memory.sharing.bus_types import Event, channel_for
-
-if TYPE_CHECKING:
-    from memory.sharing.bus import AgentBus
+from memory.sharing.events import Event, EventSource, channel_for
 
 
 class Subscription:
@@ -24,7 +20,7 @@ class Subscription:
 
     def __init__(
         self,
-        bus: AgentBus,
+        bus: EventSource,
         tenant_id: str,
         agent_id: str,
         event_types: Collection[str] | None,
@@ -111,7 +107,7 @@ class Subscription:
 
     def _wants(self, event: Event) -> bool:
         if event.agent_id == self.agent_id:
-            return False  # an agent never hears its own events (seed 000 §5.2)
+            return False  # an agent never hears its own events: it knows what it published
         return self._wanted is None or event.event_type in self._wanted
 
     async def _ack(self) -> None:

@@ -1,0 +1,48 @@
+"""The write path: a gated turn, an edit, or an imported history, written under the conflict policy.
+
+`write_back.ingest_text` gates a turn and writes what it keeps; `apply` resolves one memory
+against the user's similar ones under the per-user write lock; `edit` corrects a stored memory
+through the same governance; `history` imports past conversations in bulk.
+"""
+
+from memory.gating.ingest.apply import (
+    ConflictStrategy,
+    Outcome,
+    apply_resolution,
+    decide,
+    supersede,
+    write_with_policy,
+)
+from memory.gating.ingest.edit import EditRefused, EditResult, edit_memory
+from memory.gating.ingest.history import (
+    ImportFileError,
+    ImportReport,
+    Message,
+    file_digest,
+    import_messages,
+    read_messages,
+    to_memory,
+)
+from memory.gating.ingest.write_back import IngestResult, ingest_text, to_new_memory
+
+__all__ = [
+    "ConflictStrategy",
+    "EditRefused",
+    "EditResult",
+    "ImportFileError",
+    "ImportReport",
+    "IngestResult",
+    "Message",
+    "Outcome",
+    "apply_resolution",
+    "decide",
+    "edit_memory",
+    "file_digest",
+    "import_messages",
+    "ingest_text",
+    "read_messages",
+    "supersede",
+    "to_memory",
+    "to_new_memory",
+    "write_with_policy",
+]
