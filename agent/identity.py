@@ -3,7 +3,7 @@
 Under LangGraph Platform with custom auth (`langgraph.json` `auth`, see `agent/auth.py`), the
 server puts the authenticated user into `configurable["langgraph_auth_user"]`; then any user or
 tenant the client sends in the context is ignored, so a client cannot read another user's memory
-by naming them (DESIGN §7: templates that trust client config leak memory).
+by naming them (a template that trusts client config leaks one user's memory to another).
 
 One documented exception: with no `MEMORY_AUTH_SECRET` under `langgraph dev`, `agent/auth.py`
 authenticates everyone as the *open* local user (marked `memory_auth: "open"`), and the context's

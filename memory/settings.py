@@ -10,7 +10,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-# Privacy by default: nothing phones home unless the user turns it on (DESIGN §7).
+# Privacy by default: nothing phones home unless the user turns it on.
 _PRIVACY_DEFAULTS = {
     "ANONYMIZED_TELEMETRY": "False",
     "LANGGRAPH_CLI_NO_ANALYTICS": "1",

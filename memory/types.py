@@ -1,6 +1,7 @@
 """The memory data model shared by storage, ranking, the gate and consolidation.
 
-Field names follow the seeds' record models (seed 002 episodic record, seed 003 long-term entry).
+An episodic record says what happened, when and with what result; a long-term entry adds how
+the system came to believe it (origin, confidence, version).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ class ScopeError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class Scope:
-    """The isolation key every read and write carries (seed 002: tenant_id + user_id).
+    """The isolation key every read and write carries: tenant_id + user_id.
 
     There is deliberately no way to build an empty or wildcard scope: an unscoped query cannot
     be expressed through the storage API.
@@ -44,7 +45,7 @@ class Scope:
 
 
 class MemoryKind(StrEnum):
-    """What a memory is: an event, or one of the long-term subtypes (seed 003)."""
+    """What a memory is: an event, or one of the long-term subtypes."""
 
     EPISODIC = "episodic"
     SEMANTIC = "semantic"
@@ -58,7 +59,7 @@ class MemoryKind(StrEnum):
 
 
 class Source(StrEnum):
-    """Where the content came from (seed 002)."""
+    """Where the content came from."""
 
     CHAT = "chat"
     TOOL = "tool"
@@ -67,7 +68,7 @@ class Source(StrEnum):
 
 
 class Origin(StrEnum):
-    """How the system came to believe it (seed 003)."""
+    """How the system came to believe it."""
 
     EXPLICIT = "explicit"
     INFERRED = "inferred"
@@ -85,7 +86,7 @@ class Status(StrEnum):
 
 
 class Category(StrEnum):
-    """The gate's classes (seed 002): what is worth remembering, and noise."""
+    """The gate's classes: what is worth remembering, and noise."""
 
     PREFERENCE = "preference"
     CONSTRAINT = "constraint"
@@ -110,7 +111,7 @@ class NewMemory:
     occurred_at: datetime | None = None
     pinned: bool = False
     status: Status = Status.ACTIVE
-    # Episodic structure (seed 003): what happened, around what, with what result.
+    # Episodic structure: what happened, around what, with what result.
     context: str = ""
     outcome: str = ""
     # Where it came from: thread id, message ids, agent id, benchmark turn ids ...

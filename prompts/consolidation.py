@@ -1,4 +1,4 @@
-"""Prompt text for model-based distillation (seed 002 §四.2: cluster → distil stable rules)."""
+"""Prompt text for model-based distillation: repeated episodes, distilled into stable rules."""
 
 from __future__ import annotations
 

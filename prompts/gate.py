@@ -1,4 +1,4 @@
-"""Prompt text for the model-based memory gate (seed 002 §三.3): classify, score, explain."""
+"""Prompt text for the model-based memory gate: classify, score, explain."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""await_approval: high-risk memories wait for a human (seed 002, approval flow).
+"""await_approval: high-risk memories wait for a human.
 
 They were stored as `pending_approval` (never recalled); the run interrupts with their content
 and resumes with `Command(resume={"approve": [...ids], "reject": [...ids]})`, or with

@@ -1,4 +1,4 @@
-"""compose: the prompt composer (seed 002 §五).
+"""compose: the prompt composer.
 
 System rules > long-term preferences > task
 state > retrieved evidence as cited snippets, packed within the token budget, with the working

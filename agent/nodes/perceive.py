@@ -1,4 +1,4 @@
-"""perceive: sensory memory, turn classification, task state, and the hard brakes (seed 002)."""
+"""perceive: sensory memory, turn classification, task state, and the hard brakes."""
 
 from __future__ import annotations
 

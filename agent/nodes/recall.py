@@ -1,4 +1,4 @@
-"""recall: search this user's episodic and long-term memory, ranked, with reasons (seed 002 §五)."""
+"""recall: search this user's episodic and long-term memory, ranked, with reasons."""
 
 from __future__ import annotations
 

@@ -1,10 +1,11 @@
 """The model-based gate: structured output, validated, retried once, rules as the fallback.
 
-DESIGN §7: local models break JSON and memories get lost silently. Here the answer is parsed
-from the message text (any chat model works, with or without native structured output),
-validated with pydantic, retried once with the validation error, and on a second failure or
-any exception the rule gate decides and a warning is logged. Redaction runs before the text
-reaches the model, and the poisoning rules apply to the model's answer as to the rules'.
+Local models break JSON, and a memory whose verdict cannot be parsed is lost silently. Here the
+answer is parsed from the message text (any chat model works, with or without native structured
+output), validated with pydantic, retried once with the validation error, and on a second
+failure or any exception the rule gate decides and a warning is logged. Redaction runs before
+the text reaches the model, and the poisoning rules apply to the model's answer as to the
+rules'.
 """
 
 from __future__ import annotations

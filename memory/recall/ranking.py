@@ -1,9 +1,10 @@
 """Recall ranking: the weights and the arithmetic that turns signals into scores.
 
-score = α·similarity + lexical + β·recency + γ·importance + access boost + temporal (seed 002,
-plus the lexical and temporal signals DESIGN §4 asks for). Every term is computed as an array
-over all candidate memories by `memory.recall.retrieval`; this module holds the weights and the
-per-term formulas, so a score breakdown always shows the same numbers the ranking used.
+score = α·similarity + lexical + β·recency + γ·importance + access boost + temporal: dense
+similarity alone misses exact names and dates, so lexical and temporal signals join it. Every
+term is computed as an array over all candidate memories by `memory.recall.retrieval`; this
+module holds the weights and the per-term formulas, so a score breakdown always shows the same
+numbers the ranking used.
 """
 
 from __future__ import annotations

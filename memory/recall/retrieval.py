@@ -1,4 +1,4 @@
-"""The in-process recall index of one user (seed 003 "async preload").
+"""The in-process recall index of one user, preloaded so a turn's recall needs no vector reads.
 
 The store preloads a user's active memories into a `UserIndex`; a turn's recall is then an
 in-memory hybrid search: dense cosine + BM25 (memory, context, session) + speaker and time

@@ -79,7 +79,7 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (tenant_id, user_id)
     );
 
-    -- Per-user settings: consent, the structured profile (seed 002 §四.1).
+    -- Per-user settings: consent, the structured profile.
     CREATE TABLE user_settings (
         tenant_id   text NOT NULL,
         user_id     text NOT NULL,
@@ -89,7 +89,7 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (tenant_id, user_id)
     );
 
-    -- Every prior state of a memory, so changes can be inspected and rolled back (seed 002 §四.2).
+    -- Every prior state of a memory, so changes can be inspected and rolled back.
     CREATE TABLE memory_versions (
         memory_id   text NOT NULL,
         version     integer NOT NULL,

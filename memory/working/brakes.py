@@ -1,4 +1,4 @@
-"""Hard brakes (seed 002 §二.3): stop a task before it spins.
+"""Hard brakes: stop a task before it spins.
 
 The graph calls `check_brakes` before each step; on a trip it hands over to a human
 (`interrupt`) or degrades. Counting rules, so "trips at N" is unambiguous:

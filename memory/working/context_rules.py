@@ -92,7 +92,8 @@ def normalise_key(text: str) -> str:
     return _NORM_STRIP.sub(" ", text.lower()).strip()
 
 
-# Weights for the selective strategy: constraints outrank decisions outrank errors (seed 000).
+# Weights for the selective strategy: constraints outrank decisions outrank errors (losing a
+# constraint breaks the task; an old error only costs a retry).
 _IMPORTANCE: dict[ItemKind, float] = {
     "constraint": 3.0,
     "decision": 2.5,

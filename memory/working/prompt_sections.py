@@ -2,7 +2,7 @@
 
 A section is a header plus lines in *display* order, and a packing order over those lines
 (most important first). Memory text is flattened to one line and cited, so a stored memory can
-neither fake a section header nor pass as a bare fact (seed 002 §五).
+neither fake a section header nor pass as a bare fact.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Sensory memory: clean the raw input and extract its features (seed 003 §一).
+"""Sensory memory: clean the raw input and extract its features.
 
 Lives for one step. Nothing here is stored except the features (the hash makes a turn
 traceable in debug logs without keeping its text).

@@ -25,7 +25,8 @@ from memory.working.working_types import SummaryItem
 MAX_ITEM_TOKENS = 80
 # A pasted document must not flood the summary: at most 6 items from one message.
 MAX_ITEMS_PER_MESSAGE = 6
-# Drop order when over the cap: facts go first, constraints last (seed 002: keep decision state).
+# Drop order when over the cap: facts go first, constraints last (the decision state is what a
+# summary must keep).
 _DROP_ORDER = ("fact", "open_item", "failure", "decision", "constraint")
 
 

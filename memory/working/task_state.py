@@ -1,4 +1,4 @@
-"""Task state: the JSON the agent keeps about the task in hand (seed 002 §二.1).
+"""Task state: the JSON the agent keeps about the task in hand.
 
 `{goal, current_step, constraints, attempts, last_error, next_action}` plus the counters the
 hard brakes read (steps, retries per action, tokens used). Plain data in graph state; every

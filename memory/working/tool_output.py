@@ -1,4 +1,4 @@
-"""Tool outputs are cut down before they enter the context (seed 000 §2.3).
+"""Tool outputs are cut down before they enter the context: a raw dump crowds out the talk.
 
 Text keeps its head and tail (errors and totals tend to sit at the end) with a marker saying
 how much was cut; JSON gets a structural outline (keys, list lengths, samples) instead of a

@@ -19,8 +19,8 @@ from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
-# Every test process and child server runs with telemetry off (DESIGN §7); HF_HUB_OFFLINE stops
-# any library from trying to download a model (there is no internet here).
+# Every test process and child server runs with telemetry off (nothing phones home);
+# HF_HUB_OFFLINE stops any library from trying to download a model (there is no internet here).
 PRIVACY_ENV: dict[str, str] = {
     "ANONYMIZED_TELEMETRY": "False",
     "LANGGRAPH_CLI_NO_ANALYTICS": "1",
