@@ -296,3 +296,18 @@ def test_package_declares_its_exports(package: str) -> None:
     assert isinstance(exported, list | tuple), f"{package} has no __all__"
     missing = [name for name in exported if not hasattr(module, name)]
     assert missing == []
+
+
+_OUTSIDE_REFERENCE = re.compile(r"\bseeds? ?\d{3}\b|\bDESIGN(?:\.md)? ?§|§ ?\d", re.IGNORECASE)
+
+
+def test_comments_are_self_contained() -> None:
+    # A comment that says "see seed 002 §5" explains nothing to a reader of this repository.
+    offenders = [
+        f"{m.path.relative_to(REPO)}:{n}"
+        for m in MODULES.values()
+        for n, line in enumerate(m.path.read_text(encoding="utf-8").splitlines(), 1)
+        if _OUTSIDE_REFERENCE.search(line)
+    ]
+    assert offenders == []
+    assert _OUTSIDE_REFERENCE.search("(seed 002 §五)") and _OUTSIDE_REFERENCE.search("DESIGN §7")
