@@ -59,7 +59,7 @@ class RankingWeights:
     gamma: float = 0.05
     """γ: weight of importance (in [0, 1])."""
     access: float = 0.02
-    """Access-frequency boost per log1p(access_count): what a user keeps coming back to matters more."""
+    """Access-frequency boost per log1p(access_count): what a user returns to matters more."""
     access_cap: float = 0.06
     """Upper bound of the access boost, so popular memories cannot crowd out relevant ones."""
     temporal: float = 0.8
