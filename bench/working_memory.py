@@ -26,7 +26,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from memory.working.composer import ComposedPrompt, compose_prompt
 from memory.working.context_window import STRATEGIES, build_working_context
 from memory.working.scratchpad import ScratchpadEntry, write
-from memory.working.summarize import refresh_summary
+from memory.working.summary import refresh_summary
 from memory.working.task_state import TaskState, update_task_from_turn
 from memory.working.tokens import MESSAGE_OVERHEAD, count_message_tokens, count_tokens
 from memory.working.working_types import StrategyName, SummaryState

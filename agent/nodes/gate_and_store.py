@@ -28,7 +28,7 @@ from memory.multimodal import text_parts
 from memory.observability.hit_rate import record_injection, used_memory_ids
 from memory.storage.store import MemoryStore
 from memory.types import Scope, Source, Status
-from memory.working.summarize import refresh_summary
+from memory.working.summary import refresh_summary
 from memory.working.task_state import new_task_state, record_outcome
 from memory.working.task_tools import finished_outcome
 from memory.working.turns import start_of_last_turns, summary_matches

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
         extract_features,
         normalise_input,
     )
-    from memory.working.summarize import extractive_summary, refresh_summary
+    from memory.working.summary import extractive_summary, refresh_summary
     from memory.working.task_state import (
         TaskState,
         new_task_state,
@@ -59,8 +59,8 @@ _EXPORTS = {
     "SensoryFeatures": "memory.working.sensory",
     "extract_features": "memory.working.sensory",
     "normalise_input": "memory.working.sensory",
-    "extractive_summary": "memory.working.summarize",
-    "refresh_summary": "memory.working.summarize",
+    "extractive_summary": "memory.working.summary",
+    "refresh_summary": "memory.working.summary",
     "TaskState": "memory.working.task_state",
     "new_task_state": "memory.working.task_state",
     "record_outcome": "memory.working.task_state",

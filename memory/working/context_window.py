@@ -27,7 +27,7 @@ from typing import NamedTuple
 from langchain_core.messages import BaseMessage
 
 from memory.working.context_rules import KIND_ORDER, ItemKind, importance
-from memory.working.summary_extract import extract_items
+from memory.working.summary import extract_items
 from memory.working.tokens import content_text, count_message_tokens, count_messages_tokens
 from memory.working.turns import (
     last_human_index,

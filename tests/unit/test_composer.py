@@ -7,7 +7,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from memory.working.composer import ComposedPrompt, EvidenceItem, PrefItem, compose_prompt
 from memory.working.context_window import build_working_context
 from memory.working.scratchpad import ScratchpadEntry, write
-from memory.working.summarize import extractive_summary
+from memory.working.summary import extractive_summary
 from memory.working.task_state import update_task_from_turn
 from memory.working.tokens import content_text, count_messages_tokens
 from memory.working.working_types import WorkingContext

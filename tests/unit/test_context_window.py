@@ -4,7 +4,7 @@ import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from memory.working.context_window import build_working_context
-from memory.working.summarize import extractive_summary
+from memory.working.summary import extractive_summary
 from memory.working.tokens import content_text, count_messages_tokens
 from memory.working.working_types import SummaryItem
 

@@ -8,7 +8,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from memory.working.composer import ComposedPrompt, compose_prompt
 from memory.working.context_window import build_working_context
 from memory.working.scratchpad import ScratchpadEntry, write
-from memory.working.summarize import refresh_summary
+from memory.working.summary import refresh_summary
 from memory.working.task_state import TaskState, update_task_from_turn
 from memory.working.tokens import content_text, count_message_tokens
 from memory.working.tool_output import truncate_tool_output

@@ -10,7 +10,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langchain_core.outputs import ChatResult
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
-from memory.working.summarize import extractive_summary, refresh_summary
+from memory.working.summary import extractive_summary, refresh_summary
 from memory.working.tokens import count_messages_tokens
 
 
@@ -141,7 +141,7 @@ async def test_junk_answer_falls_back_to_extractive(
     junk: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     model = FakeListChatModel(responses=[junk, junk])
-    with caplog.at_level(logging.WARNING, logger="memory.working.summarize"):
+    with caplog.at_level(logging.WARNING, logger="memory.working.summary"):
         s = await refresh_summary(history(), None, model=model)
     assert s["method"] == "extractive"
     assert s["items"] == extractive_summary(history())["items"]
