@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
+from memory.storage.db import Database, Row
 from memory.storage.user_locks import hash32
 
 _PUBLISH_LOCK = 0x6C6D65  # "lme": advisory-lock namespace of per-tenant publishing
@@ -20,7 +21,7 @@ EVENT_COLUMNS = "id, tenant_id, agent_id, event_type, user_id, data, memory_id, 
 
 
 async def append_event(
-    pool: Any,
+    pool: Database,
     channel: str,
     tenant_id: str,
     agent_id: str,
@@ -42,11 +43,12 @@ async def append_event(
             data_json,
             memory_id,
         )
+        assert row is not None  # INSERT ... RETURNING yields the row
         await conn.execute("SELECT pg_notify($1, $2)", channel, str(row["id"]))
     return row
 
 
-async def events_after(pool: Any, tenant_id: str, after: int, *, limit: int) -> list[Any]:
+async def events_after(pool: Database, tenant_id: str, after: int, *, limit: int) -> list[Row]:
     """Rows of every event of this tenant after id `after` (all agents, all types), oldest first."""
     async with pool.acquire() as conn:
         return list(
@@ -61,14 +63,14 @@ async def events_after(pool: Any, tenant_id: str, after: int, *, limit: int) -> 
 
 
 async def events_for(
-    pool: Any,
+    pool: Database,
     tenant_id: str,
     agent_id: str,
     after: int,
     event_types: Collection[str] | None,
     *,
     limit: int,
-) -> list[Any]:
+) -> list[Row]:
     """Rows of this tenant's events after id `after` from agents other than `agent_id`.
 
     `event_types` keeps only those types (None: all), oldest first.
@@ -88,7 +90,7 @@ async def events_for(
         )
 
 
-async def newest_event_id(pool: Any, tenant_id: str) -> int:
+async def newest_event_id(pool: Database, tenant_id: str) -> int:
     """The id of this tenant's newest event (0 when none)."""
     async with pool.acquire() as conn:
         value = await conn.fetchval(
@@ -97,7 +99,7 @@ async def newest_event_id(pool: Any, tenant_id: str) -> int:
     return int(value)
 
 
-async def save_cursor(pool: Any, tenant_id: str, agent_id: str, last_id: int) -> None:
+async def save_cursor(pool: Database, tenant_id: str, agent_id: str, last_id: int) -> None:
     """Record that `agent_id` has handled this tenant's events up to `last_id` (never back)."""
     async with pool.acquire() as conn:
         await conn.execute(
@@ -110,7 +112,7 @@ async def save_cursor(pool: Any, tenant_id: str, agent_id: str, last_id: int) ->
         )
 
 
-async def load_cursor(pool: Any, tenant_id: str, agent_id: str) -> int | None:
+async def load_cursor(pool: Database, tenant_id: str, agent_id: str) -> int | None:
     """The agent's saved cursor, or None when it never subscribed."""
     async with pool.acquire() as conn:
         value = await conn.fetchval(

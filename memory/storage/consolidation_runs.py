@@ -12,10 +12,11 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from memory.storage.db import Connection, Database, Row
 from memory.types import Scope
 
 
-async def start_run(pool: Any, run_id: str, scope: Scope) -> None:
+async def start_run(pool: Database, run_id: str, scope: Scope) -> None:
     """Record that a run started for one user (its changes will point to this row)."""
     async with pool.acquire() as conn:
         await conn.execute(
@@ -26,7 +27,7 @@ async def start_run(pool: Any, run_id: str, scope: Scope) -> None:
 
 
 async def finish_run(
-    pool: Any,
+    pool: Database,
     run_id: str,
     scope: Scope,
     *,
@@ -46,7 +47,7 @@ async def finish_run(
         )  # fmt: skip
 
 
-async def stale_runs(pool: Any, scope: Scope, current: str) -> list[str]:
+async def stale_runs(pool: Database, scope: Scope, current: str) -> list[str]:
     """Runs still marked 'running' for a user whose lock the caller holds: interrupted ones."""
     async with pool.acquire() as conn:
         rows = await conn.fetch(
@@ -57,7 +58,7 @@ async def stale_runs(pool: Any, scope: Scope, current: str) -> list[str]:
     return [r["run_id"] for r in rows]
 
 
-async def run_rows(pool: Any, run_id: str) -> list[dict[str, Any]]:
+async def run_rows(pool: Database, run_id: str) -> list[dict[str, Any]]:
     """Every user row of a run (status, counts, decisions ...)."""
     async with pool.acquire() as conn:
         rows = await conn.fetch(
@@ -77,7 +78,7 @@ async def run_rows(pool: Any, run_id: str) -> list[dict[str, Any]]:
 
 
 async def list_scopes(
-    pool: Any, *, tenant: str | None, after: Sequence[str] | None, limit: int
+    pool: Database, *, tenant: str | None, after: Sequence[str] | None, limit: int
 ) -> list[Scope]:
     """Users with memories, in (tenant, user) order, after a keyset cursor (admin listing)."""
     after_t, after_u = (after[0], after[1]) if after else ("", "")
@@ -91,7 +92,7 @@ async def list_scopes(
     return [Scope(r["tenant_id"], r["user_id"]) for r in rows]
 
 
-async def count_scopes(pool: Any, *, tenant: str | None) -> int:
+async def count_scopes(pool: Database, *, tenant: str | None) -> int:
     """How many users have memories (for a progress bar)."""
     async with pool.acquire() as conn:
         return int(
@@ -103,7 +104,7 @@ async def count_scopes(pool: Any, *, tenant: str | None) -> int:
         )
 
 
-async def mark_rolled_back(conn: Any, run_id: str, scope: Scope, reason: str) -> None:
+async def mark_rolled_back(conn: Connection, run_id: str, scope: Scope, reason: str) -> None:
     """Mark one user's run as rolled back (inside the rollback's transaction)."""
     await conn.execute(
         "UPDATE consolidation_runs SET status = 'rolled_back', rolled_back_at = now(),"
@@ -112,7 +113,7 @@ async def mark_rolled_back(conn: Any, run_id: str, scope: Scope, reason: str) ->
     )  # fmt: skip
 
 
-async def tenant_runs(pool: Any, tenant: str, *, limit: int) -> list[Any]:
+async def tenant_runs(pool: Database, tenant: str, *, limit: int) -> list[Row]:
     """The tenant's latest runs, newest first, one row per run.
 
     Each row aggregates the run's users: `statuses` is an array, `counts` a JSON array of the
@@ -132,7 +133,7 @@ async def tenant_runs(pool: Any, tenant: str, *, limit: int) -> list[Any]:
         )
 
 
-async def run_user_rows(pool: Any, run_id: str, tenant: str) -> list[Any]:
+async def run_user_rows(pool: Database, run_id: str, tenant: str) -> list[Row]:
     """A run's per-user rows within one tenant, by user (status, counts, rollback)."""
     async with pool.acquire() as conn:
         return list(

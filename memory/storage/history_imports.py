@@ -7,12 +7,11 @@ where a rerun of the same import resumes.
 
 from __future__ import annotations
 
-from typing import Any
-
+from memory.storage.db import Database
 from memory.types import Scope
 
 
-async def imported_up_to(pool: Any, scope: Scope, source: str) -> int:
+async def imported_up_to(pool: Database, scope: Scope, source: str) -> int:
     """The highest message index of `source` already stored for this user (-1 for none)."""
     async with pool.acquire() as conn:
         value = await conn.fetchval(

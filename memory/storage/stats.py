@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from memory.storage.db import Connection
+
 # Our tables, plus the LangGraph Postgres checkpointer's (working memory) when present.
 TABLES = (
     "memories", "memory_events", "memory_images", "memory_versions", "scope_versions",
@@ -20,7 +22,7 @@ TABLES = (
 POLLUTION_REASONS = ("superseded", "deleted", "flagged")
 
 
-async def table_sizes(conn: Any) -> dict[str, int]:
+async def table_sizes(conn: Connection) -> dict[str, int]:
     """pg_total_relation_size (heap + indexes + TOAST) of each of our tables that exists."""
     rows = await conn.fetch(
         "SELECT c.relname, pg_total_relation_size(c.oid) AS bytes FROM pg_class c"
@@ -32,7 +34,7 @@ async def table_sizes(conn: Any) -> dict[str, int]:
     return {r["relname"]: int(r["bytes"]) for r in rows}
 
 
-async def memory_counts(conn: Any, tenant: str | None) -> list[tuple[str, str, int]]:
+async def memory_counts(conn: Connection, tenant: str | None) -> list[tuple[str, str, int]]:
     """(kind, status, count) of the memories table."""
     rows = await conn.fetch(
         "SELECT kind, status, count(*) AS n FROM memories"
@@ -42,7 +44,7 @@ async def memory_counts(conn: Any, tenant: str | None) -> list[tuple[str, str, i
     return [(r["kind"], r["status"], int(r["n"])) for r in rows]
 
 
-async def injection_usage(conn: Any, tenant: str | None) -> dict[str, Any]:
+async def injection_usage(conn: Connection, tenant: str | None) -> dict[str, Any]:
     """Turns with an `injection` event, memories injected and used, and their ratio."""
     row = await conn.fetchrow(
         "SELECT count(*) AS turns,"
@@ -53,6 +55,7 @@ async def injection_usage(conn: Any, tenant: str | None) -> dict[str, Any]:
         " FROM memory_events WHERE event = 'injection' AND ($1::text IS NULL OR tenant_id = $1)",
         tenant,
     )
+    assert row is not None  # an aggregate always yields one row
     injected, used = int(row["injected"]), int(row["used"])
     return {
         "turns": int(row["turns"]),
@@ -62,7 +65,7 @@ async def injection_usage(conn: Any, tenant: str | None) -> dict[str, Any]:
     }
 
 
-async def pollution(conn: Any, tenant: str | None) -> dict[str, Any]:
+async def pollution(conn: Connection, tenant: str | None) -> dict[str, Any]:
     """Of the memories ever written, how many were later superseded, deleted or flagged.
 
     Read from the rows' state where it survives (status, the `conflict` tag) and from the audit
@@ -95,7 +98,7 @@ async def pollution(conn: Any, tenant: str | None) -> dict[str, Any]:
     }
 
 
-async def agent_event_counts(conn: Any, tenant: str | None) -> dict[str, int]:
+async def agent_event_counts(conn: Connection, tenant: str | None) -> dict[str, int]:
     """Published agent events per type."""
     rows = await conn.fetch(
         "SELECT event_type, count(*) AS n FROM agent_events"
@@ -105,7 +108,7 @@ async def agent_event_counts(conn: Any, tenant: str | None) -> dict[str, int]:
     return {r["event_type"]: int(r["n"]) for r in rows}
 
 
-async def image_counts(conn: Any, tenant: str | None) -> dict[str, int]:
+async def image_counts(conn: Connection, tenant: str | None) -> dict[str, int]:
     """Image memories and the bytes kept of them (thumbnails), optionally for one tenant."""
     if await conn.fetchval("SELECT to_regclass('memory_images')") is None:
         return {"images": 0, "kept_bytes": 0}
@@ -114,6 +117,7 @@ async def image_counts(conn: Any, tenant: str | None) -> dict[str, int]:
         " FROM memory_images WHERE ($1::text IS NULL OR tenant_id = $1)",
         tenant,
     )
+    assert row is not None  # an aggregate always yields one row
     return {"images": int(row["n"]), "kept_bytes": int(row["kept"])}
 
 

@@ -33,6 +33,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+from memory.storage.db import Database
 from memory.types import Scope
 
 _LOCK_CLASS = 0x6C6D77  # "lmw": the advisory-lock namespace of per-user memory writes
@@ -55,7 +56,7 @@ def write_lock_key(scope: Scope) -> int:
     return hash32(scope.key)
 
 
-def _local_lock(pool: Any, scope: Scope) -> asyncio.Lock:
+def _local_lock(pool: Database, scope: Scope) -> asyncio.Lock:
     # Writers of one user in this process queue here, not on a held database connection.
     key = (id(pool), scope.key)
     lock = _LOCAL.get(key)
@@ -65,7 +66,7 @@ def _local_lock(pool: Any, scope: Scope) -> asyncio.Lock:
     return lock
 
 
-def _slots(pool: Any) -> asyncio.Semaphore:
+def _slots(pool: Database) -> asyncio.Semaphore:
     if id(pool) not in _SLOTS:
         _SLOTS[id(pool)] = asyncio.Semaphore(max(1, (int(pool.get_max_size()) - 2) // 2))
     return _SLOTS[id(pool)]
@@ -79,7 +80,7 @@ async def _wait(awaitable: Any, timeout_s: float, what: str) -> None:
 
 
 @asynccontextmanager
-async def _advisory_lock(pool: Any, scope: Scope, timeout_s: float) -> AsyncIterator[None]:
+async def _advisory_lock(pool: Database, scope: Scope, timeout_s: float) -> AsyncIterator[None]:
     async with pool.acquire() as conn:
         # On a timeout the pool's reset on release runs pg_advisory_unlock_all(): nothing leaks.
         sql = "SELECT pg_advisory_lock($1, $2)"
@@ -94,7 +95,7 @@ async def _advisory_lock(pool: Any, scope: Scope, timeout_s: float) -> AsyncIter
 
 @asynccontextmanager
 async def user_write_lock(
-    pool: Any, scope: Scope, *, timeout_s: float = 30.0
+    pool: Database, scope: Scope, *, timeout_s: float = 30.0
 ) -> AsyncIterator[None]:
     """Hold the user's write lock, across processes, for the body of the block.
 
@@ -133,7 +134,7 @@ def run_lock_key(scope: Scope) -> int:
 class UserLocks:
     """One dedicated connection holding the per-user locks of one run."""
 
-    def __init__(self, pool: Any) -> None:
+    def __init__(self, pool: Database) -> None:
         self._pool = pool
         self._conn: Any = None
         self.held: set[Scope] = set()

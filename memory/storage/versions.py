@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from memory.storage.db import Connection, Database
 from memory.storage.rows import (
     INSERT_SQL,
     RECORD_COLUMNS,
@@ -117,7 +118,7 @@ def _restore_params(snapshot: dict[str, Any]) -> tuple[Any, ...]:
 
 
 async def run_snapshots(
-    conn: Any, run_id: str, scope: Scope
+    conn: Connection, run_id: str, scope: Scope
 ) -> tuple[dict[str, dict[str, Any]], dict[str, int]]:
     """Per memory a run changed for `scope`: the state before the run and its last version.
 
@@ -136,7 +137,7 @@ async def run_snapshots(
     return first, last
 
 
-async def version_snapshots(conn: Any, scope: Scope, ids: Sequence[str]) -> list[Any]:
+async def version_snapshots(conn: Connection, scope: Scope, ids: Sequence[str]) -> list[Any]:
     """Every stored version (memory_id, version, snapshot) of the given memories."""
     return list(
         await conn.fetch(
@@ -150,7 +151,7 @@ async def version_snapshots(conn: Any, scope: Scope, ids: Sequence[str]) -> list
 
 
 async def memory_rows(
-    conn: Any, scope: Scope, ids: Sequence[str], *, with_vectors: bool = False
+    conn: Connection, scope: Scope, ids: Sequence[str], *, with_vectors: bool = False
 ) -> list[Any]:
     """The current rows of the given memories (any status), with their vectors if asked."""
     columns = RECORD_COLUMNS + (", embedding" if with_vectors else "")
@@ -165,7 +166,7 @@ async def memory_rows(
     )
 
 
-async def active_rows(pool: Any, scope: Scope) -> list[Any]:
+async def active_rows(pool: Database, scope: Scope) -> list[Any]:
     """A user's active rows with their stored vectors (a consolidation run's working set)."""
     async with pool.acquire() as conn:
         return list(
@@ -178,7 +179,7 @@ async def active_rows(pool: Any, scope: Scope) -> list[Any]:
         )
 
 
-async def lock_rows(conn: Any, scope: Scope, ids: Sequence[str]) -> dict[str, Any]:
+async def lock_rows(conn: Connection, scope: Scope, ids: Sequence[str]) -> dict[str, Any]:
     """Lock the given rows for update (inside a transaction); their full state by id."""
     rows = await conn.fetch(
         f"SELECT {SNAPSHOT_COLUMNS} FROM memories WHERE tenant_id = $1 AND user_id = $2"
@@ -188,7 +189,7 @@ async def lock_rows(conn: Any, scope: Scope, ids: Sequence[str]) -> dict[str, An
     return {row["id"]: row for row in rows}
 
 
-async def current_versions(conn: Any, scope: Scope, ids: Sequence[str]) -> dict[str, int]:
+async def current_versions(conn: Connection, scope: Scope, ids: Sequence[str]) -> dict[str, int]:
     """Lock the given rows for update; their current version by id."""
     rows = await conn.fetch(
         "SELECT id, version FROM memories WHERE tenant_id = $1 AND user_id = $2"
@@ -199,7 +200,7 @@ async def current_versions(conn: Any, scope: Scope, ids: Sequence[str]) -> dict[
 
 
 async def log_event(
-    conn: Any,
+    conn: Connection,
     scope: Scope,
     memory_id: str | None,
     event: str,
@@ -212,7 +213,7 @@ async def log_event(
 
 
 async def insert_created(
-    conn: Any,
+    conn: Connection,
     scope: Scope,
     memory_id: str,
     memory: NewMemory,
@@ -230,7 +231,7 @@ async def insert_created(
 
 
 async def update_versioned(
-    conn: Any,
+    conn: Connection,
     scope: Scope,
     row: Any,
     run_id: str,
@@ -258,12 +259,12 @@ async def update_versioned(
     return record_from_row(updated)
 
 
-async def restore(conn: Any, snapshot: dict[str, Any]) -> None:
+async def restore(conn: Connection, snapshot: dict[str, Any]) -> None:
     """Put a row back exactly as a full snapshot recorded it, vector and version included."""
     await conn.execute(_RESTORE_SQL, *_restore_params(snapshot))
 
 
-async def delete_memories(conn: Any, scope: Scope, ids: Sequence[str]) -> None:
+async def delete_memories(conn: Connection, scope: Scope, ids: Sequence[str]) -> None:
     """Delete the given rows for good (rows a rolled-back run created)."""
     await conn.execute(
         "DELETE FROM memories WHERE tenant_id = $1 AND user_id = $2 AND id = ANY($3::text[])",
@@ -271,7 +272,7 @@ async def delete_memories(conn: Any, scope: Scope, ids: Sequence[str]) -> None:
     )  # fmt: skip
 
 
-async def drop_run_versions(conn: Any, run_id: str, scope: Scope) -> None:
+async def drop_run_versions(conn: Connection, run_id: str, scope: Scope) -> None:
     """Delete the snapshots one run wrote for one user (after rolling it back)."""
     await conn.execute(
         "DELETE FROM memory_versions WHERE run_id = $1 AND tenant_id = $2 AND user_id = $3",
@@ -279,7 +280,7 @@ async def drop_run_versions(conn: Any, run_id: str, scope: Scope) -> None:
     )  # fmt: skip
 
 
-async def mark_unindexed(pool: Any, scope: Scope, ids: Sequence[str]) -> None:
+async def mark_unindexed(pool: Database, scope: Scope, ids: Sequence[str]) -> None:
     """Mark rows as missing from Chroma, so a reindex puts them back."""
     async with pool.acquire() as conn:
         await conn.execute(
@@ -289,7 +290,7 @@ async def mark_unindexed(pool: Any, scope: Scope, ids: Sequence[str]) -> None:
         )  # fmt: skip
 
 
-async def count_purgeable(pool: Any, scope: Scope, cutoff: datetime) -> int:
+async def count_purgeable(pool: Database, scope: Scope, cutoff: datetime) -> int:
     """How many of a user's rows expired before `cutoff` (what a purge would delete)."""
     async with pool.acquire() as conn:
         return int(
@@ -302,7 +303,7 @@ async def count_purgeable(pool: Any, scope: Scope, cutoff: datetime) -> int:
         )
 
 
-async def purge_expired(pool: Any, scope: Scope, cutoff: datetime) -> list[str]:
+async def purge_expired(pool: Database, scope: Scope, cutoff: datetime) -> list[str]:
     """Delete a user's rows expired before `cutoff`, with their version history; their ids.
 
     A purged memory's history goes with it, so no text of it stays behind in `memory_versions`.
