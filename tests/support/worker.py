@@ -15,7 +15,9 @@ Protocol: one JSON request per line on stdin, one JSON answer per line on stdout
   {"op": "state", "thread"}                  -> the checkpointed messages, summary and task
   {"op": "recall", "tenant", "user", "query"} -> ranked memory ids (no access recorded)
   {"op": "write", "tenant", "user", "content"} -> `memory_id` of a memory written directly
+  {"op": "seed", "tenant", "user", "contents": [...]} -> `memory_ids`, written in one batch
   {"op": "forget", "tenant", "user", "memory_id"} -> the deletion receipt
+  {"op": "totals"}  -> process-wide checkpoint redaction/serialisation time, pool statistics
   {"op": "ping"}, {"op": "quit"}
 Every answer has `ok`; a failed request answers `{"ok": false, "error": "Type: message"}`.
 
@@ -31,6 +33,7 @@ import itertools
 import json
 import os
 import sys
+import threading
 import time
 import uuid
 from collections import defaultdict
@@ -177,6 +180,36 @@ class CheckpointTimer:
 
         return timed
 
+    def profile(self, saver: Any) -> None:
+        """Also total, process-wide, the CPU-side work of checkpoint writes: redaction and
+        serialisation (they run on the event loop or in worker threads, so no per-thread split)."""
+        self.serde_ms: dict[str, float] = defaultdict(float)
+        lock = threading.Lock()
+
+        def timed(call: Callable[..., Any], label: str) -> Callable[..., Any]:
+            @functools.wraps(call)
+            def wrapper(*args: Any, **kwargs: Any) -> Any:
+                began = time.perf_counter()
+                try:
+                    return call(*args, **kwargs)
+                finally:
+                    with lock:
+                        self.serde_ms[label] += (time.perf_counter() - began) * 1000
+                        self.serde_ms[label + "_calls"] += 1
+
+            return wrapper
+
+        serde = saver.serde
+        serde.redactor.value = timed(serde.redactor.value, "redact")
+        serde.inner.dumps_typed = timed(serde.inner.dumps_typed, "serialize")
+        self.pool = saver.conn
+
+    def totals(self) -> dict[str, Any]:
+        """Process-wide serialisation totals and the checkpointer pool's wait statistics."""
+        stats = self.pool.get_stats() if hasattr(self.pool, "get_stats") else {}
+        return {"serde_ms": {k: round(v, 3) for k, v in self.serde_ms.items()},
+                "checkpoint_pool": dict(stats)}  # fmt: skip
+
     def take(self, thread: str) -> dict[str, float]:
         """This thread's totals since the last `take`, rounded to microseconds."""
         got = self.ms.pop(thread, {})
@@ -254,6 +287,17 @@ class _Worker:
         record = await store.write(_scope(req), NewMemory(content=_required(req, "content")))
         return {"memory_id": record.id}
 
+    async def seed(self, req: Mapping[str, Any]) -> dict[str, Any]:
+        from agent.resources import get_store
+        from memory.types import NewMemory
+
+        contents = req.get("contents")
+        if not isinstance(contents, list) or not all(isinstance(c, str) for c in contents):
+            raise ValueError("request field 'contents' must be a list of strings")
+        store = await get_store()
+        records = await store.write_many(_scope(req), [NewMemory(content=c) for c in contents])
+        return {"memory_ids": [r.id for r in records]}
+
     async def forget(self, req: Mapping[str, Any]) -> dict[str, Any]:
         from agent.resources import get_store
 
@@ -284,10 +328,12 @@ async def _serve(out: TextIO) -> None:
 
     async with open_checkpointer() as saver:
         timer = CheckpointTimer(saver)
+        timer.profile(saver)
         worker = _Worker(build_graph().compile(checkpointer=saver), timer)
         await get_store()  # open the pool, the index and the cache sync before "ready"
         handlers = {"turn": worker.turn, "state": worker.state, "recall": worker.recall,
-                    "write": worker.write, "forget": worker.forget}  # fmt: skip
+                    "write": worker.write, "seed": worker.seed,
+                    "forget": worker.forget}  # fmt: skip
         loop = asyncio.get_running_loop()
         reader = asyncio.StreamReader(limit=_LINE_LIMIT)
         await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
@@ -319,6 +365,9 @@ async def _serve(out: TextIO) -> None:
                     continue
                 if req.get("op") == "quit":
                     break
+                if req.get("op") == "totals":
+                    answer({"id": req.get("id"), "ok": True, **timer.totals()})
+                    continue
                 if req.get("op") == "ping":
                     answer({"id": req.get("id"), "ok": True})
                     continue
