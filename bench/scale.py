@@ -35,7 +35,8 @@ unindexed_rows_before_reindex,
 missing_in_chroma_before_reindex, reindexed, missing_in_chroma_after_reindex,
 lost_memories}, overhead {c1, c10, c50: {concurrency, turns, total_ms, wall_ms, model_ms,
 nodes_ms {node: {p50, p95}}, checkpoint_ms {put, put_writes, get: {p50, p95}}, share,
-process {turns_per_s, redact_ms_per_turn, serialize_ms_per_turn, serialize_calls_per_turn,
+process {turns_per_s, loop_lag_ms {p50, p95, max, samples}, redact_ms_per_turn,
+serialize_ms_per_turn, serialize_calls_per_turn,
 checkpoint_pool_wait_ms_per_turn, checkpoint_pool_queued_per_turn}},
 target_total_p95_ms, c1_total_p95_meets_target}, recall_latency (the section's own keys, or
 {available: false, reason}).
@@ -112,13 +113,14 @@ def servers() -> Iterator[Servers]:
         yield Servers(pg.url, chroma, stub, data)
 
 
-async def start_workers(srv: Servers, n: int, name: str) -> list[Any]:
+async def start_workers(srv: Servers, n: int, name: str, args: Sequence[str] = ()) -> list[Any]:
     """`n` workers on a fresh database of the shared Postgres (the first applies migrations)."""
     from tests.support.worker import WorkerProcess, worker_env
 
     env = worker_env(srv.database_url, srv.chroma.url, srv.stub.base_url, srv.data / "data",
                      MEMORY_CHROMA_SERVER_PATH=str(srv.chroma.path))  # fmt: skip
-    workers = [WorkerProcess(env, srv.data / f"{name}{i}.log", f"{name}{i}") for i in range(n)]
+    workers = [WorkerProcess(env, srv.data / f"{name}{i}.log", f"{name}{i}", args)
+               for i in range(n)]  # fmt: skip
     await workers[0].start()
     await asyncio.gather(*(w.start() for w in workers[1:]))
     return workers
@@ -366,9 +368,15 @@ def _kill(chroma: Any) -> None:
 # --- per-node overhead ----------------------------------------------------------------------
 
 
-async def overhead(srv: Servers, small: bool) -> dict[str, Any]:
+async def overhead(
+    srv: Servers,
+    small: bool,
+    executor_threads: int | None = None,
+    levels: Sequence[int] = (1, 10, 50),
+) -> dict[str, Any]:
     """Per-node memory overhead at concurrency 1, 10 and 50 on one worker."""
-    workers = await start_workers(srv, 1, "oh")
+    extra = ["--executor-threads", str(executor_threads)] if executor_threads else []
+    workers = await start_workers(srv, 1, "oh", extra)
     worker = workers[0]
     try:
         users = [f"oh{uuid.uuid4().hex[:8]}" for _ in range(50)]
@@ -376,6 +384,8 @@ async def overhead(srv: Servers, small: bool) -> dict[str, Any]:
         report: dict[str, Any] = {}
         rounds = {1: 30 if small else 200, 10: 3 if small else 20, 50: 1 if small else 6}
         for concurrency, n_rounds in rounds.items():
+            if concurrency not in levels:
+                continue
             # One warm-up turn per user outside the figures: first-touch costs (cache load of
             # the user, a new thread) belong to the session start, not to a steady turn.
             await asyncio.gather(*(_turn(worker, u, f"{u}-warm", 0) for u in users[:concurrency]))
@@ -386,9 +396,11 @@ async def overhead(srv: Servers, small: bool) -> dict[str, Any]:
             after = await worker.call("totals")
             report[f"c{concurrency}"] = overhead_summary(concurrency, answers)
             report[f"c{concurrency}"]["process"] = _process_totals(before, after, answers, seconds)
-        c1 = report["c1"]["total_ms"]["p95"]
-        report["target_total_p95_ms"] = TARGET_C1_P95_MS
-        report["c1_total_p95_meets_target"] = c1 <= TARGET_C1_P95_MS
+        if "c1" in report:
+            report["target_total_p95_ms"] = TARGET_C1_P95_MS
+            report["c1_total_p95_meets_target"] = (
+                report["c1"]["total_ms"]["p95"] <= TARGET_C1_P95_MS
+            )
         return report
     finally:
         await stop_workers(workers)
@@ -408,6 +420,7 @@ def _process_totals(
 
     return {
         "turns_per_s": round(len(answers) / seconds, 2) if seconds else 0.0,
+        "loop_lag_ms": after["loop_lag_ms"],
         "redact_ms_per_turn": round(delta("serde_ms", "redact") / n, 3),
         "serialize_ms_per_turn": round(delta("serde_ms", "serialize") / n, 3),
         "serialize_calls_per_turn": round(delta("serde_ms", "serialize_calls") / n, 1),

@@ -17,7 +17,8 @@ Protocol: one JSON request per line on stdin, one JSON answer per line on stdout
   {"op": "write", "tenant", "user", "content"} -> `memory_id` of a memory written directly
   {"op": "seed", "tenant", "user", "contents": [...]} -> `memory_ids`, written in one batch
   {"op": "forget", "tenant", "user", "memory_id"} -> the deletion receipt
-  {"op": "totals"}  -> process-wide checkpoint redaction/serialisation time, pool statistics
+  {"op": "totals"}  -> process-wide checkpoint redaction/serialisation time, pool statistics,
+                       event-loop lag since the previous `totals`
   {"op": "ping"}, {"op": "quit"}
 Every answer has `ok`; a failed request answers `{"ok": false, "error": "Type: message"}`.
 
@@ -26,8 +27,10 @@ Run as `python -m tests.support.worker`; drive it with `WorkerProcess`.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import contextlib
+import cProfile
 import functools
 import itertools
 import json
@@ -37,7 +40,7 @@ import threading
 import time
 import uuid
 from collections import defaultdict
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 from uuid import UUID
@@ -216,6 +219,29 @@ class CheckpointTimer:
         return {k: round(got.get(k, 0.0), 3) for k in ("put", "put_writes", "get")}
 
 
+class LoopLag:
+    """How late the event loop wakes a 10 ms sleeper: the queueing every coroutine sees."""
+
+    def __init__(self) -> None:
+        """No samples yet."""
+        self.samples: list[float] = []
+
+    async def run(self) -> None:
+        """Sample until cancelled."""
+        while True:
+            began = time.perf_counter()
+            await asyncio.sleep(0.01)
+            self.samples.append((time.perf_counter() - began - 0.01) * 1000)
+
+    def take(self) -> dict[str, float]:
+        """p50, p95 and max of the samples since the last `take`, in ms."""
+        got, self.samples = sorted(self.samples), []
+        if not got:
+            return {"p50": 0.0, "p95": 0.0, "max": 0.0, "samples": 0}
+        at = lambda q: round(got[min(len(got) - 1, int(q * len(got)))], 3)  # noqa: E731
+        return {"p50": at(0.5), "p95": at(0.95), "max": round(got[-1], 3), "samples": len(got)}
+
+
 def _text(message: BaseMessage) -> str:
     return message.text
 
@@ -321,11 +347,17 @@ def _scope(req: Mapping[str, Any]) -> Any:
     return Scope(_required(req, "tenant"), _required(req, "user"))
 
 
-async def _serve(out: TextIO) -> None:
+async def _serve(out: TextIO, executor_threads: int | None) -> None:
     from agent.checkpointer import open_checkpointer
     from agent.graph import build_graph
     from agent.resources import close_stores, get_store
 
+    if executor_threads:
+        from concurrent.futures import ThreadPoolExecutor
+
+        asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(executor_threads))
+    lag = LoopLag()
+    lag_task = asyncio.get_running_loop().create_task(lag.run())
     async with open_checkpointer() as saver:
         timer = CheckpointTimer(saver)
         timer.profile(saver)
@@ -366,7 +398,8 @@ async def _serve(out: TextIO) -> None:
                 if req.get("op") == "quit":
                     break
                 if req.get("op") == "totals":
-                    answer({"id": req.get("id"), "ok": True, **timer.totals()})
+                    totals = {**timer.totals(), "loop_lag_ms": lag.take()}
+                    answer({"id": req.get("id"), "ok": True, **totals})
                     continue
                 if req.get("op") == "ping":
                     answer({"id": req.get("id"), "ok": True})
@@ -377,16 +410,30 @@ async def _serve(out: TextIO) -> None:
             if tasks:
                 await asyncio.gather(*tasks)
         finally:
+            lag_task.cancel()
             await close_stores()
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     """Serve requests on stdin until `quit` or end of input."""
+    parser = argparse.ArgumentParser(prog="python -m tests.support.worker")
+    parser.add_argument("--profile", type=Path, help="write the event loop thread's cProfile")
+    parser.add_argument("--executor-threads", type=int, help="size of asyncio's default executor")
+    args = parser.parse_args(argv)
     # The protocol owns the real stdout; anything a library prints goes to stderr instead.
     out = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)
     sys.stdout = sys.stderr
-    asyncio.run(_serve(out))
+    if args.profile is None:
+        asyncio.run(_serve(out, args.executor_threads))
+        return
+    profiler = cProfile.Profile()
+    profiler.enable()
+    try:
+        asyncio.run(_serve(out, args.executor_threads))
+    finally:
+        profiler.disable()
+        profiler.dump_stats(args.profile)
 
 
 class WorkerError(RuntimeError):
@@ -396,9 +443,16 @@ class WorkerError(RuntimeError):
 class WorkerProcess:
     """Start and drive one worker (`python -m tests.support.worker`) from an event loop."""
 
-    def __init__(self, env: Mapping[str, str], log: Path, name: str = "worker") -> None:
+    def __init__(
+        self,
+        env: Mapping[str, str],
+        log: Path,
+        name: str = "worker",
+        args: Sequence[str] = (),
+    ) -> None:
         """`env` overrides (DATABASE_URL, CHROMA_URL, OPENAI_BASE_URL, ...); stderr to `log`."""
         self.env = child_env(env)
+        self.args = list(args)
         self.log = log
         self.name = name
         self.proc: asyncio.subprocess.Process | None = None
@@ -412,7 +466,7 @@ class WorkerProcess:
         self.log.parent.mkdir(parents=True, exist_ok=True)
         with self.log.open("ab") as sink:
             self.proc = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "tests.support.worker",
+                sys.executable, "-m", "tests.support.worker", *self.args,
                 stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=sink,
                 cwd=REPO_ROOT, env=self.env, limit=_LINE_LIMIT, start_new_session=True,
             )  # fmt: skip
