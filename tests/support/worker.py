@@ -238,7 +238,10 @@ class LoopLag:
         got, self.samples = sorted(self.samples), []
         if not got:
             return {"p50": 0.0, "p95": 0.0, "max": 0.0, "samples": 0}
-        at = lambda q: round(got[min(len(got) - 1, int(q * len(got)))], 3)  # noqa: E731
+
+        def at(q: float) -> float:
+            return round(got[min(len(got) - 1, int(q * len(got)))], 3)
+
         return {"p50": at(0.5), "p95": at(0.95), "max": round(got[-1], 3), "samples": len(got)}
 
 
