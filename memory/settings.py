@@ -73,6 +73,19 @@ def _int_env(name: str, default: int) -> int:
     return number
 
 
+def _share_env(name: str, default: float) -> float:
+    value = _env(name)
+    if value is None:
+        return default
+    try:
+        number = float(value)
+    except ValueError as exc:
+        raise ValueError(f"{name} must be a number in (0, 1], got {value!r}") from exc
+    if not 0.0 < number <= 1.0:
+        raise ValueError(f"{name} must be a number in (0, 1], got {value!r}")
+    return number
+
+
 def _choice_env(name: str, choices: tuple[str, ...]) -> str:
     value = (_env(name) or choices[0]).lower()
     if value not in choices:
@@ -100,6 +113,18 @@ class Settings:
     # Protects the server, so it is the operator's setting, never a run's: 64,000 characters is
     # ~16k tokens of English, beyond which an input is a document rather than a turn.
     max_input_chars: int = 64_000
+    # The in-process recall cache (L1): a byte budget per process, measured over each entry's
+    # vectors, lexical index and records. 512 MiB holds ~50,000 memories at the ~10 KB each
+    # measured for short conversational memories, a small share of a 24 GB machine with several
+    # workers. A user whose memories would take more than `recall_cache_user_share` of it, or
+    # more than `recall_cache_user_max` memories, is never loaded whole: Chroma and Postgres
+    # (L2) answer for them.
+    recall_cache_bytes: int = 512 * 1024 * 1024
+    recall_cache_user_share: float = 0.25
+    recall_cache_user_max: int = 20_000
+    # L2's candidates per leg (Chroma's nearest, Postgres's lexical matches, rows Chroma has
+    # not indexed yet) before the common ranking; 4 x the top-k an agent injects, times 25.
+    recall_l2_candidates: int = 200
     # Set by the LangGraph server: "local_dev" under `langgraph dev`, something else when deployed.
     server_variant: str | None = None
 
@@ -151,4 +176,8 @@ class Settings:
             image_fetch_urls=(_env("MEMORY_IMAGE_FETCH_URLS") or "0").lower()
             in ("1", "true", "yes"),
             max_input_chars=_int_env("MEMORY_MAX_INPUT_CHARS", 64_000),
+            recall_cache_bytes=_int_env("MEMORY_RECALL_CACHE_BYTES", 512 * 1024 * 1024),
+            recall_cache_user_share=_share_env("MEMORY_RECALL_CACHE_USER_SHARE", 0.25),
+            recall_cache_user_max=_int_env("MEMORY_RECALL_CACHE_USER_MAX", 20_000),
+            recall_l2_candidates=_int_env("MEMORY_RECALL_L2_CANDIDATES", 200),
         )
