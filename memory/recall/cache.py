@@ -14,6 +14,7 @@ by L2 instead (see `memory.recall.recaller`).
 
 from __future__ import annotations
 
+import enum
 import sys
 import threading
 import time
@@ -66,7 +67,7 @@ def deep_size(root: object) -> int:
     total = 0
     while stack:
         obj = stack.pop()
-        if id(obj) in seen or isinstance(obj, type | _SHARED):
+        if id(obj) in seen or isinstance(obj, _SHARED):
             continue
         seen.add(id(obj))
         if isinstance(obj, np.ndarray):
@@ -94,7 +95,8 @@ def deep_size(root: object) -> int:
     return total
 
 
-_SHARED = (type(sys), type(deep_size), type(len))  # modules, functions, builtins
+# Shared by every entry, so no entry's cost: classes, modules, functions, enum members.
+_SHARED = (type, type(sys), type(deep_size), type(len), enum.Enum)
 
 
 class RecallCache:
