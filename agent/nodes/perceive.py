@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Sequence
 from typing import Any
 
@@ -30,6 +31,8 @@ from memory.working.sensory import (
 )
 from memory.working.task_state import new_task_state, record_step, update_task_from_turn
 from memory.working.turn_kind import TurnKind, classify_turn
+
+log = logging.getLogger(__name__)
 
 
 def latest_human(messages: Sequence[BaseMessage]) -> HumanMessage | None:
@@ -83,12 +86,14 @@ async def _warm_recall(ctx: Context) -> None:
     Not awaited: this turn's recall is served by L2 if the load has not finished, later turns
     by the in-process cache.
     """
-    config = get_config()
     try:
+        config = get_config()
         scope = resolve_scope(ctx, config)
+        recaller(await get_store(config)).warm(scope)
     except ScopeError:  # the recall node reports a bad identity; nothing to warm
         return
-    recaller(await get_store(config)).warm(scope)
+    except Exception as exc:  # warming only saves time later: it never fails a turn
+        log.warning("could not start preloading the recall cache: %s", exc)
 
 
 async def perceive(state: State, runtime: Runtime[Context]) -> dict[str, Any]:

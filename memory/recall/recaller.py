@@ -339,8 +339,8 @@ class Recaller:
         are served from L1. A user too large for L1 is not loaded (0): L2 serves them.
         """
         version = await self.store.scope_version(scope)
-        cached = self.cache.get(scope, version)
-        if cached is not None:
+        cached = self.cache.peek(scope)  # not `get`: a preload is no lookup, counts no miss
+        if cached is not None and cached.version == version:
             return cached.size()
         if self._too_large.get(scope.key) == version:
             return 0
