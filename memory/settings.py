@@ -114,11 +114,11 @@ class Settings:
     # ~16k tokens of English, beyond which an input is a document rather than a turn.
     max_input_chars: int = 64_000
     # The in-process recall cache (L1): a byte budget per process, measured over each entry's
-    # vectors, lexical index and records. 512 MiB holds ~50,000 memories at the ~10 KB each
-    # measured for short conversational memories, a small share of a 24 GB machine with several
-    # workers. A user whose memories would take more than `recall_cache_user_share` of it, or
-    # more than `recall_cache_user_max` memories, is never loaded whole: Chroma and Postgres
-    # (L2) answer for them.
+    # vectors, lexical index and records. 512 MiB holds ~32,000 memories at the ~16.7 KB each
+    # measured for short conversational memories: a small share of a 24 GB machine running
+    # several workers. A user whose memories would take more than `recall_cache_user_share` of
+    # it, or more than `recall_cache_user_max` memories, is never loaded whole: Chroma and
+    # Postgres (L2) answer for them.
     recall_cache_bytes: int = 512 * 1024 * 1024
     recall_cache_user_share: float = 0.25
     recall_cache_user_max: int = 20_000

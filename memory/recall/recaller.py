@@ -31,7 +31,7 @@ from datetime import UTC, datetime
 
 import numpy as np
 
-from memory.recall.cache import RecallCache, ScopeEntry, deep_size
+from memory.recall.cache import RecallCache, ScopeEntry, measure
 from memory.recall.lexical import raw_words, stem, tokenize
 from memory.recall.lexical_stopwords import ENGLISH_STOPWORDS
 from memory.recall.ranking import RankingWeights
@@ -349,8 +349,8 @@ class Recaller:
             return 0
         records, vectors = await self.store.active_memories(scope)
         entry = _entry_of(records, vectors, version)
-        # Measuring walks every object of the entry (~0.1 s per 10,000 memories): off the loop.
-        entry.nbytes = await asyncio.to_thread(deep_size, entry)
+        # Measuring walks every object of the entry; in slices, so recalls keep being served.
+        entry.nbytes = await measure(entry)
         # A change made while loading leaves this entry a version behind: `cache.get` then
         # refuses it, so a racing load is never served stale.
         if self.cache.put(scope, entry):
