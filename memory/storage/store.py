@@ -232,14 +232,29 @@ class MemoryStore:
         return (await self.write_many(scope, [item], reason=reason))[0]
 
     async def write_many(
-        self, scope: Scope, items: Sequence[NewMemory], *, reason: str = ""
+        self,
+        scope: Scope,
+        items: Sequence[NewMemory],
+        *,
+        reason: str = "",
+        vectors: Vectors | None = None,
     ) -> list[MemoryRecord]:
-        """Store several memories of one user in one transaction, then index them."""
+        """Store several memories of one user in one transaction, then index them.
+
+        `vectors` (one unit row per item, of the embedder's dimension) skips embedding: for
+        imports that carry their vectors and for benchmarks of synthetic corpora.
+        """
         if not items:
             return []
         for item in items:
             _check_content(item)
-        vectors = await self.embedder.aembed([self.embed_text(i) for i in items])
+        if vectors is None:
+            vectors = await self.embedder.aembed([self.embed_text(i) for i in items])
+        elif vectors.shape != (len(items), self.embedder.dim):
+            raise MemoryInputError(
+                f"expected {len(items)} vectors of {self.embedder.dim} dimensions,"
+                f" got an array of shape {vectors.shape}"
+            )
         records: list[MemoryRecord] = []
         async with self.pool.acquire() as conn, conn.transaction():
             for item, vector in zip(items, vectors, strict=True):
