@@ -457,6 +457,23 @@ class MemoryStore:
             )
         return await self.vectors_for(rows)
 
+    async def sample_vectors(self, scope: Scope, n: int) -> Vectors:
+        """Stored vectors of up to `n` of the user's active memories, a uniform sample.
+
+        Ids are random (uuid4 hex), so the first `n` by id are a random choice of the rows.
+        """
+        async with self.pool.acquire() as conn:
+            rows = await conn.fetch(
+                f"SELECT embedding FROM memories WHERE {_MINE} AND embedding IS NOT NULL"
+                " ORDER BY id LIMIT $3",
+                scope.tenant_id,
+                scope.user_id,
+                n,
+            )
+        dim = self.embedder.dim
+        vectors = [v for r in rows if (v := vector_from_bytes(r["embedding"], dim)) is not None]
+        return np.vstack(vectors) if vectors else np.zeros((0, dim), dtype=np.float32)
+
     async def strongest_long_term(self, scope: Scope, limit: int) -> list[MemoryRecord]:
         """The user's strongest long-term memories: pinned, then confident, important, recent."""
         async with self.pool.acquire() as conn:
@@ -644,6 +661,7 @@ class MemoryStore:
             chroma = 1 - pending
             if pending:
                 log.warning("Chroma unavailable while deleting %s: queued for retry", memory_id)
+                self.index_failed(VectorIndexError("deletion not confirmed"))
         return {
             "memories": n,
             "versions": int(versions.split()[-1]),
