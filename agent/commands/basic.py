@@ -161,6 +161,10 @@ async def reindex(args: argparse.Namespace) -> int:
     from memory.storage.store import open_store
 
     async with open_store(reindex_on_start=False) as store:
+        if getattr(args, "rebuild", False):
+            done, dropped = await store.rebuild_index()
+            print(f"indexed {done} memories; dropped {len(dropped)} old collections")
+            return 0
         done = await store.reindex()
     print(f"indexed {done} memories")
     return 0

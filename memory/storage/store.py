@@ -325,6 +325,24 @@ class MemoryStore:
                     return done
                 done += len(records)
 
+    async def rebuild_index(self) -> tuple[int, list[str]]:
+        """Index every kept row again into the configured layout, then drop the old one. Admin.
+
+        For a changed shard count: returns (memories indexed, collections dropped). The old
+        collections are dropped only once every row is in the new ones, so recall never loses
+        its dense leg for long, and nothing deleted lingers in a collection no one reads.
+        """
+        async with self.pool.acquire() as conn:
+            await conn.execute("UPDATE memories SET indexed_at = NULL WHERE status <> 'deleted'")
+        done = await self.reindex()
+        async with self.pool.acquire() as conn:
+            left = await conn.fetchval(
+                "SELECT count(*) FROM memories WHERE indexed_at IS NULL AND status <> 'deleted'"
+            )
+        if left:
+            raise VectorIndexError(f"{left} memories are not indexed yet; old layout kept")
+        return done, await self.index.drop_other_layouts()
+
     # -- reading -----------------------------------------------------------------------------
 
     async def get(self, scope: Scope, memory_id: str) -> MemoryRecord | None:

@@ -270,3 +270,33 @@ async def test_hostile_query_text_reaches_postgres_only_as_data(store: MemorySto
         _cold(r)
         found = await r.recall_traced(replace(ANA), query, k=3, relevant_only=False)
         assert found.path == "l2"
+
+
+async def test_sharded_layout_serves_l2_and_a_rebuild_moves_everything(
+    pg_db_url: str, tmp_data_dir: Path, embedding_model_dir: Path, chroma_server: ChromaServer
+) -> None:
+    one = _settings(pg_db_url, tmp_data_dir, embedding_model_dir, chroma_server.url)
+    users = [Scope("tiers", f"shard-{i}") for i in range(6)]
+    async with open_store(one) as store:
+        await truncate(store)
+        written = {u: await _write_corpus(store, u) for u in users}
+        old = store.index.current_collections()
+    sharded = replace(one, chroma_shards=4)
+    async with open_store(sharded, reindex_on_start=False) as store:
+        assert store.index.current_collections().isdisjoint(old - {one.chroma_prefix + "_images"})
+        done, dropped = await store.rebuild_index()
+        assert done == sum(len(t) for t in written.values())
+        # The old layout's collections that existed (a layer never written has none) are gone.
+        assert f"{one.chroma_prefix}_episodic" in dropped
+        assert set(dropped) <= {f"{one.chroma_prefix}_episodic", f"{one.chroma_prefix}_longterm"}
+        assert await store.index.drop_other_layouts() == []
+        r = recaller(store)
+        for user in users:
+            assert await store.index.count_scope(user) == len(written[user])
+            _cold(r)
+            found = await r.recall_traced(user, "what is wrong with my car's brakes?", k=3)
+            assert found.path == "l2" and written[user][found.hits[0].record.id] == "car"
+        # Each user's entries are in one shard: the others hold none of them.
+        vector = (await store.embedder.aembed(["brakes"]))[0]
+        hits = await store.index.query(users[0], vector, k=50)
+        assert {h[0] for h in hits} <= set(written[users[0]])
