@@ -839,6 +839,15 @@ async def open_store(
         store = MemoryStore(pool, VectorIndex(settings), embedder)
         if reindex_on_start:
             try:
+                if await store.index.other_layouts():
+                    # The shard count changed: move every row into the new collections, then
+                    # drop the old ones (they would otherwise keep what is deleted later).
+                    moved, dropped = await store.rebuild_index()
+                    log.warning(
+                        "Chroma layout changed: indexed %d memories again, dropped %s",
+                        moved,
+                        ", ".join(dropped),
+                    )
                 pending = await store.reindex()
                 if pending:
                     log.info("indexed %d memories that were not yet in Chroma", pending)

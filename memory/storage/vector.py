@@ -113,27 +113,30 @@ class VectorIndex:
             names |= {self.collection_name(layer, shard) for shard in range(self._shards)}
         return names
 
+    async def other_layouts(self) -> list[str]:
+        """The text collections of this prefix with another shard count (a layout change's)."""
+        return list(await self._run(self._other_layouts, False))
+
     async def drop_other_layouts(self) -> list[str]:
         """Delete this prefix's text collections of another shard count; their names.
 
         After the shard count changes, the old collections hold entries the new layout never
         reads, deletes or forgets: they must go once the rows are reindexed into the new ones.
         """
-        pattern = re.compile(
-            rf"^{re.escape(self._settings.chroma_prefix)}_(?:{'|'.join(LAYERS)})(?:_\d+s\d{{3}})?$"
-        )
-        keep = self.current_collections()
+        return list(await self._run(self._other_layouts, True))
 
-        def drop() -> list[str]:
-            if self._client is None:
-                self._client = _client(self._settings)
-            names = [c if isinstance(c, str) else c.name for c in self._client.list_collections()]
-            gone = [n for n in names if pattern.match(n) and n not in keep]
+    def _other_layouts(self, drop: bool) -> list[str]:
+        prefix = re.escape(self._settings.chroma_prefix)
+        pattern = re.compile(rf"^{prefix}_(?:{'|'.join(LAYERS)})(?:_\d+s\d{{3}})?$")
+        if self._client is None:
+            self._client = _client(self._settings)
+        keep = self.current_collections()
+        names = [c if isinstance(c, str) else c.name for c in self._client.list_collections()]
+        gone = [n for n in names if pattern.match(n) and n not in keep]
+        if drop:
             for name in gone:
                 self._client.delete_collection(name)
-            return gone
-
-        return list(await self._run(drop))
+        return gone
 
     def _collection(self, layer: str, shard: int = 0) -> Any:
         name = self.collection_name(layer, shard)
@@ -162,13 +165,9 @@ class VectorIndex:
         call reconnects.
         """
         try:
-            await asyncio.to_thread(
-                lambda: [
-                    self._collection(layer, shard)
-                    for layer in LAYERS
-                    for shard in range(self._shards)
-                ]
-            )
+            # One collection per layer proves Chroma answers; the other shards open on first use
+            # (inside the worker thread, like every call).
+            await asyncio.to_thread(lambda: [self._collection(layer) for layer in LAYERS])
         except Exception as exc:
             self._forget_client()
             log.warning("Chroma unavailable: %s", exc)

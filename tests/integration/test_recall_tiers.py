@@ -284,12 +284,17 @@ async def test_sharded_layout_serves_l2_and_a_rebuild_moves_everything(
     sharded = replace(one, chroma_shards=4)
     async with open_store(sharded, reindex_on_start=False) as store:
         assert store.index.current_collections().isdisjoint(old - {one.chroma_prefix + "_images"})
+        # What `memory-agent reindex --rebuild` runs, and start-up runs on a layout change.
         done, dropped = await store.rebuild_index()
         assert done == sum(len(t) for t in written.values())
         # The old layout's collections that existed (a layer never written has none) are gone.
         assert f"{one.chroma_prefix}_episodic" in dropped
         assert set(dropped) <= {f"{one.chroma_prefix}_episodic", f"{one.chroma_prefix}_longterm"}
-        assert await store.index.drop_other_layouts() == []
+        assert await store.index.other_layouts() == []
+    async with open_store(one) as store:  # back to one collection: start-up rebuilds by itself
+        assert await store.index.other_layouts() == []
+        assert await store.index.count_scope(users[0]) == len(written[users[0]])
+    async with open_store(sharded) as store:
         r = recaller(store)
         for user in users:
             assert await store.index.count_scope(user) == len(written[user])
