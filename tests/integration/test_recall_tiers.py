@@ -275,7 +275,8 @@ async def test_hostile_query_text_reaches_postgres_only_as_data(store: MemorySto
 async def test_sharded_layout_serves_l2_and_a_rebuild_moves_everything(
     pg_db_url: str, tmp_data_dir: Path, embedding_model_dir: Path, chroma_server: ChromaServer
 ) -> None:
-    one = _settings(pg_db_url, tmp_data_dir, embedding_model_dir, chroma_server.url)
+    base = _settings(pg_db_url, tmp_data_dir, embedding_model_dir, chroma_server.url)
+    one = replace(base, chroma_shards=1)
     users = [Scope("tiers", f"shard-{i}") for i in range(6)]
     async with open_store(one) as store:
         await truncate(store)
