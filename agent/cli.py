@@ -85,6 +85,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(handler=f"{_BASIC}:why")
 
     p = sub.add_parser("reindex", help="index every memory not yet in Chroma")
+    p.add_argument("--rebuild", action="store_true",
+                   help="index every memory again (after changing MEMORY_CHROMA_SHARDS) and "
+                   "drop the collections of the old layout")  # fmt: skip
     p.set_defaults(handler=f"{_BASIC}:reindex")
 
     p = sub.add_parser("consolidate", help="expire, forget, distil and merge memories (versioned)")

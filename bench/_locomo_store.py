@@ -1,8 +1,10 @@
 """The storage-backed LoCoMo backend: the project's real write and recall path.
 
 Turns are written with `MemoryStore.write_many` (embedding, Postgres row, Chroma index) and
-questions answered by `Recaller.recall` (freshness check, preloaded index, ranking), on an
-embedded PostgreSQL + embedded Chroma in a temporary folder unless `--database-url` is given.
+questions answered by `Recaller.recall_traced` (freshness check, then the tier chosen by
+`recall_path`: "l1" ranks the user's whole preloaded index, "l2" never caches the user and ranks
+the candidates Chroma and Postgres give), on an embedded PostgreSQL + embedded Chroma in a
+temporary folder unless `--database-url` is given.
 """
 
 from __future__ import annotations
@@ -30,12 +32,16 @@ class StoreBackend:
     settings: Settings
     weights: RankingWeights = field(default_factory=RankingWeights)
     name: str = "system"
+    recall_path: str = "l1"
     search_ms: list[float] = field(default_factory=list)
+    paths: dict[str, int] = field(default_factory=dict)
     _stack: AsyncExitStack = field(default_factory=AsyncExitStack)
     _store: MemoryStore | None = None
 
     @classmethod
-    def temporary(cls, base: Settings, database_url: str | None) -> StoreBackend:
+    def temporary(
+        cls, base: Settings, database_url: str | None, recall_path: str = "l1"
+    ) -> StoreBackend:
         """A backend on fresh embedded stores (or a given database) in a temp folder."""
         data = Path(tempfile.mkdtemp(prefix="lma-locomo-"))
         settings = Settings(
@@ -45,7 +51,7 @@ class StoreBackend:
             embedding_model_dir=base.embedding_model_dir,
             chroma_prefix=f"locomo{int(time.time())}",
         )
-        return cls(settings)
+        return cls(settings, recall_path=recall_path)
 
     async def _open(self) -> MemoryStore:
         if self._store is None:
@@ -61,8 +67,14 @@ class StoreBackend:
     async def recall(self, scope: Scope, query: str, k: int, *, now: datetime) -> list[Hit]:
         """Recall through the store; the hits' turns come from each memory's provenance."""
         store = await self._open()
+        tiers = recaller(store)
+        tiers.preload_on_miss = False  # the path is chosen here, for every question
+        if self.recall_path == "l1":
+            await tiers.preload(scope)  # a no-op once the user is cached
+        else:
+            tiers.cache.invalidate(scope)
         started = time.perf_counter()
-        found = await recaller(store).recall(
+        traced = await tiers.recall_traced(
             scope,
             query,
             k=k,
@@ -72,6 +84,7 @@ class StoreBackend:
             relevant_only=False,
         )
         self.search_ms.append((time.perf_counter() - started) * 1000.0)
+        self.paths[traced.path] = self.paths.get(traced.path, 0) + 1
         return [
             Hit(
                 [str(d) for d in r.record.provenance.get("dia_ids", [])],
@@ -79,7 +92,7 @@ class StoreBackend:
                 passed=(rel := r.breakdown.relevance) is None or rel.passed,
                 relevance=r.breakdown.relevance,
             )
-            for r in found
+            for r in traced.hits
         ]
 
     async def close(self) -> None:

@@ -1,6 +1,7 @@
 """LoCoMo retrieval benchmark: evidence recall@k of the memory system against two baselines.
 
     python -m bench.locomo --data PATH --json OUT [--mode raw|gated] [--limit-conversations N]
+                           [--recall-path l1|l2]
 
 Each conversation becomes one user; each turn one memory (provenance {"dia_ids": [...]}, its
 session date as occurred_at, its neighbouring turns as context). Every question is recalled for
@@ -53,6 +54,9 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
         help="store: through MemoryStore on real Postgres + Chroma (default); memory: the same "
         "ranking in process, for fast iteration")  # fmt: skip
     add("--database-url", default=None, help="Postgres for --backend store (default: embedded)")
+    add("--recall-path", choices=("l1", "l2"), default="l1",
+        help="--backend store: l1 ranks each user's whole preloaded index; l2 never caches the "
+        "user and ranks Chroma's and Postgres's candidates (the cold/large-user path)")  # fmt: skip
     add("--embed-cache", type=Path, default=None,
         help="keep vectors between runs in this .npz file (outside the repository)")  # fmt: skip
     add("--dev-sets", type=Path, nargs="*", default=[], metavar="PATH",
@@ -113,7 +117,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     settings_for_import = replace(settings, embedding_model_dir=model_dir)
     vectors = VectorCache(get_embedder(settings.embedding_model, model_dir), args.embed_cache)
     system: SystemBackend | StoreBackend = (
-        StoreBackend.temporary(replace(settings, embedding_model_dir=model_dir), args.database_url)
+        StoreBackend.temporary(
+            replace(settings, embedding_model_dir=model_dir), args.database_url, args.recall_path
+        )
         if args.backend == "store"
         else SystemBackend(vectors)
     )
@@ -136,6 +142,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     if isinstance(system, StoreBackend):
         await system.close()
     result["backend"] = args.backend
+    if isinstance(system, StoreBackend):
+        result["recall_path"] = args.recall_path
+        result["recall_paths_served"] = system.paths
     result["latency_ms"] = result["system"]["latency_ms"]
     result["search_latency_ms"] = percentiles(system.search_ms)
     result["ingest_per_s"] = result["system"]["ingest_per_s"]

@@ -6,7 +6,9 @@
 Memories are written through `MemoryStore.write_many` (embed → Postgres → Chroma → indexed_at)
 into one store; at each checkpoint it times `Recaller.recall` for random users (query
 embedding + freshness check + search + ranking), warm (every user preloaded, as a session start
-does) and cold (that user's cache entry dropped first: a load from Postgres), and, as the
+does) and cold (that user's cache entry dropped first: served by L2, which ranks all of a user's
+rows from Postgres when they are no more than `MEMORY_RECALL_L2_CANDIDATES`, else Chroma's and
+Postgres's candidates; nothing is preloaded meanwhile), and, as the
 baseline measured in the same run, a plain Chroma query filtered on tenant+user over the same
 collection.
 """
@@ -96,6 +98,7 @@ async def _time_recall(store: MemoryStore, n_users: int, queries: int, cold: boo
         scope = Scope("bench", f"u{rng.randrange(n_users)}")
         if cold:
             store.cache.invalidate(scope)
+        recaller(store).preload_on_miss = not cold
         query = f"what did they decide about {rng.choice(_SUBJECTS)}?"
         t0 = time.perf_counter()
         await recaller(store).recall(scope, query, k=10, record_access=False)

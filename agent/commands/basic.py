@@ -76,13 +76,20 @@ async def recall(args: argparse.Namespace) -> int:
     from memory.system import recaller
 
     async with open_store() as store:
+        recall = recaller(store)
+        recall.preload_on_miss = False  # a one-shot command would only pay for the load
         # --explain shows the ranked top k with each relevance verdict, passed or not.
-        hits = await recaller(store).recall(
+        found = await recall.recall_traced(
             _scope(args), args.query, k=args.k, relevant_only=not args.explain
         )
+    hits = found.hits
     if args.json:
         print_json([scored_to_dict(h) for h in hits])
         return 0
+    if args.explain:
+        # Which tier answered: l1 (this process's cache), l2 (Chroma + Postgres), or
+        # l2-fallback (Chroma down: Postgres only).
+        print(f"recall path: {found.path}")
     if not hits:
         print("(no relevant memories)")
     for i, hit in enumerate(hits, 1):
@@ -154,6 +161,10 @@ async def reindex(args: argparse.Namespace) -> int:
     from memory.storage.store import open_store
 
     async with open_store(reindex_on_start=False) as store:
+        if getattr(args, "rebuild", False):
+            done, dropped = await store.rebuild_index()
+            print(f"indexed {done} memories; dropped {len(dropped)} old collections")
+            return 0
         done = await store.reindex()
     print(f"indexed {done} memories")
     return 0

@@ -3,19 +3,25 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langgraph.config import get_config
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
 from agent.context import Context
+from agent.identity import resolve_scope
 from agent.images import perceive_images, turn_text, with_text, without_images
+from agent.resources import get_store
 from agent.state import State
 from memory.multimodal import ImageInputError
 from memory.offload import run_cpu
 from memory.settings import Settings
+from memory.system import recaller
+from memory.types import ScopeError
 from memory.working.brakes import BrakeLimits, BrakeTrip, check_brakes
 from memory.working.sensory import (
     InputError,
@@ -25,6 +31,8 @@ from memory.working.sensory import (
 )
 from memory.working.task_state import new_task_state, record_step, update_task_from_turn
 from memory.working.turn_kind import TurnKind, classify_turn
+
+log = logging.getLogger(__name__)
 
 
 def latest_human(messages: Sequence[BaseMessage]) -> HumanMessage | None:
@@ -72,12 +80,30 @@ def _brake(state: State, ctx: Context, trip: BrakeTrip) -> dict[str, Any]:
     }
 
 
+async def _warm_recall(ctx: Context) -> None:
+    """A session starts: load the user's memories into the recall cache in the background.
+
+    Not awaited: this turn's recall is served by L2 if the load has not finished, later turns
+    by the in-process cache.
+    """
+    try:
+        config = get_config()
+        scope = resolve_scope(ctx, config)
+        recaller(await get_store(config)).warm(scope)
+    except ScopeError:  # the recall node reports a bad identity; nothing to warm
+        return
+    except Exception as exc:  # warming only saves time later: it never fails a turn
+        log.warning("could not start preloading the recall cache: %s", exc)
+
+
 async def perceive(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """Normalise the input, extract features, classify, update task state, check brakes."""
     ctx = runtime.context or Context()
     human = latest_human(list(state["messages"]))
     if human is None:
         return {"rejected": "no user message in the input"}
+    if sum(isinstance(m, HumanMessage) for m in state["messages"]) == 1:
+        await _warm_recall(ctx)
     # The size limit protects the server: the operator's setting, not something a run may raise.
     max_chars = Settings.from_env().max_input_chars
     try:

@@ -67,6 +67,28 @@ def _cache_stats(caches: Mapping[str, CacheCounters]) -> dict[str, dict[str, Any
     return out
 
 
+def _tier_stats(store: MemoryStore) -> dict[str, Any]:
+    """Which tier served this process's recalls, L1's bytes, and Chroma's outages."""
+    recaller = recaller_for(store)
+    cache, health = recaller.cache, store.index_health
+    return {
+        "paths": dict(recaller.paths),
+        "l1": {
+            "bytes": cache.held_bytes,
+            "budget_bytes": cache.max_bytes,
+            "users": len(cache),
+            "evictions": cache.evictions,
+            "refused": cache.refused,
+        },
+        "chroma": {
+            "up": not health.down,
+            "outages": health.outages,
+            "recoveries": health.recoveries,
+            "caught_up": health.caught_up,
+        },
+    }
+
+
 def _memory_stats(rows: list[tuple[str, str, int]]) -> dict[str, Any]:
     by_kind: dict[str, int] = {}
     by_status: dict[str, int] = {}
@@ -112,6 +134,7 @@ async def collect_stats(
         "memories": _memory_stats(counts),
         "recall_latency_seconds": latency.snapshot(),
         "cache": _cache_stats({"recall": recaller_for(store).cache, **(caches or {})}),
+        "recall_tiers": _tier_stats(store),
         "usage": usage,
         "pollution": polluted,
         "agent_events": events,
@@ -157,6 +180,7 @@ class StatsCollector(Collector):
         )
         yield self._latency()
         yield from self._caches()
+        yield from self._tiers()
         yield from self._rates()
         yield _labelled(
             GaugeMetricFamily(
@@ -214,6 +238,43 @@ class StatsCollector(Collector):
                 "memory_cache_hit_ratio", "In-process cache hit rate.", labels=["cache"]
             ),
             {(c,): v["hit_rate"] for c, v in caches.items() if v["hit_rate"] is not None},
+        )
+
+    def _tiers(self) -> Iterator[Metric]:
+        tiers = self.stats.get("recall_tiers")
+        if not tiers:
+            return
+        yield _labelled(
+            CounterMetricFamily(
+                "memory_recall_path", "Recalls by the tier that served them.", labels=["path"]
+            ),
+            {(p,): n for p, n in tiers["paths"].items()},
+        )
+        l1, chroma = tiers["l1"], tiers["chroma"]
+        yield from _gauge("memory_recall_l1_bytes", "Bytes held by the L1 cache.", l1["bytes"])
+        yield from _gauge(
+            "memory_recall_l1_budget_bytes", "The L1 cache's byte budget.", l1["budget_bytes"]
+        )
+        yield from _gauge("memory_recall_l1_users", "Users cached in L1.", l1["users"])
+        yield CounterMetricFamily(
+            "memory_recall_l1_evictions", "Users evicted from L1 (LRU).", value=l1["evictions"]
+        )
+        yield CounterMetricFamily(
+            "memory_recall_l1_refused",
+            "Users refused by L1 as too large (served by L2).",
+            value=l1["refused"],
+        )
+        yield from _gauge("memory_chroma_up", "1 when Chroma answers.", float(chroma["up"]))
+        yield CounterMetricFamily(
+            "memory_chroma_outages", "Chroma outages seen.", value=chroma["outages"]
+        )
+        yield CounterMetricFamily(
+            "memory_chroma_recoveries", "Chroma returns detected.", value=chroma["recoveries"]
+        )
+        yield CounterMetricFamily(
+            "memory_chroma_caught_up",
+            "Memories indexed automatically after Chroma returned.",
+            value=chroma["caught_up"],
         )
 
     def _rates(self) -> Iterator[Metric]:

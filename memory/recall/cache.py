@@ -1,17 +1,26 @@
-"""The in-process recall cache: a preloaded index of each active user's memories.
+"""The in-process recall cache (L1): a preloaded index of each active user's memories.
 
 Measured with Chroma 1.5.9 embedded, a metadata-filtered query over 100,000 vectors of
 1,000 users takes p50 151 ms; a per-user collection p50 119 ms. Searching a user's own ~100
 vectors in numpy takes well under a millisecond, so a turn's recall searches this cache and the
 database only answers "has this user's data changed?" (one indexed lookup of `scope_versions`),
 which also keeps several processes (server workers, the CLI) coherent.
+
+The cache is bounded by bytes, not by a count: an entry's size is measured (`deep_size` over its
+vectors, lexical index and records) when it is loaded, and least-recently-used users are evicted
+beyond the budget. A user too large for a share of the budget is refused (`admits`) and served
+by L2 instead (see `memory.recall.recaller`).
 """
 
 from __future__ import annotations
 
+import asyncio
+import enum
+import sys
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Generator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -29,6 +38,7 @@ class ScopeEntry:
     records: dict[str, MemoryRecord] = field(default_factory=dict)
     vectors: dict[str, np.ndarray] = field(default_factory=dict)
     loaded_at: float = field(default_factory=time.monotonic)
+    nbytes: int = 0  # measured by `deep_size` when cached; grown per memory written in place
 
     def size(self) -> int:
         """How many memories the entry holds."""
@@ -48,17 +58,140 @@ class ScopeEntry:
         self.index.remove(ids)
 
 
-class RecallCache:
-    """LRU of ScopeEntry, bounded by the total number of memories held."""
+def deep_size(root: object) -> int:
+    """Bytes held by `root` and everything it references, each object counted once.
 
-    def __init__(self, max_memories: int = 200_000, ttl_s: float = 600.0) -> None:
+    numpy arrays count their buffers; classes, modules, functions and enum members (shared by
+    every entry) are not counted.
+    """
+    walk = _walk(root)
+    while True:
+        try:
+            next(walk)
+        except StopIteration as done:
+            total: int = done.value
+            return total
+
+
+async def measure(root: object, *, slice_objects: int = 5_000) -> int:
+    """`deep_size`, pausing every `slice_objects` objects so the event loop keeps serving.
+
+    The walk visits ~200 objects per cached memory (~0.35 ms per memory on a shared 2-core
+    machine): a 10,000-memory entry takes seconds, in slices of ~10 ms.
+    """
+    walk = _walk(root, slice_objects)
+    while True:
+        try:
+            next(walk)
+        except StopIteration as done:
+            total: int = done.value
+            return total
+        await asyncio.sleep(0)
+
+
+def _walk(root: object, every: int = 0) -> Generator[None, None, int]:
+    seen: set[int] = set()
+    stack: list[object] = [root]
+    total = 0
+    visited = 0
+    while stack:
+        obj = stack.pop()
+        if id(obj) in seen or isinstance(obj, _SHARED):
+            continue
+        seen.add(id(obj))
+        visited += 1
+        if every and visited % every == 0:
+            yield
+        if isinstance(obj, np.ndarray):
+            total += sys.getsizeof(obj)
+            if obj.base is not None and obj.base is not obj:
+                stack.append(obj.base)
+            elif not obj.flags.owndata:
+                total += obj.nbytes
+            continue
+        total += sys.getsizeof(obj)
+        if isinstance(obj, str | bytes | int | float | bool | complex) or obj is None:
+            continue
+        if isinstance(obj, dict):
+            stack.extend(obj.keys())
+            stack.extend(obj.values())
+        elif isinstance(obj, list | tuple | set | frozenset):
+            stack.extend(obj)
+        else:
+            if hasattr(obj, "__dict__"):
+                stack.append(vars(obj))
+            for cls in type(obj).__mro__:
+                for name in getattr(cls, "__slots__", ()):
+                    if hasattr(obj, name):
+                        stack.append(getattr(obj, name))
+    return total
+
+
+# Shared by every entry, so no entry's cost: classes, modules, functions, enum members.
+_SHARED = (type, type(sys), type(deep_size), type(len), enum.Enum)
+
+
+class RecallCache:
+    """LRU of ScopeEntry, bounded by the bytes the entries hold.
+
+    `max_bytes` is the budget for the whole process; `user_share` the largest part of it one
+    user may take, `user_max` the most memories one user may have in it.
+    """
+
+    def __init__(
+        self,
+        max_bytes: int = 512 * 1024 * 1024,
+        ttl_s: float = 600.0,
+        *,
+        user_share: float = 0.25,
+        user_max: int = 20_000,
+    ) -> None:
+        if max_bytes <= 0 or not 0.0 < user_share <= 1.0 or user_max <= 0:
+            raise ValueError("RecallCache needs max_bytes > 0, 0 < user_share <= 1, user_max > 0")
         self._entries: OrderedDict[str, ScopeEntry] = OrderedDict()
         self._lock = threading.Lock()
-        self._max = max_memories
+        self.max_bytes = max_bytes
+        self.user_share = user_share
+        self.user_max = user_max
         self._ttl = ttl_s
         self._held = 0
+        # Bytes per memory of the entries measured so far (memories, bytes), for `admits`
+        # before a user is loaded. Until something is measured, assume the size measured for
+        # short conversational memories with their context: ~16.7 KB each (2,000 turns of the
+        # project's dev sets: vectors, BM25 postings, tokens, time columns and records).
+        self._measured = (1, 16_700)
         self.hits = 0
         self.misses = 0
+        self.evictions = 0
+        self.refused = 0
+
+    @property
+    def held_bytes(self) -> int:
+        """Bytes the cached entries hold (as measured when each was cached)."""
+        return self._held
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def memories(self) -> int:
+        """How many memories the cached entries hold."""
+        with self._lock:
+            return sum(e.size() for e in self._entries.values())
+
+    def bytes_per_memory(self) -> float:
+        """The average measured size of one cached memory."""
+        count, size = self._measured
+        return size / max(count, 1)
+
+    def user_limit_bytes(self) -> int:
+        """The most bytes one user's entry may take."""
+        return int(self.max_bytes * self.user_share)
+
+    def admits(self, memories: int) -> bool:
+        """Whether a user with this many memories may be loaded whole (before loading)."""
+        if memories > self.user_max:
+            return False
+        return memories * self.bytes_per_memory() <= self.user_limit_bytes()
 
     def get(self, scope: Scope, version: int) -> ScopeEntry | None:
         """The entry for `scope` if it is current (same version, within TTL)."""
@@ -81,32 +214,62 @@ class RecallCache:
         with self._lock:
             return self._entries.get(scope.key)
 
-    def put(self, scope: Scope, entry: ScopeEntry) -> None:
-        """Insert an entry, evicting least-recently-used users beyond the memory bound."""
+    def put(self, scope: Scope, entry: ScopeEntry) -> bool:
+        """Insert an entry, evicting least-recently-used users beyond the byte budget.
+
+        The entry is measured here unless its `nbytes` is set already. An entry larger than
+        one user's share of the budget is refused (False) and any older entry dropped.
+        """
+        if entry.nbytes <= 0:
+            entry.nbytes = deep_size(entry)
         with self._lock:
+            if entry.size():
+                count, size = self._measured
+                self._measured = (count + entry.size(), size + entry.nbytes)
             old = self._entries.pop(scope.key, None)
             if old is not None:
-                self._held -= old.size()
+                self._held -= old.nbytes
+            if entry.nbytes > self.user_limit_bytes() or entry.size() > self.user_max:
+                self.refused += 1
+                return False
             self._entries[scope.key] = entry
-            self._held += entry.size()
-            while self._held > self._max and len(self._entries) > 1:
+            self._held += entry.nbytes
+            while self._held > self.max_bytes and len(self._entries) > 1:
                 _, evicted = self._entries.popitem(last=False)
-                self._held -= evicted.size()
+                self._held -= evicted.nbytes
+                self.evictions += 1
+            return True
 
     def bump(self, scope: Scope, version: int, delta_size: int = 0) -> None:
-        """Mark an entry as matching `version` after this process changed it in place."""
+        """Mark an entry as matching `version` after this process changed it in place.
+
+        `delta_size` memories were added: the entry grows by the measured average per memory
+        (re-measuring a large entry on every write would cost more than the write).
+        """
         with self._lock:
             entry = self._entries.get(scope.key)
-            if entry is not None:
-                entry.version = version
-                self._held += delta_size
+            if entry is None:
+                return
+            entry.version = version
+            grown = int(delta_size * entry.nbytes / max(entry.size() - delta_size, 1))
+            entry.nbytes += grown
+            self._held += grown
+            if entry.nbytes > self.user_limit_bytes() or entry.size() > self.user_max:
+                del self._entries[scope.key]
+                self._held -= entry.nbytes
+                self.refused += 1
+                return
+            while self._held > self.max_bytes and len(self._entries) > 1:
+                _, evicted = self._entries.popitem(last=False)
+                self._held -= evicted.nbytes
+                self.evictions += 1
 
     def invalidate(self, scope: Scope) -> None:
         """Drop one user's entry."""
         with self._lock:
             old = self._entries.pop(scope.key, None)
             if old is not None:
-                self._held -= old.size()
+                self._held -= old.nbytes
 
     def clear(self) -> None:
         """Drop everything."""

@@ -136,8 +136,14 @@ class UserIndex:
         now: datetime,
         weights: RankingWeights,
         kinds: Collection[MemoryKind] | None = None,
+        spread: tuple[float, float] | None = None,
     ) -> list[tuple[str, ScoreBreakdown]]:
-        """The k best memories for the query, best first, each with its score breakdown."""
+        """The k best memories for the query, best first, each with its score breakdown.
+
+        `spread` (mean, std of cosine) replaces the one measured over the indexed memories in
+        the relevance verdict: an index of a query's candidates only is no fair sample of the
+        user's memories.
+        """
         cols, n = self._cols, self._cols.size
         now_s = as_utc(now).timestamp()
         live = cols.alive[:n] & (cols.expires[:n] > now_s)
@@ -151,7 +157,7 @@ class UserIndex:
         count = min(int(live.sum()), max(k * max(weights.overfetch, 1), k))
         candidates = np.argpartition(-relevance, count - 1)[:count]
         found = self._rank(candidates, terms, now_s, weights, k)
-        return self._judge(query, query_vector, found, weights, live)
+        return self._judge(query, query_vector, found, weights, live, spread)
 
     def _judge(
         self,
@@ -160,12 +166,13 @@ class UserIndex:
         found: list[tuple[str, ScoreBreakdown]],
         weights: RankingWeights,
         live: np.ndarray,
+        given: tuple[float, float] | None,
     ) -> list[tuple[str, ScoreBreakdown]]:
         """Attach the absolute relevance verdict (raw cosine + shared words) to each result."""
         terms = content_terms(query)
         qv = np.asarray(query_vector, dtype=np.float32).reshape(-1)
-        spread = weights.floor.background
-        if int(live.sum()) >= weights.floor.min_population:
+        spread = given or weights.floor.background
+        if given is None and int(live.sum()) >= weights.floor.min_population:
             sims = self._cols.vectors[: self._cols.size][live] @ qv
             spread = (float(sims.mean()), float(sims.std()))
         # Terms the user never used get the idf of a term in no document (the highest).

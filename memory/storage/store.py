@@ -16,6 +16,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
+import time
 from collections.abc import AsyncIterator, Collection, Coroutine, Sequence
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
@@ -42,6 +44,21 @@ from memory.types import MemoryKind, MemoryRecord, NewMemory, Scope, Status
 log = logging.getLogger(__name__)
 
 MAX_CONTENT_CHARS = 20_000
+
+# A Postgres lexical query term: letters and digits only (a word, or a word stem followed by a
+# prefix match), so no text a user typed is ever parsed as tsquery syntax.
+_TSQUERY_TERM = re.compile(r"^[^\W_]{1,64}$")
+MAX_LEXICAL_TERMS = 32
+# One user's active, unexpired rows ($1 tenant, $2 user), as each recall-candidate leg selects.
+_MINE = (
+    "tenant_id = $1 AND user_id = $2 AND status = 'active'"
+    " AND (expires_at IS NULL OR expires_at > now())"
+)
+
+# Chroma probe after a failed call: first retry after 1 s, doubling up to 30 s, so an outage
+# costs a few cheap requests a minute and a restart is noticed within 30 s.
+PROBE_FIRST_S = 1.0
+PROBE_MAX_S = 30.0
 
 
 class MemoryInputError(ValueError):
@@ -106,6 +123,21 @@ class StoreCaches:
             cache.clear()
 
 
+class IndexHealth:
+    """Chroma's availability as this process saw it, for logs and metrics."""
+
+    def __init__(self) -> None:
+        self.down_since: float | None = None  # monotonic time of the first failure, or None
+        self.outages = 0  # times Chroma went from answering to failing
+        self.recoveries = 0  # times the probe saw it answer again
+        self.caught_up = 0  # memories indexed by the catch-up after a recovery
+
+    @property
+    def down(self) -> bool:
+        """Whether the last call to Chroma failed (and no probe has seen it back since)."""
+        return self.down_since is not None
+
+
 class MemoryStore:
     """Scoped reads and writes of memories. Create with `open_store()`.
 
@@ -120,6 +152,8 @@ class MemoryStore:
         self._background: set[asyncio.Task[Any]] = set()
         # True until the outbox is known to hold no Chroma deletion: the first check looks.
         self._deletions_owed = True
+        self.index_health = IndexHealth()
+        self._probe: asyncio.Task[None] | None = None
 
     # -- background work ---------------------------------------------------------------------
 
@@ -133,6 +167,53 @@ class MemoryStore:
         """Wait for background work (access statistics) to finish."""
         while self._background:
             await asyncio.gather(*list(self._background), return_exceptions=True)
+
+    async def close(self) -> None:
+        """Finish background work and stop watching for Chroma's return."""
+        await self.drain()
+        if self._probe is not None:
+            self._probe.cancel()
+            await asyncio.gather(self._probe, return_exceptions=True)
+            self._probe = None
+
+    # -- Chroma's availability ---------------------------------------------------------------
+
+    def index_failed(self, exc: BaseException) -> None:
+        """Note a failed Chroma call: log the outage once and probe for Chroma's return.
+
+        Postgres keeps every write meanwhile (`indexed_at IS NULL`); when the probe sees Chroma
+        answer again it indexes those rows (`reindex`), so nothing waits for an operator.
+        """
+        health = self.index_health
+        if health.down_since is None:
+            health.down_since = time.monotonic()
+            health.outages += 1
+            log.warning("Chroma unavailable; recall uses Postgres until it returns: %s", exc)
+        if self._probe is None or self._probe.done():
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:  # no loop (a synchronous caller): the next async call probes
+                return
+            self._probe = loop.create_task(self._watch_index())
+
+    async def _watch_index(self) -> None:
+        delay = PROBE_FIRST_S
+        while True:
+            await asyncio.sleep(delay)
+            if await self.index.connect():
+                break
+            delay = min(delay * 2, PROBE_MAX_S)
+        health = self.index_health
+        outage = time.monotonic() - (health.down_since or time.monotonic())
+        health.down_since = None
+        health.recoveries += 1
+        try:
+            done = await self.reindex()
+        except Exception as exc:  # Postgres trouble: the next failure starts another probe
+            log.warning("Chroma is back but catching up failed: %s", exc)
+            return
+        health.caught_up += done
+        log.info("Chroma is back after %.0f s; indexed %d memories written meanwhile", outage, done)
 
     @staticmethod
     def embed_text(item: NewMemory | MemoryRecord) -> str:
@@ -151,14 +232,29 @@ class MemoryStore:
         return (await self.write_many(scope, [item], reason=reason))[0]
 
     async def write_many(
-        self, scope: Scope, items: Sequence[NewMemory], *, reason: str = ""
+        self,
+        scope: Scope,
+        items: Sequence[NewMemory],
+        *,
+        reason: str = "",
+        vectors: Vectors | None = None,
     ) -> list[MemoryRecord]:
-        """Store several memories of one user in one transaction, then index them."""
+        """Store several memories of one user in one transaction, then index them.
+
+        `vectors` (one unit row per item, of the embedder's dimension) skips embedding: for
+        imports that carry their vectors and for benchmarks of synthetic corpora.
+        """
         if not items:
             return []
         for item in items:
             _check_content(item)
-        vectors = await self.embedder.aembed([self.embed_text(i) for i in items])
+        if vectors is None:
+            vectors = await self.embedder.aembed([self.embed_text(i) for i in items])
+        elif vectors.shape != (len(items), self.embedder.dim):
+            raise MemoryInputError(
+                f"expected {len(items)} vectors of {self.embedder.dim} dimensions,"
+                f" got an array of shape {vectors.shape}"
+            )
         records: list[MemoryRecord] = []
         async with self.pool.acquire() as conn, conn.transaction():
             for item, vector in zip(items, vectors, strict=True):
@@ -190,7 +286,8 @@ class MemoryStore:
         try:
             await self.index.upsert(records, vectors)
         except VectorIndexError as exc:
-            log.warning("Chroma unavailable; %d memories kept for reindex: %s", len(records), exc)
+            log.info("Chroma unavailable; %d memories kept for reindex: %s", len(records), exc)
+            self.index_failed(exc)
             return False
         async with self.pool.acquire() as conn:
             await conn.execute(
@@ -227,6 +324,24 @@ class MemoryStore:
                 if not await self.index_records(scope, records, vectors):
                     return done
                 done += len(records)
+
+    async def rebuild_index(self) -> tuple[int, list[str]]:
+        """Index every kept row again into the configured layout, then drop the old one. Admin.
+
+        For a changed shard count: returns (memories indexed, collections dropped). The old
+        collections are dropped only once every row is in the new ones, so recall never loses
+        its dense leg for long, and nothing deleted lingers in a collection no one reads.
+        """
+        async with self.pool.acquire() as conn:
+            await conn.execute("UPDATE memories SET indexed_at = NULL WHERE status <> 'deleted'")
+        done = await self.reindex()
+        async with self.pool.acquire() as conn:
+            left = await conn.fetchval(
+                "SELECT count(*) FROM memories WHERE indexed_at IS NULL AND status <> 'deleted'"
+            )
+        if left:
+            raise VectorIndexError(f"{left} memories are not indexed yet; old layout kept")
+        return done, await self.index.drop_other_layouts()
 
     # -- reading -----------------------------------------------------------------------------
 
@@ -277,17 +392,120 @@ class MemoryStore:
             )
         return int(version or 0)
 
-    async def active_memories(self, scope: Scope) -> tuple[list[MemoryRecord], Vectors]:
-        """The user's active, unexpired memories and their vectors (what recall searches)."""
+    async def active_memories(
+        self, scope: Scope, *, limit: int | None = None
+    ) -> tuple[list[MemoryRecord], Vectors]:
+        """The user's active, unexpired memories and their vectors (what recall searches).
+
+        `limit` caps how many rows are read (any ones: callers use it to learn whether a user
+        has more than `limit - 1`).
+        """
         async with self.pool.acquire() as conn:
             rows = await conn.fetch(
-                f"SELECT {RECORD_COLUMNS}, embedding FROM memories WHERE tenant_id = $1"
-                " AND user_id = $2 AND status = 'active'"
-                " AND (expires_at IS NULL OR expires_at > now())",
+                f"SELECT {RECORD_COLUMNS}, embedding FROM memories WHERE {_MINE} LIMIT $3",
+                scope.tenant_id,
+                scope.user_id,
+                limit,
+            )
+        return await self.vectors_for(rows)
+
+    async def count_active(self, scope: Scope) -> int:
+        """How many active, unexpired memories the user has (to size a cache before loading)."""
+        async with self.pool.acquire() as conn:
+            n = await conn.fetchval(
+                "SELECT count(*) FROM memories WHERE tenant_id = $1 AND user_id = $2"
+                " AND status = 'active' AND (expires_at IS NULL OR expires_at > now())",
                 scope.tenant_id,
                 scope.user_id,
             )
+        return int(n or 0)
+
+    async def recall_candidates(
+        self,
+        scope: Scope,
+        *,
+        ids: Sequence[str] = (),
+        terms: Sequence[str] = (),
+        phrases: Sequence[str] = (),
+        limit: int = 200,
+        recent: int = 0,
+    ) -> tuple[list[MemoryRecord], Vectors]:
+        """Active memories of one user that may answer a query, with their stored vectors.
+
+        The union of: `ids` (the dense leg's hits from Chroma); up to `limit` lexical matches
+        (`terms` are words, or stems ending in `*` for a prefix match, searched in the `tsv`
+        column; `phrases` are substrings, for scripts without spaces, which `tsv` does not
+        split); up to `limit` rows Chroma has not indexed yet (so a lagging index hides
+        nothing); and, with `recent`, the user's most recent and most important rows (when
+        Chroma is down and there is no dense leg).
+        """
+        query = " | ".join(_tsquery_terms(terms))
+        patterns = ["%" + _like_escape(p) + "%" for p in phrases[:MAX_LEXICAL_TERMS] if p]
+        async with self.pool.acquire() as conn:
+            rows = await conn.fetch(
+                f"""
+                WITH lexical AS (
+                    SELECT id FROM memories WHERE {_MINE}
+                    AND (($3 <> '' AND tsv @@ to_tsquery('simple', $3))
+                         OR (content || ' ' || context) LIKE ANY($4::text[]))
+                    ORDER BY ts_rank(tsv, to_tsquery('simple', $3)) DESC, occurred_at DESC
+                    LIMIT $5
+                ), lagging AS (
+                    SELECT id FROM memories WHERE {_MINE} AND indexed_at IS NULL
+                    ORDER BY created_at DESC LIMIT $5
+                ), recent AS (
+                    SELECT id FROM memories WHERE {_MINE} ORDER BY occurred_at DESC LIMIT $6
+                ), important AS (
+                    SELECT id FROM memories WHERE {_MINE}
+                    ORDER BY pinned DESC, importance DESC LIMIT $6
+                )
+                SELECT {RECORD_COLUMNS}, embedding FROM memories WHERE {_MINE} AND id IN (
+                    SELECT unnest($7::text[]) UNION SELECT id FROM lexical
+                    UNION SELECT id FROM lagging UNION SELECT id FROM recent
+                    UNION SELECT id FROM important
+                )
+                """,
+                scope.tenant_id,
+                scope.user_id,
+                query,
+                patterns,
+                limit,
+                recent,
+                list(ids),
+            )
         return await self.vectors_for(rows)
+
+    async def sample_vectors(self, scope: Scope, n: int) -> Vectors:
+        """Stored vectors of up to `n` of the user's active memories, a uniform sample.
+
+        Ids are random (uuid4 hex), so the first `n` by id are a random choice of the rows.
+        """
+        async with self.pool.acquire() as conn:
+            rows = await conn.fetch(
+                f"SELECT embedding FROM memories WHERE {_MINE} AND embedding IS NOT NULL"
+                " ORDER BY id LIMIT $3",
+                scope.tenant_id,
+                scope.user_id,
+                n,
+            )
+        dim = self.embedder.dim
+        vectors = [v for r in rows if (v := vector_from_bytes(r["embedding"], dim)) is not None]
+        return np.vstack(vectors) if vectors else np.zeros((0, dim), dtype=np.float32)
+
+    async def strongest_long_term(self, scope: Scope, limit: int) -> list[MemoryRecord]:
+        """The user's strongest long-term memories: pinned, then confident, important, recent."""
+        async with self.pool.acquire() as conn:
+            rows = await conn.fetch(
+                f"SELECT {RECORD_COLUMNS} FROM memories WHERE tenant_id = $1 AND user_id = $2"
+                " AND status = 'active' AND kind <> 'episodic'"
+                " AND (expires_at IS NULL OR expires_at > now())"
+                " ORDER BY pinned DESC, confidence DESC, importance DESC, occurred_at DESC"
+                " LIMIT $3",
+                scope.tenant_id,
+                scope.user_id,
+                limit,
+            )
+        return [record_from_row(r) for r in rows]
 
     async def vectors_for(self, rows: Sequence[Row]) -> tuple[list[MemoryRecord], Vectors]:
         """Records and their stored vectors; re-embeds rows whose vector is missing or stale.
@@ -461,6 +679,7 @@ class MemoryStore:
             chroma = 1 - pending
             if pending:
                 log.warning("Chroma unavailable while deleting %s: queued for retry", memory_id)
+                self.index_failed(VectorIndexError("deletion not confirmed"))
         return {
             "memories": n,
             "versions": int(versions.split()[-1]),
@@ -571,6 +790,22 @@ class MemoryStore:
         )
 
 
+def _tsquery_terms(terms: Sequence[str]) -> list[str]:
+    """Query terms safe to join into a tsquery: plain words, or stems marked for prefix match."""
+    out: list[str] = []
+    for term in terms:
+        word, prefix = (term[:-1], True) if term.endswith("*") else (term, False)
+        if _TSQUERY_TERM.match(word) and word not in out:
+            out.append(f"{word}:*" if prefix else word)
+        if len(out) >= MAX_LEXICAL_TERMS:
+            break
+    return out
+
+
+def _like_escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
 def _write_detail(record: MemoryRecord) -> str:
     return json.dumps(
         {
@@ -604,6 +839,15 @@ async def open_store(
         store = MemoryStore(pool, VectorIndex(settings), embedder)
         if reindex_on_start:
             try:
+                if await store.index.other_layouts():
+                    # The shard count changed: move every row into the new collections, then
+                    # drop the old ones (they would otherwise keep what is deleted later).
+                    moved, dropped = await store.rebuild_index()
+                    log.warning(
+                        "Chroma layout changed: indexed %d memories again, dropped %s",
+                        moved,
+                        ", ".join(dropped),
+                    )
                 pending = await store.reindex()
                 if pending:
                     log.info("indexed %d memories that were not yet in Chroma", pending)
@@ -612,7 +856,7 @@ async def open_store(
         try:
             yield store
         finally:
-            await store.drain()
+            await store.close()
 
 
 def utcnow() -> datetime:

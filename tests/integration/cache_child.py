@@ -49,6 +49,7 @@ async def _answer(store: MemoryStore, scope: Scope, line: str) -> dict[str, obje
         hits = await recaller(store).recall(
             scope, "what does the user prefer?", k=10, record_access=False
         )
+        await store.drain()  # a cold recall (L2) loads the cache in the background
         return {"ids": sorted(h.record.id for h in hits), **_cached(store, scope)}
     if command == "profile":
         loaded = await profile.load_profile(store, scope)

@@ -126,6 +126,7 @@ async def test_own_writes_keep_the_cache_warm(store: MemoryStore) -> None:
     async with open_cache_sync(store) as sync:
         await store.write(ALICE, _pref("I prefer tea."))
         await recaller(store).recall(ALICE, "drinks", k=3)
+        await store.drain()  # the cold recall was served by L2 and loaded the cache meanwhile
         entry = recaller(store).cache.peek(ALICE)
         assert entry is not None
         await store.write(ALICE, _pref("I prefer window seats."))

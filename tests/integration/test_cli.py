@@ -48,6 +48,8 @@ def test_remember_recall_why_and_gate(env: dict[str, str]) -> None:
 
     out = _cli(env, "recall", "which units?", "--user", "cli-u", "--explain")
     assert "metric units" in out.stdout and "score" in out.stdout
+    # A one-shot command caches nothing: its recall is served by L2 (Chroma + Postgres).
+    assert "recall path: l2" in out.stdout
 
     out = _cli(env, "why", stored["memory_id"], "--user", "cli-u")
     assert out.returncode == 0 and "write" in out.stdout

@@ -44,6 +44,7 @@ async def _scenario(store: MemoryStore) -> list[str]:
     await store.write(GLOBEX, NewMemory("Bob drinks coffee"))
     for query in ("tea", "where does alice live", "pets"):
         await recaller(store).recall(ALICE, query, k=3, record_access=False)
+        await store.drain()  # the first (a miss, served by L2) loads the cache in background
     await store.set_status(ALICE, ids[0], Status.SUPERSEDED, reason="test")
     await store.delete(ALICE, ids[1], reason="test")
     await store.record_event(ALICE, ids[2], "flagged", "reported wrong", {})

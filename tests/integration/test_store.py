@@ -148,13 +148,15 @@ async def test_chroma_server_down_during_write_loses_nothing(
         kept = await store.write(ALICE, NewMemory("written while Chroma is down"))
         row = await store.get(ALICE, kept.id)
         assert row is not None and row.indexed_at is None
-        # Recall still works: it is served from Postgres through the preload cache.
+        # Recall still works: it is served from Postgres (L2 ranks this small user's rows).
         assert {r.record.id for r in await recaller(store).recall(ALICE, "Chroma", k=5)} == {
             first.id,
             kept.id,
         }
         chroma_server.start()
-        assert await store.reindex() == 1
+        # The store's own probe may index it first (it watches for Chroma's return): either
+        # way it is indexed once Chroma answers.
+        await store.reindex()
         row = await store.get(ALICE, kept.id)
         assert row is not None and row.indexed_at is not None
         assert await store.index.count_scope(ALICE) == 2

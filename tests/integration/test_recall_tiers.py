@@ -1,0 +1,308 @@
+"""Two recall tiers, one ranking, against real Postgres, a real `chroma run` and the real model.
+
+L1 is the in-process cache; L2 answers for users not in it (cold) or too large for it, from
+Chroma's nearest memories, Postgres's lexical matches and the rows Chroma has not indexed yet.
+With Chroma stopped, L2 falls back to Postgres and the store catches up when Chroma returns.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from memory.observability.metrics import collect_stats, render_prometheus
+from memory.recall.cache import deep_size
+from memory.recall.recaller import Recaller
+from memory.settings import Settings
+from memory.storage.store import MemoryStore, open_store
+from memory.system import recaller
+from memory.types import NewMemory, Scope
+from tests.support.chroma_server import ChromaServer
+from tests.support.memory_stores import truncate
+
+pytestmark = pytest.mark.asyncio
+
+ANA = Scope("tiers", "ana")
+
+# Distinct topics, several memories each, so a query has a clear best answer and the corpus is
+# larger than the (test-sized) L2 candidate budget of 8.
+TOPICS = {
+    "garden": [
+        "I planted tomatoes and basil in the garden this spring",
+        "The roses in my garden need pruning every March",
+        "Slugs ate half of the lettuce in the vegetable patch",
+        "I bought a new rake and a wheelbarrow for the garden",
+    ],
+    "car": [
+        "My car failed its inspection because of worn brake pads",
+        "I drive a blue 2015 Honda Civic with a manual gearbox",
+        "The mechanic said the car battery must be replaced soon",
+        "I filled the car's tank with diesel by mistake last week",
+    ],
+    "music": [
+        "I have played the cello in a community orchestra for ten years",
+        "My favourite composer is Dvořák, especially the cello concerto",
+        "I am learning jazz piano chords on weekends",
+        "We performed Beethoven's fifth symphony at the town hall",
+    ],
+    "food": [
+        "I am allergic to peanuts and carry an epinephrine pen",
+        "My grandmother's lasagne recipe uses three cheeses",
+        "I drink two cups of green tea every morning",
+        "Sushi is my favourite dinner on Fridays",
+    ],
+    "work": [
+        "I work as a data engineer at a logistics company",
+        "My manager asked me to migrate the pipelines to Airflow",
+        "The quarterly planning meeting is every first Monday",
+        "I am preparing a talk about Postgres indexing for the team",
+    ],
+    "travel": [
+        "Next summer we plan to hike the Tour du Mont Blanc",
+        "I lost my passport in Lisbon airport in 2019",
+        "My sister lives in Osaka and I visit her every autumn",
+        "I prefer window seats on long flights",
+    ],
+    "中文": [
+        "我每天早上在公园里跑步五公里",
+        "我的女儿在上海读大学，学习计算机科学",
+    ],
+}
+
+QUERIES = {
+    "what is wrong with my car's brakes?": "car",
+    "which instrument do I play in the orchestra?": "music",
+    "what food allergy do I have?": "food",
+    "where does my sister live?": "travel",
+    "what did the slugs eat in the garden?": "garden",
+    "我女儿在哪里读大学？": "中文",
+}
+
+
+def _settings(url: str, data_dir: Path, model_dir: Path, chroma_url: str, **extra: int) -> Settings:
+    return Settings(
+        database_url=url,
+        chroma_url=chroma_url,
+        data_dir=data_dir,
+        embedding_model_dir=model_dir,
+        chroma_prefix="tiers" + uuid.uuid4().hex[:12],  # the Chroma server is shared
+        recall_l2_candidates=8,
+        **extra,  # type: ignore[arg-type]
+    )
+
+
+@pytest.fixture
+async def store(
+    pg_db_url: str, tmp_data_dir: Path, embedding_model_dir: Path, chroma_server: ChromaServer
+) -> AsyncIterator[MemoryStore]:
+    settings = _settings(pg_db_url, tmp_data_dir, embedding_model_dir, chroma_server.url)
+    async with open_store(settings) as s:
+        await truncate(s)
+        yield s
+
+
+async def _write_corpus(store: MemoryStore, scope: Scope) -> dict[str, str]:
+    """Write the corpus; return memory id -> topic."""
+    items = [(topic, text) for topic, texts in TOPICS.items() for text in texts]
+    records = await store.write_many(scope, [NewMemory(text) for _, text in items])
+    return {r.id: topic for r, (topic, _) in zip(records, items, strict=True)}
+
+
+def _cold(r: Recaller) -> None:
+    r.cache.clear()
+    r.preload_on_miss = False
+
+
+async def test_cold_user_through_l2_ranks_like_l1(store: MemoryStore) -> None:
+    topics = await _write_corpus(store, ANA)
+    r = recaller(store)
+    assert len(topics) > r.candidates  # L2 must choose candidates, not rank them all
+    for query, topic in QUERIES.items():
+        _cold(r)
+        cold = await r.recall_traced(ANA, query, k=3, record_access=False, relevant_only=False)
+        assert cold.path == "l2"
+        assert r.cache.peek(ANA) is None  # a cold recall loads nothing whole
+        assert await r.preload(ANA) == len(topics)
+        warm = await r.recall_traced(ANA, query, k=3, record_access=False, relevant_only=False)
+        assert warm.path == "l1"
+        assert topics[cold.hits[0].record.id] == topic, query
+        assert cold.hits[0].record.id == warm.hits[0].record.id, query
+        # The same scoring function: each L2 score is the sum of its breakdown's terms.
+        for hit in cold.hits:
+            assert hit.score == pytest.approx(hit.breakdown.total)
+            assert hit.breakdown.relevance is not None
+
+
+async def test_cold_recall_preloads_in_background(store: MemoryStore) -> None:
+    await _write_corpus(store, ANA)
+    r = recaller(store)
+    r.cache.clear()
+    r.preload_on_miss = True
+    first = await r.recall_traced(ANA, "what food allergy do I have?", k=3)
+    assert first.path == "l2"
+    await store.drain()  # the preload was spawned, not awaited
+    second = await r.recall_traced(ANA, "what food allergy do I have?", k=3)
+    assert second.path == "l1"
+    assert [h.record.id for h in first.hits][:1] == [h.record.id for h in second.hits][:1]
+
+
+async def test_user_over_l1_limit_is_never_loaded_whole(
+    pg_db_url: str, tmp_data_dir: Path, embedding_model_dir: Path, chroma_server: ChromaServer
+) -> None:
+    settings = _settings(
+        pg_db_url, tmp_data_dir, embedding_model_dir, chroma_server.url, recall_cache_user_max=10
+    )
+    async with open_store(settings) as store:
+        await truncate(store)
+        topics = await _write_corpus(store, ANA)
+        r = Recaller(store)  # this store's own recaller, with the limit of these settings
+        assert r.cache.user_max == 10 < len(topics)
+        assert await r.preload(ANA) == 0
+        for query, topic in QUERIES.items():
+            found = await r.recall_traced(ANA, query, k=3, record_access=False)
+            assert found.path == "l2"
+            assert found.hits and topics[found.hits[0].record.id] == topic, query
+        await store.drain()  # any background preload has run: still nothing cached
+        assert len(r.cache) == 0 and r.cache.held_bytes == 0 and r.cache.memories() == 0
+        assert r.cache.refused == 0  # refused before loading, by count: never built
+        similar = await r.similar(ANA, "my car needs new brake pads", k=2)
+        assert topics[similar[0][0].id] == "car"
+        assert await r.long_term(ANA) == []  # none of the corpus is long-term
+
+
+async def test_l1_stays_within_its_byte_budget(store: MemoryStore) -> None:
+    users = [Scope("tiers", f"u{i}") for i in range(12)]
+    for i, user in enumerate(users):
+        texts = [f"user {i} note {j}: {t}" for j, t in enumerate(TOPICS["work"] + TOPICS["car"])]
+        await store.write_many(user, [NewMemory(t) for t in texts])
+    probe = recaller(store)
+    probe.cache.clear()
+    await probe.preload(users[0])
+    one = probe.cache.held_bytes
+    assert one > 0
+    budget = int(one * 4.5)  # room for four users
+    r = Recaller(store)
+    r.cache = type(probe.cache)(budget, user_share=0.5)
+    for user in users:
+        assert await r.preload(user) == 8
+        assert r.cache.held_bytes <= budget
+    assert len(r.cache) == 4 and r.cache.evictions == len(users) - 4
+    # The bytes counted are the entries' measured sizes, not an estimate.
+    held = [r.cache.peek(u) for u in users if r.cache.peek(u) is not None]
+    assert sum(deep_size(e) for e in held if e is not None) == pytest.approx(
+        r.cache.held_bytes, rel=0.05
+    )
+
+
+async def test_unindexed_memory_is_recalled_through_l2(store: MemoryStore) -> None:
+    topics = await _write_corpus(store, ANA)
+    lagging = await store.write(ANA, NewMemory("My dentist appointment is on the 14th at 9am"))
+    # Chroma never got it (as if this process died between the commit and the upsert).
+    await store.index.delete(ANA, [lagging.id])
+    async with store.pool.acquire() as conn:
+        await conn.execute("UPDATE memories SET indexed_at = NULL WHERE id = $1", lagging.id)
+    assert await store.index.count_scope(ANA) == len(topics)
+    r = recaller(store)
+    _cold(r)
+    found = await r.recall_traced(ANA, "when is my dentist appointment?", k=3)
+    assert found.path == "l2"
+    assert found.hits[0].record.id == lagging.id
+
+
+async def test_chroma_outage_falls_back_and_catches_up(
+    pg_db_url: str, tmp_data_dir: Path, embedding_model_dir: Path, chroma_server: ChromaServer
+) -> None:
+    settings = _settings(pg_db_url, tmp_data_dir, embedding_model_dir, chroma_server.url)
+    async with open_store(settings) as store:
+        await truncate(store)
+        # A user of this test only: opening the store reindexed earlier tests' leftovers.
+        who = Scope("tiers", "outage-" + uuid.uuid4().hex[:8])
+        topics = await _write_corpus(store, who)
+        r = recaller(store)
+        _cold(r)
+        before = dict(r.paths)
+        chroma_server.stop()
+        found = await r.recall_traced(who, "which instrument do I play in the orchestra?", k=3)
+        assert found.path == "l2-fallback"
+        assert found.hits and topics[found.hits[0].record.id] == "music"
+        assert store.index_health.down and store.index_health.outages == 1
+        # Written while Chroma is down: kept in Postgres, recalled from there.
+        kept = await store.write(who, NewMemory("My new cat is called Pixel and she is grey"))
+        row = await store.get(who, kept.id)
+        assert row is not None and row.indexed_at is None
+        _cold(r)
+        found = await r.recall_traced(who, "what is my cat called?", k=3)
+        assert found.path == "l2-fallback" and found.hits[0].record.id == kept.id
+        assert r.paths["l2-fallback"] == before["l2-fallback"] + 2
+        text = render_prometheus(await collect_stats(store))
+        assert 'memory_recall_path_total{path="l2-fallback"} 2.0' in text
+        assert "memory_chroma_up 0.0" in text
+        chroma_server.start()
+        # Nobody calls reindex: the store's probe notices Chroma and indexes what it missed.
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            row = await store.get(who, kept.id)
+            if row is not None and row.indexed_at is not None:
+                break
+            await asyncio.sleep(0.5)
+        assert row is not None and row.indexed_at is not None
+        assert not store.index_health.down and store.index_health.recoveries == 1
+        assert store.index_health.caught_up >= 1
+        docs = await store.index.documents_for(who)
+        assert len(docs) == len(topics) + 1, sorted(d for _, d, _ in docs)
+        _cold(r)
+        found = await r.recall_traced(who, "what is my cat called?", k=3)
+        assert found.path == "l2" and found.hits[0].record.id == kept.id
+        text = render_prometheus(await collect_stats(store))
+        assert "memory_chroma_up 1.0" in text and "memory_chroma_recoveries_total 1.0" in text
+
+
+async def test_hostile_query_text_reaches_postgres_only_as_data(store: MemoryStore) -> None:
+    await _write_corpus(store, ANA)
+    r = recaller(store)
+    for query in ["') OR 1=1 --", "a & b | !c <-> d:*", "%_\\", "\x00", "雨" * 500, ""]:
+        _cold(r)
+        found = await r.recall_traced(replace(ANA), query, k=3, relevant_only=False)
+        assert found.path == "l2"
+
+
+async def test_sharded_layout_serves_l2_and_a_rebuild_moves_everything(
+    pg_db_url: str, tmp_data_dir: Path, embedding_model_dir: Path, chroma_server: ChromaServer
+) -> None:
+    base = _settings(pg_db_url, tmp_data_dir, embedding_model_dir, chroma_server.url)
+    one = replace(base, chroma_shards=1)
+    users = [Scope("tiers", f"shard-{i}") for i in range(6)]
+    async with open_store(one) as store:
+        await truncate(store)
+        written = {u: await _write_corpus(store, u) for u in users}
+        old = store.index.current_collections()
+    sharded = replace(one, chroma_shards=4)
+    async with open_store(sharded, reindex_on_start=False) as store:
+        assert store.index.current_collections().isdisjoint(old - {one.chroma_prefix + "_images"})
+        # What `memory-agent reindex --rebuild` runs, and start-up runs on a layout change.
+        done, dropped = await store.rebuild_index()
+        assert done == sum(len(t) for t in written.values())
+        # The old layout's collections that existed (a layer never written has none) are gone.
+        assert f"{one.chroma_prefix}_episodic" in dropped
+        assert set(dropped) <= {f"{one.chroma_prefix}_episodic", f"{one.chroma_prefix}_longterm"}
+        assert await store.index.other_layouts() == []
+    async with open_store(one) as store:  # back to one collection: start-up rebuilds by itself
+        assert await store.index.other_layouts() == []
+        assert await store.index.count_scope(users[0]) == len(written[users[0]])
+    async with open_store(sharded) as store:
+        r = recaller(store)
+        for user in users:
+            assert await store.index.count_scope(user) == len(written[user])
+            _cold(r)
+            found = await r.recall_traced(user, "what is wrong with my car's brakes?", k=3)
+            assert found.path == "l2" and written[user][found.hits[0].record.id] == "car"
+        # Each user's entries are in one shard: the others hold none of them.
+        vector = (await store.embedder.aembed(["brakes"]))[0]
+        hits = await store.index.query(users[0], vector, k=50)
+        assert {h[0] for h in hits} <= set(written[users[0]])
