@@ -15,7 +15,8 @@ agent graph with the Postgres checkpointer and opens its own memory store and ca
                  user at once, counted in Postgres); turn throughput with 1 and 2 workers.
   chroma_killed  the Chroma server is SIGKILLed during a load of memory-writing turns and
                  started again: failed turns, memories missing from Postgres, memories missing
-                 from Chroma before and after `reindex`.
+                 from Chroma before and after `reindex`, and how long the workers took to
+                 index their backlog by themselves once Chroma was back.
   overhead       per-turn memory overhead through the compiled graph (everything but the
                  model call), p50/p95 per node and in total, at concurrency 1, 10 and 50 on
                  one worker; checkpoint reads and writes timed separately (they run in the
@@ -30,6 +31,8 @@ s}, multi_worker {workers, users, turns, failed_turns, working_memory_lost, stal
 stale_checked, lost_writes, writes_checked, throughput {workers_1, workers_2: {turns,
 seconds, turns_per_s, p50_ms, p95_ms}}}, chroma_killed {turns, failed_turns, failures,
 killed_after_turns, chroma_down_confirmed, restarted_after_turns, turns_during_outage,
+caught_up_by_workers_s (seconds until the workers had indexed their backlog by themselves, no
+reindex; null if not within 45 s),
 turn_ms_during_outage, turn_ms_outside_outage {p50, p95}, stored, active, missing_in_postgres,
 unindexed_rows_before_reindex,
 missing_in_chroma_before_reindex, reindexed, missing_in_chroma_after_reindex,
@@ -272,6 +275,28 @@ async def _throughput(workers: Sequence[Any], clients: int, turns: int) -> dict[
 # --- Chroma killed during load --------------------------------------------------------------
 
 
+CATCH_UP_WAIT_S = 45.0
+"""How long `chroma_killed` waits for the workers to index their backlog by themselves."""
+
+
+async def _wait_caught_up(settings: Any, scopes: list[Any], limit_s: float) -> float | None:
+    """Seconds until no row of these users is left unindexed; None if not within `limit_s`."""
+    from memory.storage.store import open_store
+    from memory.types import Status
+
+    every_status = [st.value for st in Status]
+    started = time.perf_counter()
+    async with open_store(settings, reindex_on_start=False) as store:
+        while time.perf_counter() - started < limit_s:
+            rows = []
+            for scope in scopes:
+                rows += await store.list_memories(scope, statuses=every_status, limit=100_000)
+            if all(r.indexed_at is not None for r in rows if r.status == Status.ACTIVE):
+                return round(time.perf_counter() - started, 1)
+            await asyncio.sleep(1.0)
+    return None
+
+
 async def chroma_killed(srv: Servers, small: bool) -> dict[str, Any]:
     """SIGKILL the Chroma server a third into a load of turns, restart it at two thirds."""
     from memory.storage.store import open_store
@@ -287,6 +312,7 @@ async def chroma_killed(srv: Servers, small: bool) -> dict[str, Any]:
     events: dict[str, int] = {}
     walls: dict[str, list[float]] = {"during": [], "outside": []}
     queue = list(range(total))
+    caught_up_s: float | None = None
     try:
 
         async def client(c: int) -> None:
@@ -318,12 +344,19 @@ async def chroma_killed(srv: Servers, small: bool) -> dict[str, Any]:
                     failures.append(str(answer.get("error"))[:300])
 
         await asyncio.gather(*(client(c) for c in range(clients)))
+        # The workers stay up: their stores notice Chroma's return by themselves (a probe with
+        # backoff up to PROBE_MAX_S) and index what they wrote meanwhile. Wait for that, with
+        # no reindex from here, and report how long it took.
+        srv.chroma.start()  # no-op when up
+        settings = _settings(workers[0].env)
+        caught_up_s = await _wait_caught_up(
+            settings, [Scope(TENANT, u) for u in users], CATCH_UP_WAIT_S
+        )
     finally:
         await stop_workers(workers)
         srv.chroma.start()  # no-op when up
     report: dict[str, Any] = {"turns": total, "failed_turns": failed, "failures": failures[:5],
-                              **events}  # fmt: skip
-    settings = _settings(workers[0].env)
+                              **events, "caught_up_by_workers_s": caught_up_s}  # fmt: skip
     every_status = [st.value for st in Status]
     # No start-up reindex here: what Chroma misses now is what the workers left unindexed.
     async with open_store(settings, reindex_on_start=False) as store:
