@@ -7,8 +7,9 @@ submodule (the CLI, a node) does not compile the graphs.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from memory.exports import lazy_exports
 
 if TYPE_CHECKING:
     from agent.context import Context
@@ -16,18 +17,15 @@ if TYPE_CHECKING:
     from agent.state import InputState, State
 
 _WHERE = {
-    "Context": "context",
-    "InputState": "state",
-    "State": "state",
-    "build_graph": "graph",
-    "graph": "graph",
+    "Context": ".context",
+    "InputState": ".state",
+    "State": ".state",
+    "build_graph": ".graph",
+    "graph": ".graph",
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _WHERE:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
+__getattr__ = lazy_exports(__name__, _WHERE)
 
 
 __all__ = ["Context", "InputState", "State", "build_graph", "graph"]

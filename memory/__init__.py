@@ -8,8 +8,9 @@ the embedding model or Chroma). Each subpackage exports the rest of its own publ
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from memory.exports import lazy_exports
 
 if TYPE_CHECKING:
     from memory.governed_store import GovernedStore
@@ -30,15 +31,15 @@ if TYPE_CHECKING:
     )
 
 _WHERE = {
-    "GovernedStore": "governed_store",
-    "Settings": "settings",
-    "apply_privacy_defaults": "settings",
-    "MemoryStore": "storage.store",
-    "open_store": "storage.store",
-    "open_cache_sync": "system",
-    "recaller": "system",
+    "GovernedStore": ".governed_store",
+    "Settings": ".settings",
+    "apply_privacy_defaults": ".settings",
+    "MemoryStore": ".storage.store",
+    "open_store": ".storage.store",
+    "open_cache_sync": ".system",
+    "recaller": ".system",
     **{
-        name: "types"
+        name: ".types"
         for name in (
             "Category",
             "MemoryKind",
@@ -55,10 +56,7 @@ _WHERE = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _WHERE:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
+__getattr__ = lazy_exports(__name__, _WHERE)
 
 
 __all__ = [

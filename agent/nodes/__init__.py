@@ -5,8 +5,9 @@ Loaded on first use, so importing one node does not import the others.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from memory.exports import lazy_exports
 
 if TYPE_CHECKING:
     from agent.nodes.approval import await_approval
@@ -17,20 +18,17 @@ if TYPE_CHECKING:
     from agent.nodes.respond import respond, route_after_respond
 
 _WHERE = {
-    "await_approval": "approval",
-    "compose": "compose",
-    "gate_and_store": "gate_and_store",
-    "perceive": "perceive",
-    "recall": "recall",
-    "respond": "respond",
-    "route_after_respond": "respond",
+    "await_approval": ".approval",
+    "compose": ".compose",
+    "gate_and_store": ".gate_and_store",
+    "perceive": ".perceive",
+    "recall": ".recall",
+    "respond": ".respond",
+    "route_after_respond": ".respond",
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _WHERE:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
+__getattr__ = lazy_exports(__name__, _WHERE)
 
 
 __all__ = [

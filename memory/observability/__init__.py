@@ -6,8 +6,9 @@ reads storage, so importing this package must not load `metrics` eagerly (an imp
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from memory.exports import lazy_exports
 
 if TYPE_CHECKING:
     from memory.observability.hit_rate import record_injection, used_memory_ids
@@ -24,19 +25,19 @@ if TYPE_CHECKING:
     )
 
 _HOME = {
-    "record_injection": "hit_rate",
-    "used_memory_ids": "hit_rate",
-    "RECALL_LATENCY": "latency",
-    "LatencyHistogram": "latency",
-    "quantile_bound": "latency",
-    "CONTENT_TYPE": "metrics",
-    "CacheCounters": "metrics",
-    "StatsCollector": "metrics",
-    "chroma_dir_for": "metrics",
-    "collect_stats": "metrics",
-    "dir_size": "metrics",
-    "prometheus_text": "metrics",
-    "render_prometheus": "metrics",
+    "record_injection": ".hit_rate",
+    "used_memory_ids": ".hit_rate",
+    "RECALL_LATENCY": ".latency",
+    "LatencyHistogram": ".latency",
+    "quantile_bound": ".latency",
+    "CONTENT_TYPE": ".metrics",
+    "CacheCounters": ".metrics",
+    "StatsCollector": ".metrics",
+    "chroma_dir_for": ".metrics",
+    "collect_stats": ".metrics",
+    "dir_size": ".metrics",
+    "prometheus_text": ".metrics",
+    "render_prometheus": ".metrics",
 }
 
 __all__ = [
@@ -56,8 +57,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _HOME.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+__getattr__ = lazy_exports(__name__, _HOME)

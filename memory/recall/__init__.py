@@ -7,8 +7,9 @@ Names are imported on first use, so importing the package stays cheap.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from memory.exports import lazy_exports
 
 if TYPE_CHECKING:
     from memory.recall.cache import (
@@ -30,23 +31,20 @@ if TYPE_CHECKING:
     )
 
 _WHERE = {
-    "LatencyObserver": "recaller",
-    "Recaller": "recaller",
-    "recaller_for": "recaller",
-    "TurnRecall": "recaller",
-    "Recalled": "recaller",
-    "RecallCache": "cache",
-    "ScopeEntry": "cache",
-    "RankingWeights": "ranking",
-    "IndexedMemory": "retrieval",
-    "UserIndex": "retrieval",
+    "LatencyObserver": ".recaller",
+    "Recaller": ".recaller",
+    "recaller_for": ".recaller",
+    "TurnRecall": ".recaller",
+    "Recalled": ".recaller",
+    "RecallCache": ".cache",
+    "ScopeEntry": ".cache",
+    "RankingWeights": ".ranking",
+    "IndexedMemory": ".retrieval",
+    "UserIndex": ".retrieval",
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _WHERE:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
+__getattr__ = lazy_exports(__name__, _WHERE)
 
 
 __all__ = [

@@ -7,8 +7,9 @@ Names are imported on first use, so importing the package stays cheap.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from memory.exports import lazy_exports
 
 if TYPE_CHECKING:
     from memory.storage.availability import (
@@ -57,39 +58,36 @@ if TYPE_CHECKING:
     )
 
 _WHERE = {
-    "MemoryInputError": "store",
-    "MemoryStore": "store",
-    "open_store": "store",
-    "RowCache": "store",
-    "StoreCaches": "store",
-    "Connection": "db",
-    "Database": "db",
-    "Row": "db",
-    "database_url": "pg",
-    "DatabaseError": "pg",
-    "open_pool": "pg",
-    "release_embedded_databases": "pg",
-    "VectorIndex": "vector",
-    "VectorIndexError": "vector",
-    "embed_text": "embedding",
-    "Embedder": "embedding",
-    "get_embedder": "embedding",
-    "Vectors": "embedding",
-    "EmbeddingError": "model_files",
-    "ModelDownloadError": "model_files",
-    "CacheSync": "cache_sync",
-    "Change": "cache_sync",
-    "Invalidator": "cache_sync",
-    "open_cache_sync": "cache_sync",
-    "PgListener": "listener",
-    "MemoryStoreUnavailable": "availability",
+    "MemoryInputError": ".store",
+    "MemoryStore": ".store",
+    "open_store": ".store",
+    "RowCache": ".store",
+    "StoreCaches": ".store",
+    "Connection": ".db",
+    "Database": ".db",
+    "Row": ".db",
+    "database_url": ".pg",
+    "DatabaseError": ".pg",
+    "open_pool": ".pg",
+    "release_embedded_databases": ".pg",
+    "VectorIndex": ".vector",
+    "VectorIndexError": ".vector",
+    "embed_text": ".embedding",
+    "Embedder": ".embedding",
+    "get_embedder": ".embedding",
+    "Vectors": ".embedding",
+    "EmbeddingError": ".model_files",
+    "ModelDownloadError": ".model_files",
+    "CacheSync": ".cache_sync",
+    "Change": ".cache_sync",
+    "Invalidator": ".cache_sync",
+    "open_cache_sync": ".cache_sync",
+    "PgListener": ".listener",
+    "MemoryStoreUnavailable": ".availability",
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _WHERE:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
+__getattr__ = lazy_exports(__name__, _WHERE)
 
 
 __all__ = [

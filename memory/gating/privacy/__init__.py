@@ -7,9 +7,9 @@ loaded on first use: it needs `langchain_core`, which the text filter alone does
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from memory.exports import lazy_exports
 from memory.gating.privacy.filter import (
     Finding,
     PrivacyFilter,
@@ -22,10 +22,7 @@ if TYPE_CHECKING:
     from memory.gating.privacy.deep import StructureRedactor
 
 
-def __getattr__(name: str) -> Any:
-    if name == "StructureRedactor":
-        return importlib.import_module("memory.gating.privacy.deep").StructureRedactor
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_exports(__name__, {"StructureRedactor": ".deep"})
 
 
 __all__ = [

@@ -19,8 +19,9 @@ package, and the run loop imports the profile, so importing everything here eage
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from memory.exports import lazy_exports
 
 if TYPE_CHECKING:
     from memory.longterm.consolidation.batch import LostRun, OpenBatches, RunBatch
@@ -46,26 +47,26 @@ if TYPE_CHECKING:
     )
 
 _WHERE = {
-    "LostRun": "batch",
-    "OpenBatches": "batch",
-    "RunBatch": "batch",
-    "DIFF_FIELDS": "history",
-    "list_runs": "history",
-    "run_diff": "history",
-    "run_users": "history",
-    "RollbackConflict": "rollbacks",
-    "RollbackReport": "rollbacks",
-    "UnknownRun": "rollbacks",
-    "rollback": "rollbacks",
-    "RunSummary": "run",
-    "consolidate": "run",
-    "new_run_id": "run",
-    "next_scopes": "run",
-    "STEPS": "types",
-    "ConsolidationPolicy": "types",
-    "Decision": "types",
-    "StepContext": "types",
-    "UserRun": "types",
+    "LostRun": ".batch",
+    "OpenBatches": ".batch",
+    "RunBatch": ".batch",
+    "DIFF_FIELDS": ".history",
+    "list_runs": ".history",
+    "run_diff": ".history",
+    "run_users": ".history",
+    "RollbackConflict": ".rollbacks",
+    "RollbackReport": ".rollbacks",
+    "UnknownRun": ".rollbacks",
+    "rollback": ".rollbacks",
+    "RunSummary": ".run",
+    "consolidate": ".run",
+    "new_run_id": ".run",
+    "next_scopes": ".run",
+    "STEPS": ".types",
+    "ConsolidationPolicy": ".types",
+    "Decision": ".types",
+    "StepContext": ".types",
+    "UserRun": ".types",
 }
 
 __all__ = [
@@ -92,8 +93,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+__getattr__ = lazy_exports(__name__, _WHERE)
