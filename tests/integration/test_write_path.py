@@ -3,34 +3,24 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 
 from memory.gating.gate import gate
 from memory.gating.ingest import ingest_text, to_new_memory
 from memory.gating.ingest.apply import apply_resolution
-from memory.settings import Settings
-from memory.storage.store import MemoryStore, open_store
+from memory.storage.store import MemoryStore
 from memory.system import recaller
 from memory.types import Origin, Scope, Source, Status
-from tests.support.memory_stores import truncate
 from tests.unit.test_conflicts import PARAPHRASES  # the same 20 wordings, here end to end
 
 ALICE = Scope("acme", "alice")
 
 
 @pytest.fixture
-async def store(
-    pg_db_url: str, tmp_data_dir: Path, embedding_model_dir: Path
-) -> AsyncIterator[MemoryStore]:
-    settings = Settings(
-        database_url=pg_db_url, data_dir=tmp_data_dir, embedding_model_dir=embedding_model_dir
-    )
-    async with open_store(settings) as s:
-        await truncate(s)
-        yield s
+def store(clean_store: MemoryStore) -> MemoryStore:
+    """This module's tests call the shared emptied store `store`."""
+    return clean_store
 
 
 async def _remember(store: MemoryStore, text: str) -> list[str]:
