@@ -4,7 +4,7 @@
 
 The sets are the project's own data for choosing recall signals, weights and the relevance
 floor: coding help and planning chats with long assistant replies, one-speaker transcripts,
-undated sessions, and Chinese conversations. They are deliberately unlike LoCoMo (short turns
+undated sessions, Chinese conversations, and many short personal-assistant chats. They are deliberately unlike LoCoMo (short turns
 between two named friends in dated sessions). Output is deterministic.
 """
 
@@ -16,6 +16,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from bench.devsets._assistant import ASSISTANT
 from bench.devsets._facts import CHINESE, CODING, MONOLOGUE, PLANNING
 from bench.devsets._replies import FILLER, LONG, NOTES
 
@@ -25,11 +26,12 @@ SETS: dict[str, list[dict[str, object]]] = {
     "planning": PLANNING,
     "monologue": MONOLOGUE,
     "zh": CHINESE,
+    "assistant": ASSISTANT,
 }
 _START = datetime(2025, 3, 3, 10, 0, tzinfo=UTC)
 # Filler exchanges added to each session, so every question competes with ~50-80 turns.
 _FILLER_PER_SESSION = 5
-_FILLER_POOL = {"coding": "coding", "planning": "planning", "zh": "zh"}
+_FILLER_POOL = {"coding": "coding", "planning": "planning", "zh": "zh", "assistant": "planning"}
 
 
 def _with_filler(conv: dict[str, Any], pool: str | None, rng: random.Random) -> list[list[Any]]:
