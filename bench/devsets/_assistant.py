@@ -19,7 +19,11 @@ ASSISTANT: list[dict[str, object]] = [
         "dated": False,
         "sessions": [
             [
-                (U, "Can you help me plan meals for the week? My partner Tomasz is vegetarian and I eat everything.", "tomasz"),
+                (
+                    U,
+                    "Can you help me plan meals for the week? My partner Tomasz is vegetarian and I eat everything.",
+                    "tomasz",
+                ),
                 (A, "LONG:food", None),
                 (U, "Also I can only cook on weekends, weekdays I get home after eight.", "cook"),
                 (A, "LONG:planning", None),
@@ -40,9 +44,17 @@ ASSISTANT: list[dict[str, object]] = [
         "dated": False,
         "sessions": [
             [
-                (U, "My knee has been hurting since I started training for the Utrecht half marathon.", "knee"),
+                (
+                    U,
+                    "My knee has been hurting since I started training for the Utrecht half marathon.",
+                    "knee",
+                ),
                 (A, "LONG:running", None),
-                (U, "The physio, Dr. Amrani, said to cut my long runs to 12 km for a month.", "physio"),
+                (
+                    U,
+                    "The physio, Dr. Amrani, said to cut my long runs to 12 km for a month.",
+                    "physio",
+                ),
                 (A, "LONG:health", None),
             ],
             [
@@ -60,7 +72,11 @@ ASSISTANT: list[dict[str, object]] = [
         "dated": False,
         "sessions": [
             [
-                (U, "I want to save for a deposit on a flat; I put away 600 euros a month right now.", "saving"),
+                (
+                    U,
+                    "I want to save for a deposit on a flat; I put away 600 euros a month right now.",
+                    "saving",
+                ),
                 (A, "LONG:budget", None),
                 (U, "My bank is ING and the savings account pays 2.1 percent.", "bank"),
                 (A, "LONG:budget", None),
@@ -83,17 +99,29 @@ ASSISTANT: list[dict[str, object]] = [
             [
                 (U, "Our bathroom ceiling has a damp patch above the shower.", "damp"),
                 (A, "LONG:planning", None),
-                (U, "The landlord, Mrs. Vermeulen, only answers by email and takes a week.", "landlord"),
+                (
+                    U,
+                    "The landlord, Mrs. Vermeulen, only answers by email and takes a week.",
+                    "landlord",
+                ),
                 (A, "LONG:planning", None),
             ],
             [
-                (U, "I bought a dehumidifier for the bathroom, it fills a tank every two days.", "dehumidifier"),
+                (
+                    U,
+                    "I bought a dehumidifier for the bathroom, it fills a tank every two days.",
+                    "dehumidifier",
+                ),
                 (A, "LONG:health", None),
             ],
         ],
         "questions": [
             ("How do I reach Mrs. Vermeulen?", ["landlord"], 4),
-            ("What is wrong in the bathroom and what did I get for it?", ["damp", "dehumidifier"], 1),
+            (
+                "What is wrong in the bathroom and what did I get for it?",
+                ["damp", "dehumidifier"],
+                1,
+            ),
         ],
     },
     {
@@ -101,9 +129,17 @@ ASSISTANT: list[dict[str, object]] = [
         "dated": False,
         "sessions": [
             [
-                (U, "My daughter Noor starts primary school in September and she is nervous.", "noor"),
+                (
+                    U,
+                    "My daughter Noor starts primary school in September and she is nervous.",
+                    "noor",
+                ),
                 (A, "LONG:planning", None),
-                (U, "Her school is the Montessori one on Linnaeusstraat, a ten minute bike ride.", "school"),
+                (
+                    U,
+                    "Her school is the Montessori one on Linnaeusstraat, a ten minute bike ride.",
+                    "school",
+                ),
                 (A, "LONG:travel", None),
             ],
             [
@@ -127,7 +163,11 @@ ASSISTANT: list[dict[str, object]] = [
                 (A, "LONG:planning", None),
             ],
             [
-                (U, "My friend Ayasha works there and said the team uses Looker for dashboards.", "ayasha"),
+                (
+                    U,
+                    "My friend Ayasha works there and said the team uses Looker for dashboards.",
+                    "ayasha",
+                ),
                 (A, "LONG:planning", None),
                 (U, "great, thank you", None),
             ],
@@ -142,7 +182,11 @@ ASSISTANT: list[dict[str, object]] = [
         "dated": False,
         "sessions": [
             [
-                (U, "I'd like to learn to bake sourdough; my starter is called Bubbles and lives in the fridge.", "starter"),
+                (
+                    U,
+                    "I'd like to learn to bake sourdough; my starter is called Bubbles and lives in the fridge.",
+                    "starter",
+                ),
                 (A, "LONG:food", None),
                 (U, "My oven runs about 20 degrees hotter than the dial says.", "oven"),
                 (A, "LONG:food", None),
@@ -168,13 +212,21 @@ ASSISTANT: list[dict[str, object]] = [
                 (A, "LONG:gift", None),
             ],
             [
-                (U, "My budget for the present is about 150 euros, shared with my cousins.", "gift_budget"),
+                (
+                    U,
+                    "My budget for the present is about 150 euros, shared with my cousins.",
+                    "gift_budget",
+                ),
                 (A, "LONG:budget", None),
             ],
         ],
         "questions": [
             ("How old will Henk be?", ["henk"], 4),
-            ("What does my grandfather enjoy, and how much can we spend on him?", ["hobbies", "gift_budget"], 1),
+            (
+                "What does my grandfather enjoy, and how much can we spend on him?",
+                ["hobbies", "gift_budget"],
+                1,
+            ),
         ],
     },
 ]

@@ -4,8 +4,9 @@
 
 The sets are the project's own data for choosing recall signals, weights and the relevance
 floor: coding help and planning chats with long assistant replies, one-speaker transcripts,
-undated sessions, Chinese conversations, and many short personal-assistant chats. They are deliberately unlike LoCoMo (short turns
-between two named friends in dated sessions). Output is deterministic.
+undated sessions, Chinese conversations, and many short personal-assistant chats. They are
+deliberately unlike LoCoMo (short turns between two named friends in dated sessions). Output is
+deterministic.
 """
 
 from __future__ import annotations
