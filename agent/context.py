@@ -100,16 +100,15 @@ class Context:
             "meaning alone. Evidence below the floor is not injected (rules and profile are)."
         ),
     )
-    relevance_cosine_with_words: float = field(
-        default=RelevanceFloor().cosine_with_words,
+    relevance_threshold: float = field(
+        default=RelevanceFloor().threshold,
         metadata=_describe(
-            "Injection floor: lower cosine that suffices when the memory also contains "
-            "relevance_words of the query's content words."
+            "Injection floor: calibrated query-level score (0-1, from the best cosine, word "
+            "overlap, coverage of the query's words, and whether one memory stands out) at "
+            "which a query counts as about something the user told; then its top results are "
+            "injected. 1.0 injects only paraphrase-level matches; 0.0 any query with content "
+            "words."
         ),
-    )
-    relevance_words: float = field(
-        default=RelevanceFloor().words,
-        metadata=_describe("Injection floor: share of the query's content words (0-1)."),
     )
     prompt_budget_tokens: int = field(
         default=3000, metadata=_describe("Token budget of the composed prompt.")
@@ -181,9 +180,7 @@ class Context:
             lexical=self.lexical_weight,
             beta=self.recency_weight,
             gamma=self.importance_weight,
-            floor=RelevanceFloor(
-                cosine=self.relevance_cosine,
-                cosine_with_words=self.relevance_cosine_with_words,
-                words=self.relevance_words,
+            floor=replace(
+                RelevanceFloor(), cosine=self.relevance_cosine, threshold=self.relevance_threshold
             ),
         )

@@ -88,6 +88,14 @@ class SystemBackend:
             items.append(indexed_memory(memory_id, memory, vector))
         index.upsert(items)
 
+    def index(self, scope: Scope) -> UserIndex:
+        """The user's index (for benchmarks that look past the ranked hits)."""
+        return self._indexes[scope]
+
+    def turns(self, scope: Scope, memory_id: str) -> list[str]:
+        """The source turns a memory covers."""
+        return self._turns[(scope, memory_id)]
+
     async def recall(self, scope: Scope, query: str, k: int, *, now: datetime) -> list[Hit]:
         """Embed the query and search the user's index."""
         vector = self.vectors.embed([query])[0]

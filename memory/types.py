@@ -164,6 +164,7 @@ class Relevance:
     words: float  # share of the query's content words the memory (or its context) contains
     reason: str
     z: float = 0.0  # standard deviations above the query's mean cosine over the user's memories
+    evidence: float | None = None  # the query-level calibrated score, when one was computed
 
     def as_dict(self) -> dict[str, object]:
         """For JSON and `--explain`."""
@@ -172,6 +173,7 @@ class Relevance:
             "cosine": round(self.cosine, 4),
             "words": round(self.words, 4),
             "z": round(self.z, 2),
+            "evidence": None if self.evidence is None else round(self.evidence, 4),
             "reason": self.reason,
         }
 

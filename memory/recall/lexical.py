@@ -12,7 +12,7 @@ import math
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -188,6 +188,10 @@ class LexicalIndex:
             df = len(postings.get(term, ()))
             out[term] = log(1.0 + (n_docs - df + 0.5) / (df + 0.5)) if df else 0.0
         return out
+
+    def vocabulary(self) -> Collection[str]:
+        """Every term some document contains (a live view: do not keep it across changes)."""
+        return self._postings.keys()
 
     def terms(self, slot: int) -> Counter[str]:
         """The token counts of one document (a copy is not made: do not mutate)."""

@@ -18,7 +18,13 @@ import numpy as np
 from memory.recall import retrieval_signals as signals
 from memory.recall.lexical import LexicalIndex, tokenize
 from memory.recall.ranking import RankingWeights, access_boost, recency, top_k
-from memory.recall.relevance import content_terms, judge, second_pass, word_share
+from memory.recall.relevance import (
+    QueryEvidence,
+    content_terms,
+    query_verdicts,
+    unseen_names,
+    word_share,
+)
 from memory.recall.retrieval_columns import Columns
 from memory.recall.temporal import event_ranges, has_time_word
 from memory.recall.temporal_units import as_utc
@@ -168,32 +174,64 @@ class UserIndex:
         live: np.ndarray,
         given: tuple[float, float] | None,
     ) -> list[tuple[str, ScoreBreakdown]]:
-        """Attach the absolute relevance verdict (raw cosine + shared words) to each result."""
+        """Attach the absolute relevance verdict (see `memory.recall.relevance`) to each result."""
         terms = content_terms(query)
-        qv = np.asarray(query_vector, dtype=np.float32).reshape(-1)
-        spread = given or weights.floor.background
-        if given is None and int(live.sum()) >= weights.floor.min_population:
-            sims = self._cols.vectors[: self._cols.size][live] @ qv
-            spread = (float(sims.mean()), float(sims.std()))
-        # Terms the user never used get the idf of a term in no document (the highest).
-        unseen = math.log(1.0 + (len(self._window) + 0.5) / 0.5)
-        idfs = {t: v or unseen for t, v in self._window.idfs(terms).items()}
-        verdicts = []
-        for memory_id, _ in found:
-            slot = self._slots[memory_id]
-            own = set(self._tokens[slot])
-            share = word_share(terms, own, self._window.terms(slot).keys(), idfs)
-            cosine = float(self._cols.vectors[slot] @ qv)
-            verdicts.append(
-                judge(
-                    weights.floor, cosine=cosine, words=share, has_terms=bool(terms), spread=spread
-                )
-            )
-        verdicts = second_pass(weights.floor, verdicts)
+        evidence, cosines, shares = self.query_evidence(
+            query, query_vector, [memory_id for memory_id, _ in found], weights, live, given
+        )
+        verdicts = query_verdicts(weights.floor, evidence, cosines, shares, has_terms=bool(terms))
         return [
             (memory_id, replace(breakdown, relevance=verdict))
             for (memory_id, breakdown), verdict in zip(found, verdicts, strict=True)
         ]
+
+    def query_evidence(
+        self,
+        query: str,
+        query_vector: np.ndarray,
+        found: Sequence[str],
+        weights: RankingWeights,
+        live: np.ndarray | None = None,
+        given: tuple[float, float] | None = None,
+    ) -> tuple[QueryEvidence, list[float], list[float]]:
+        """The query-level evidence, and each found memory's raw cosine and word share.
+
+        `live` marks the memories that count as the user's (default: all indexed); `given`
+        replaces the (mean, std) of the query's cosine measured over them.
+        """
+        floor = weights.floor
+        n = self._cols.size
+        alive = self._cols.alive[:n] if live is None else live
+        qv = np.asarray(query_vector, dtype=np.float32).reshape(-1)
+        sims = self._cols.vectors[:n][alive] @ qv
+        spread = given or floor.background
+        if given is None and len(sims) >= floor.min_population:
+            spread = (float(sims.mean()), float(sims.std()))
+        terms = content_terms(query)
+        # Terms the user never used get the idf of a term in no document (the highest).
+        unseen = math.log(1.0 + (len(self._window) + 0.5) / 0.5)
+        raw = self._window.idfs(terms)
+        idfs = {t: v or unseen for t, v in raw.items()}
+        coverage = sum(v for t, v in idfs.items() if raw[t]) / (sum(idfs.values()) or 1.0)
+        cosines, shares = [], []
+        for memory_id in found:
+            slot = self._slots[memory_id]
+            own = set(self._tokens[slot])
+            shares.append(word_share(terms, own, self._window.terms(slot).keys(), idfs))
+            cosines.append(float(self._cols.vectors[slot] @ qv))
+        best = max(cosines, default=0.0)
+        top = np.sort(sims)[::-1]
+        fifth = float(top[4]) if len(top) >= 5 else spread[0]
+        z = (best - spread[0]) / spread[1] if spread[1] > 1e-6 else 0.0
+        evidence = QueryEvidence(
+            cosine=best,
+            z=z,
+            words=max(shares, default=0.0),
+            coverage=coverage,
+            unseen_name=unseen_names(query, self._window.vocabulary()),
+            gap=best - fifth,
+        )
+        return evidence, cosines, shares
 
     def _relevance(
         self,

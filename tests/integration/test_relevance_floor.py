@@ -91,3 +91,32 @@ async def test_the_floor_is_configurable(store: MemoryStore) -> None:
     assert len(hits) == 3
     with pytest.raises(ValueError, match="finite"):
         RelevanceFloor(cosine=float("nan"))
+
+
+@pytest.mark.parametrize(
+    ("memory", "query"),
+    [
+        ("I prefer TypeScript.", "Which language do I prefer?"),
+        ("I prefer tabs for indentation.", "tabs or spaces?"),
+        ("My favourite editor is Neovim.", "Which editor do I like best?"),
+    ],  # fmt: skip
+)
+async def test_ordinary_preference_questions_pass(
+    store: MemoryStore, memory: str, query: str
+) -> None:
+    one = Scope("acme", "prefers-" + "".join(c for c in memory.lower() if c.isalpha())[:40])
+    await store.write_many(one, [NewMemory(content=memory)])
+    hits = await recaller(store).recall(one, query, k=5)
+    assert [h.record.content for h in hits] == [memory]
+
+
+async def test_explain_shows_the_query_evidence(store: MemoryStore) -> None:
+    failing = await recaller(store).recall(
+        SMALL, "Who won the 1998 World Cup?", k=5, relevant_only=False
+    )
+    passing = await recaller(store).recall(SMALL, "Do I have any food allergies?", k=5)
+    for hit in failing + passing:
+        verdict = hit.breakdown.relevance
+        assert verdict is not None and verdict.evidence is not None
+        assert "query evidence" in verdict.reason
+    assert all(not h.breakdown.relevance.passed for h in failing if h.breakdown.relevance)

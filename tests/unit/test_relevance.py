@@ -9,10 +9,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memory.recall.relevance import (
+    QueryEvidence,
     RelevanceFloor,
     content_terms,
     judge,
+    query_verdicts,
     second_pass,
+    unseen_names,
     word_share,
 )
 
@@ -106,3 +109,86 @@ def test_any_input_gets_a_verdict_with_a_reason(
     assert verdict.reason
     assert not verdict.passed or terms
     content_terms(query)  # never raises, whatever the text
+
+
+def _evidence(**over: float | bool) -> QueryEvidence:
+    base: dict[str, float | bool] = {
+        "cosine": 0.2,
+        "z": 1.0,
+        "words": 0.0,
+        "coverage": 0.0,
+        "unseen_name": False,
+        "gap": 0.01,
+    }
+    base.update(over)
+    return QueryEvidence(**base)  # type: ignore[arg-type]
+
+
+def test_the_query_score_rises_with_each_signal() -> None:
+    weak = _evidence()
+    assert weak.score(FLOOR) < FLOOR.threshold
+    for change in ({"cosine": 0.6}, {"coverage": 1.0}, {"words": 1.0}, {"gap": 0.2}):
+        assert _evidence(**change).score(FLOOR) > weak.score(FLOOR), change
+    named = _evidence(cosine=0.5, coverage=0.5, unseen_name=True)
+    assert named.score(FLOOR) < _evidence(cosine=0.5, coverage=0.5).score(FLOOR)
+    assert 0.0 < _evidence(cosine=1e9, gap=1e9).score(FLOOR) <= 1.0  # no overflow
+
+
+def test_query_verdicts_pass_all_or_nothing_and_say_why() -> None:
+    on = _evidence(cosine=0.55, z=5.0, words=0.5, coverage=1.0, gap=0.2)
+    off = _evidence()
+    passed = query_verdicts(FLOOR, on, [0.55, 0.1], [0.5, 0.0], has_terms=True)
+    assert all(v.passed for v in passed)
+    assert "on topic" in passed[1].reason and "query evidence" in passed[1].reason
+    assert passed[0].evidence is not None and passed[0].evidence >= FLOOR.threshold
+    failed = query_verdicts(FLOOR, off, [0.2, 0.1], [0.0, 0.0], has_terms=True)
+    assert not any(v.passed for v in failed)
+    assert all("query evidence" in v.reason and "cosine" in v.reason for v in failed)
+    # A paraphrase-high cosine passes on its own; a query without content words never does.
+    alone = query_verdicts(FLOOR, off, [0.9, 0.1], [0.0, 0.0], has_terms=True)
+    assert alone[0].passed and alone[1].passed
+    assert not any(v.passed for v in query_verdicts(FLOOR, on, [0.9], [1.0], has_terms=False))
+
+
+def test_the_threshold_bounds_the_query_test() -> None:
+    on = _evidence(cosine=0.55, z=5.0, words=0.5, coverage=1.0, gap=0.2)
+    never = RelevanceFloor(threshold=1.0)
+    assert not any(v.passed for v in query_verdicts(never, on, [0.55], [0.5], has_terms=True))
+    always = RelevanceFloor(threshold=0.0)
+    assert all(v.passed for v in query_verdicts(always, _evidence(), [0.1], [0.0], has_terms=True))
+
+
+@pytest.mark.parametrize(
+    ("query", "unseen"),
+    [
+        ("What is the capital of Australia?", True),
+        ("What did Caroline say about the trip?", True),
+        ("Where do I keep Bubbles?", False),  # the user named the starter Bubbles
+        ("What did we do in June?", False),  # a month is a time, not a name
+        ("Which language do I prefer?", False),
+        ("What is happening?", False),  # the first word of a sentence is no name
+    ],  # fmt: skip
+)
+def test_unseen_names(query: str, unseen: bool) -> None:
+    known = {"bubbl", "starter", "fridg", "prefer", "typescript"}
+    assert unseen_names(query, known) is unseen
+
+
+@given(st.text(max_size=3000))
+@settings(max_examples=200, deadline=None)
+def test_unseen_names_takes_any_text(query: str) -> None:
+    assert isinstance(unseen_names(query, set()), bool)
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"threshold": 1.5},
+        {"threshold": math.nan},
+        {"evidence": (1.0, 2.0)},
+        {"evidence": (math.nan,) * 7},
+    ],  # fmt: skip
+)
+def test_bad_query_models_are_refused(bad: dict[str, object]) -> None:
+    with pytest.raises(ValueError, match="relevance floor"):
+        RelevanceFloor(**bad)  # type: ignore[arg-type]
