@@ -78,6 +78,10 @@ class RankingWeights:
     """How many expansion terms pseudo-relevance feedback adds."""
     feedback_weight: float = 0.3
     """Weight of the expansion terms relative to the query's own terms."""
+    weak_leg_guard: bool = True
+    """Scale a lexical leg (memory, group) whose best match is below its floor by its strength
+    once more, so fusion falls back toward dense similarity when the words barely match (see
+    `memory.recall.retrieval_signals`)."""
     floor: RelevanceFloor = field(default_factory=RelevanceFloor)
     """The absolute test a result must pass to count as relevant (to be injected)."""
 

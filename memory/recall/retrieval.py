@@ -246,7 +246,8 @@ class UserIndex:
         tokens = tokenize(query)
         similarity = weights.alpha * signals.dense(cols, query_vector, live)
         lexical_indexes = (self._own, self._window)
-        lexical = signals.lexical(lexical_indexes, tokens, [], live)
+        guard = weights.weak_leg_guard
+        lexical = signals.lexical(lexical_indexes, tokens, [], live, guard=guard)
         # Feedback needs a pool: at most a tenth of the memories (none below 10), or in a
         # small index the "top documents" are simply all of them and expansion adds noise.
         feedback = min(weights.feedback_docs, int(live.sum()) // 10)
@@ -255,11 +256,11 @@ class UserIndex:
             first[~live] = -np.inf
             top = np.argsort(-first)[:feedback].tolist()
             expanded, qweights = signals.expansion(self._window, top, tokens, weights)
-            lexical = signals.lexical(lexical_indexes, expanded, qweights, live)
+            lexical = signals.lexical(lexical_indexes, expanded, qweights, live, guard=guard)
         lexical = weights.lexical * lexical
         if weights.group and self._group_ids:
             lexical += weights.group * signals.group(
-                self._groups, cols.group[:n], tokens, len(self._group_ids)
+                self._groups, cols.group[:n], tokens, len(self._group_ids), guard=guard
             )
         hits = signals.speaker_names(self._speakers, query) if weights.speaker else []
         if hits:

@@ -5,6 +5,7 @@ Relevance signals are normalised per query (see `memory.recall.ranking.normalise
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Sequence
 from datetime import datetime
@@ -28,6 +29,37 @@ DENSE_FLOOR = 0.1
 # full of the topic's words stop outranking the user's one-line facts).
 LEXICAL_FLOOR = 20.0
 MIN_SHARED = 2
+RARE = 0.9
+
+
+def _scaled(total: F32, index: LexicalIndex, tokens: Sequence[str], guard: bool) -> F32:
+    """Scores over max(best, LEXICAL_FLOOR); with `guard`, a weak leg counts by its strength.
+
+    When even the best match is below the floor and is made of common words only (a topic word
+    that many long replies repeat, not a rare name), the leg has little evidence to add, yet
+    summed over many documents it still reorders what dense similarity found. The guard scales
+    such a leg by its strength (best / floor) once more, so the fusion falls back toward dense
+    similarity; a leg whose best match holds a rare term (idf at least 90% of a term found in
+    one memory) or clears the floor is kept as it is.
+    """
+    best = float(total.max(initial=0.0))
+    out = total / max(best, LEXICAL_FLOOR)
+    if (
+        guard
+        and 0.0 < best < LEXICAL_FLOOR
+        and not _rare_match(index, int(np.argmax(total)), tokens)
+    ):
+        out = out * (best / LEXICAL_FLOOR)
+    return out.astype(np.float32)
+
+
+def _rare_match(index: LexicalIndex, slot: int, tokens: Sequence[str]) -> bool:
+    n = len(index)
+    if n < 2:
+        return True
+    rarest = math.log(1.0 + (n - 1 + 0.5) / 1.5)
+    matched = set(tokens) & index.terms(slot).keys()
+    return any(idf >= RARE * rarest for idf in index.idfs(matched).values())
 
 
 def dense(cols: Columns, query_vector: np.ndarray, live: Bools) -> F32:
@@ -44,23 +76,29 @@ def lexical(
     tokens: Sequence[str],
     weights: Sequence[float],
     live: Bools,
+    *,
+    guard: bool = False,
 ) -> F32:
     """Summed BM25 of the indexes (memory; memory + context), scaled by the best live match."""
     total = np.zeros(len(live), dtype=np.float32)
     for index in indexes:
         total += index.scores(tokens, len(live), weights)
     total[~live] = 0.0
-    return (total / max(float(total.max(initial=0.0)), LEXICAL_FLOOR)).astype(np.float32)
+    return _scaled(total, indexes[-1], tokens, guard)
 
 
 def group(
-    index: LexicalIndex, slots_group: np.ndarray, tokens: Sequence[str], n_groups: int
+    index: LexicalIndex,
+    slots_group: np.ndarray,
+    tokens: Sequence[str],
+    n_groups: int,
+    *,
+    guard: bool = False,
 ) -> F32:
     """BM25 of each memory's group document (its whole session), scaled by the best group."""
     if not n_groups or not tokens:
         return np.zeros(len(slots_group), dtype=np.float32)
-    scores = index.scores(tokens, n_groups + 1)
-    scores = scores / max(float(scores.max(initial=0.0)), LEXICAL_FLOOR)
+    scores = _scaled(index.scores(tokens, n_groups + 1), index, tokens, guard)
     padded = np.append(scores, np.float32(0.0)).astype(np.float32)  # slot -1 -> 0
     return padded[np.where(slots_group >= 0, slots_group, len(padded) - 1)]
 

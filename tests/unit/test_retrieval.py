@@ -121,3 +121,47 @@ def test_representation_feeds_the_index() -> None:
     index.upsert([item, memory("m2", "Ben: I adopted a cat", speaker="Ben")])
     assert index.span("m1") == 2
     assert _ids(index, "did Anna adopt a cat")[0] == "m1"
+
+
+def test_a_weak_lexical_leg_counts_by_its_strength() -> None:
+    from memory.recall.lexical import LexicalIndex
+    from memory.recall.retrieval_signals import LEXICAL_FLOOR, lexical
+
+    index = LexicalIndex()
+    for slot in range(40):
+        index.add(slot, ["filler", f"w{slot}"] + (["trip", "plan"] if slot % 5 == 0 else []))
+    index.add(3, ["oyelaran"])
+    live = np.ones(40, dtype=np.bool_)
+    common = index.scores(["trip"], 40)
+    assert 0 < float(common.max()) < LEXICAL_FLOOR  # a word in 8 of 40 memories: weak
+    plain = lexical([index], ["trip"], [], live)
+    guarded = lexical([index], ["trip"], [], live, guard=True)
+    assert np.allclose(guarded, plain * float(common.max()) / LEXICAL_FLOOR)
+    assert np.argmax(guarded) == np.argmax(plain)  # the order within the leg is kept
+    # A rare name below the floor is strong evidence all the same: left as it is.
+    rare = lexical([index], ["oyelaran"], [], live, guard=True)
+    assert np.allclose(rare, lexical([index], ["oyelaran"], [], live))
+
+
+def test_the_guard_lets_dense_similarity_order_weak_word_matches() -> None:
+    """A one-line fact beats long replies that share only a common word with the query."""
+    query = unit(1)
+    replies = [
+        memory(
+            f"r{i}",
+            "When you plan a trip, book early, compare prices, check the transport and keep "
+            "every booking in one place; trips are easier with a checklist.",
+            vector=(v := query + 0.6 * unit(i + 10)) / np.linalg.norm(v),
+        )
+        for i in range(6)
+    ]
+    fact = memory("fact", "I booked a hotel in Lumiar for three nights.", vector=query)
+    index = UserIndex()
+    index.upsert([*replies, fact, *filler(30)])
+    first = {}
+    for guard in (False, True):
+        weights = RankingWeights(weak_leg_guard=guard, feedback_docs=0)
+        found = index.search("where is my trip accommodation", query, k=3, now=NOW, weights=weights)
+        first[guard] = found[0][0]
+    assert first[True] == "fact"
+    assert first[False] != "fact"  # without the guard, the shared common word wins
