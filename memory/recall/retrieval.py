@@ -251,7 +251,10 @@ class UserIndex:
         # Feedback needs a pool: at most a tenth of the memories (none below 10), or in a
         # small index the "top documents" are simply all of them and expansion adds noise.
         feedback = min(weights.feedback_docs, int(live.sum()) // 10)
-        if feedback and lexical.any():  # no word matched: nothing to expand from
+        # Expansion amplifies the first pass: from weak word matches (common words in long
+        # replies) it adds more of the same, so it runs only on a confident lexical leg.
+        confident = float(lexical.max(initial=0.0)) >= max(weights.feedback_confidence, 1e-9)
+        if feedback and confident:
             first = similarity + weights.lexical * lexical
             first[~live] = -np.inf
             top = np.argsort(-first)[:feedback].tolist()
