@@ -51,6 +51,13 @@ def render(result: dict[str, Any]) -> str:
             f"dev set {name}: {block['conversations']} conversations, {block['turns']} turns"
         )
         lines.extend(_tables(block))
+        if "cross_set_offtopic" in block:
+            cross = block["cross_set_offtopic"]
+            lines.append(
+                f"system: {name} questions against {cross['against']} memories inject "
+                f"something for {cross['injection_rate']:.3f} of {cross['queries']} queries "
+                "(cross-set off-topic)"
+            )
     lat, search = result["latency_ms"], result["search_latency_ms"]
     lines.append(
         f"ingest {result['ingest_per_s']:.0f} memories/s (embedding included); recall latency "

@@ -29,7 +29,7 @@ from bench._locomo_gated import evidence_kept, gate_curve
 from bench._locomo_import import import_benchmark
 from bench._locomo_memories import Gate, load_gate, memories_for, scope_for
 from bench._locomo_metrics import METRICS_KEYS, Tally, percentiles
-from bench._locomo_offtopic import offtopic
+from bench._locomo_offtopic import cross_offtopic, offtopic
 from bench._locomo_report import render
 from bench._locomo_store import StoreBackend
 from bench._locomo_vectors import VectorCache
@@ -130,14 +130,18 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     for backend in backends:
         result[backend.name] = await _run_backend(backend, convs, gate, progress)
     result["dev_sets"] = {}
+    dev_convs: dict[str, list[Conversation]] = {}
     for path in _dev_files(args.dev_sets):
-        dev = load(path)
+        dev = dev_convs[path.stem] = load(path)
         block: dict[str, Any] = {"conversations": len(dev), "turns": sum(len(c.turns) for c in dev)}
         for backend in backends:
             block[backend.name] = await _run_backend(backend, dev, gate, progress)
         block["ratios"] = {f"system_over_{b}": _ratios(block["system"], block[b])
                            for b in ("bm25", "dense")}  # fmt: skip
         result["dev_sets"][path.stem] = block
+    cross = await cross_offtopic(system, dev_convs)
+    for name, figures in cross.items():
+        result["dev_sets"][name]["cross_set_offtopic"] = figures
     vectors.save()
     if isinstance(system, StoreBackend):
         await system.close()
