@@ -13,9 +13,9 @@ conversations share their filler replies, so within-set pairs there are not off-
 
 A logistic model (class-balanced, L2 0.01, plain gradient descent: deterministic) is fitted on
 the features, then the threshold with the best recall@10 above the floor is chosen among those
-that keep *every* set's off-topic injection rate at or below --max-offtopic. The weights and
-threshold printed are the `RelevanceFloor` defaults. Never run this on an evaluation set
-(LoCoMo): the point is to choose on our own data.
+that keep *every* set's injection rates (foreign questions, chit-chat) at or below
+--max-offtopic. The weights and threshold printed are the `RelevanceFloor` defaults. Never run
+this on an evaluation set (LoCoMo): the point is to choose on our own data.
 """
 
 from __future__ import annotations
@@ -55,6 +55,7 @@ class Sample:
     n_gold: int
     has_terms: bool
     on_topic: bool
+    chitchat: bool = False
 
 
 async def _ask(
@@ -100,7 +101,9 @@ async def collect(files: list[Path], vectors: VectorCache) -> list[Sample]:
                     other = convs[(i + 1) % len(convs)]
                     out.append(await _ask(backend, other, q.question, set(), name))
             for text in CHITCHAT:
-                out.append(await _ask(backend, conv, text, set(), name))
+                chat = await _ask(backend, conv, text, set(), name)
+                chat.chitchat = True
+                out.append(chat)
     return out
 
 
@@ -128,19 +131,27 @@ def _passes(s: Sample, floor: RelevanceFloor) -> np.ndarray:
     return strong
 
 
-def table(samples: list[Sample], floor: RelevanceFloor) -> dict[str, tuple[float, float, float]]:
-    """Per set: (recall@10 above the floor, recall@10, off-topic injection rate)."""
+def table(
+    samples: list[Sample], floor: RelevanceFloor
+) -> dict[str, tuple[float, float, float, float]]:
+    """Per set: (R@10 above the floor, R@10, injection of foreign questions, of chit-chat).
+
+    The two off-topic kinds are kept apart: a set has twice as many chit-chat queries as
+    questions, and pooled they would hide a floor that lets foreign questions in.
+    """
     by: dict[str, list[Sample]] = defaultdict(list)
     for s in samples:
         by[s.dataset].append(s)
     out = {}
     for name, rows in by.items():
         on = [s for s in rows if s.on_topic]
-        off = [s for s in rows if not s.on_topic]
+        foreign = [s for s in rows if not s.on_topic and not s.chitchat]
+        chat = [s for s in rows if s.chitchat]
         above = np.mean([float((s.gold * _passes(s, floor)).sum()) / s.n_gold for s in on])
         plain = np.mean([float(s.gold.sum()) / s.n_gold for s in on])
-        rate = np.mean([bool(_passes(s, floor).any()) for s in off])
-        out[name] = (float(above), float(plain), float(rate))
+        rate = np.mean([bool(_passes(s, floor).any()) for s in foreign])
+        chat_rate = np.mean([bool(_passes(s, floor).any()) for s in chat])
+        out[name] = (float(above), float(plain), float(rate), float(chat_rate))
     return out
 
 
@@ -170,16 +181,16 @@ def main(argv: list[str] | None = None) -> int:
         floor = replace(RelevanceFloor(), evidence=weights, threshold=round(float(threshold), 2))
         rows = table(samples, floor)
         above = float(np.mean([r[0] for r in rows.values()]))
-        if max(r[2] for r in rows.values()) <= args.max_offtopic and (
+        if max(max(r[2], r[3]) for r in rows.values()) <= args.max_offtopic and (
             best is None or above > best[0]
         ):
             best = (above, floor.threshold)
     chosen = replace(RelevanceFloor(), evidence=weights, threshold=best[1] if best else 1.0)
     for label, floor in (("default", RankingWeights().floor), ("chosen", chosen)):
         print(f"{label}: evidence {floor.evidence}, threshold {floor.threshold}")
-        for name, (above, plain, rate) in table(samples, floor).items():
+        for name, (above, plain, rate, chat) in table(samples, floor).items():
             print(f"  {name:<10} R@10 above floor {100 * above:5.1f} (R@10 {100 * plain:5.1f}), "
-                  f"off-topic injection {rate:.3f}")  # fmt: skip
+                  f"injection: foreign questions {rate:.3f}, chit-chat {chat:.3f}")  # fmt: skip
     if best is None:
         print(f"no threshold keeps every set's off-topic rate <= {args.max_offtopic}")
     return 0
