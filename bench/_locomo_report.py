@@ -80,7 +80,11 @@ def render(result: dict[str, Any]) -> str:
         lines.append(
             f"import {imp['memories_per_s']:.0f} memories/s (memory-agent import --raw, "
             f"{imp['memories']} memories in {imp['seconds']:.1f} s, batches of "
-            f"{imp['batch_size']}; load average {imp['load_1m_before']:.1f} -> "
-            f"{imp['load_1m_after']:.1f} on {imp['cpus']} CPUs)"
+            f"{imp['batch_size']}); gated {imp['gated']['memories_per_s']:.0f} memories/s "
+            f"({imp['gated']['messages_per_s']:.0f} messages/s); same-run baseline one memory "
+            f"at a time {imp['baseline_one_at_a_time_per_s']:.0f} memories/s; per CPU second "
+            f"{imp['raw']['memories_per_cpu_s']:.0f} raw vs "
+            f"{imp['baseline_one_at_a_time_per_cpu_s']:.0f} one at a time; load average "
+            f"{imp['load_1m_before']:.1f} -> {imp['load_1m_after']:.1f} on {imp['cpus']} CPUs"
         )
     return "\n".join(lines)

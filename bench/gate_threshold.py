@@ -60,6 +60,13 @@ def main(argv: list[str] | None = None) -> int:
     p, r, f1 = scores(holdout, GatePolicy(keep_threshold=best[0]))
     print(f"chosen {best[0]:.3f} (tune F1 {best[1]:.3f}); held-out precision {p:.3f} "
           f"recall {r:.3f} F1 {f1:.3f} ({len(holdout)} items)")  # fmt: skip
+    # The assistant-conversation items (coding help, planning, personal assistance) on their
+    # own: the kind of chat the agent serves, and the part most unlike the older items.
+    chat = [i for i in holdout if i.get("source") == "assistant-chat"]
+    if chat:
+        p, r, f1 = scores(chat, GatePolicy(keep_threshold=best[0]))
+        print(f"  of which assistant-chat: precision {p:.3f} recall {r:.3f} F1 {f1:.3f} "
+              f"({len(chat)} items)")  # fmt: skip
     current = GatePolicy().keep_threshold
     p, r, f1 = scores(holdout, GatePolicy())
     print(f"default {current:.3f}: held-out precision {p:.3f} recall {r:.3f} F1 {f1:.3f}")

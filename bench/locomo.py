@@ -164,7 +164,11 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         result["gate_curve"] = gate_curve(convs)
     if args.import_bench:
         result["import"] = await import_benchmark(
-            args.data, settings_for_import, args.database_url, limit=args.import_limit
+            args.data,
+            settings_for_import,
+            args.database_url,
+            limit=args.import_limit,
+            progress=progress,
         )
         result["import_per_s"] = result["import"]["memories_per_s"]
     result["ratios"] = {

@@ -2,21 +2,30 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
+import signal
 import subprocess
 import sys
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncIterator, Mapping, Sequence
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pytest
 
+from memory.gating.gate import GatePolicy
 from memory.gating.ingest.history import (
     ImportFileError,
     file_digest,
     import_messages,
     read_messages,
+    to_memory,
 )
+from memory.gating.privacy import PrivacyFilter
 from memory.storage.store import MemoryStore, open_store
 from memory.system import recaller
 from memory.types import Scope
@@ -36,7 +45,7 @@ CHAT = [
 ]
 
 
-def _write_jsonl(path: Path, rows: list[dict[str, object]]) -> Path:
+def _write_jsonl(path: Path, rows: Sequence[Mapping[str, object]]) -> Path:
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
     return path
 
@@ -165,3 +174,121 @@ def test_the_cli_imports_and_resumes(pg_db_url: str, tmp_data_dir: Path, tmp_pat
         cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert bad.returncode == 2 and "cannot read" in bad.stderr
+
+
+# A history mixing what the gate keeps, drops and redacts, in two sessions, long enough for
+# several batches: the bulk path must write what one write per memory writes.
+MIXED = [
+    {"role": "user", "content": "Hi!", "thread_id": "a"},
+    {"role": "user", "content": "Remember that my bike lock code is not something to store.",
+     "thread_id": "a"},
+    {"role": "user", "content": "I moved to Utrecht in March for a job at a bakery.",
+     "thread_id": "a"},
+    {"role": "assistant", "content": "Congratulations on the move! How is the bakery?",
+     "thread_id": "a"},
+    {"role": "user", "content": "My email is jan.devries@example.org, use it for reminders.",
+     "thread_id": "a"},
+    {"role": "user", "content": "Please remember that I prefer tabs over spaces in Python.",
+     "thread_id": "b"},
+    {"role": "user", "content": "My API key is sk-live-abcdefghijklmnopqrstuvwx12345678.",
+     "thread_id": "b"},
+    {"role": "user", "content": "我女儿下个月开始学小提琴。", "thread_id": "b"},
+    {"role": "user", "content": "Thanks, that's all for today.", "thread_id": "b"},
+]  # fmt: skip
+# Recent times (episodic memories expire some days after they happened), one per message.
+_T0 = datetime.now(UTC) - timedelta(hours=1)
+MIXED = [{**r, "timestamp": (_T0 + timedelta(minutes=i)).isoformat()}
+         for i, r in enumerate(MIXED * 3)]  # fmt: skip
+
+
+def _comparable(record: Any, events: list[dict[str, Any]]) -> tuple[Any, ...]:
+    provenance = dict(record.provenance)
+    return (
+        record.content, record.kind, record.source, record.origin, record.category,
+        record.importance, record.confidence, record.occurred_at, record.expires_at is None,
+        record.status, json.dumps(provenance, sort_keys=True), record.context,
+        sorted(record.tags), record.pinned,
+        [(e["event"], e["reason"], json.dumps(e["detail"], sort_keys=True)) for e in events],
+    )  # fmt: skip
+
+
+async def _snapshot(store: MemoryStore, scope: Scope) -> tuple[list[tuple[Any, ...]], Any]:
+    records, vectors = await store.active_memories(scope)
+    pairs = sorted(
+        zip(records, vectors, strict=True), key=lambda p: p[0].provenance["import"]["index"]
+    )
+    rows = [_comparable(r, await store.events(scope, r.id)) for r, _ in pairs]
+    return rows, np.vstack([v for _, v in pairs])
+
+
+@pytest.mark.parametrize("gated", [True, False])
+async def test_bulk_import_writes_what_one_write_per_memory_writes(
+    store: MemoryStore, tmp_path: Path, gated: bool
+) -> None:
+    path = _write_jsonl(tmp_path / "mixed.jsonl", MIXED)
+    messages, source = read_messages(path), file_digest(path)
+    bulk, single = Scope("acme", "bulk"), Scope("acme", "single")
+    report = await import_messages(store, bulk, messages, source=source, gated=gated, batch_size=4)
+    # The reference: every message through the same gate, stored one `write` at a time.
+    policy, privacy = GatePolicy(), PrivacyFilter()
+    reasons: dict[str, int] = {}
+    for i in range(len(messages)):
+        item, reason = to_memory(
+            messages, i, source=source, gated=gated, policy=policy, privacy=privacy
+        )
+        reasons[reason] = reasons.get(reason, 0) + 1
+        if item is not None:
+            await store.write(single, item, reason="import")
+    assert report.reasons == reasons
+    got, got_vectors = await _snapshot(store, bulk)
+    want, want_vectors = await _snapshot(store, single)
+    assert len(got) == report.stored == sum(n for r, n in reasons.items() if r == "stored")
+    assert got == want
+    # Batching pads texts to a common length; the vectors agree to float rounding.
+    assert np.allclose(got_vectors, want_vectors, atol=1e-5)
+    contents = " ".join(row[0] for row in got)
+    assert "jan.devries@example.org" not in contents and "sk-live" not in contents
+    if gated:
+        assert "Thanks, that's all" not in contents and "Hi!" not in contents
+        assert "tabs over spaces" in contents and "小提琴" in contents
+    else:
+        assert report.stored == len(MIXED)  # every message, the secrets redacted
+
+
+async def test_an_import_killed_mid_batch_resumes_without_loss_or_duplicates(
+    store: MemoryStore, pg_db_url: str, tmp_data_dir: Path, tmp_path: Path
+) -> None:
+    rows = [{"role": "user", "content": f"Entry {i}: the shelf in room {i} holds box {7 * i}."}
+            for i in range(400)]  # fmt: skip
+    path = _write_jsonl(tmp_path / "big.jsonl", rows)
+    env = {**os.environ, "DATABASE_URL": pg_db_url, "MEMORY_DATA_DIR": str(tmp_data_dir)}
+    command = [sys.executable, "-m", "agent.cli", "import", str(path), "--user", "killed",
+               "--tenant", "acme", "--raw", "--batch-size", "50", "--no-progress",
+               "--json"]  # fmt: skip
+    scope = Scope("acme", "killed")
+    victim = subprocess.Popen(command, cwd=REPO_ROOT, env=env, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 150
+        # Kill it once some batches are in but not all: it is then inside a batch (embedding
+        # the next one, or writing one), the moment an interrupted import must survive.
+        while time.monotonic() < deadline and victim.poll() is None:
+            if len(await _contents(store, scope)) >= 100:
+                break
+            await asyncio.sleep(0.2)
+        assert victim.poll() is None, "the import ended before it could be killed"
+        victim.send_signal(signal.SIGKILL)
+    finally:
+        victim.wait(timeout=30)
+    before = await _contents(store, scope)
+    assert 100 <= len(before) < 400 and len(before) % 50 == 0  # whole batches only
+    again = await asyncio.to_thread(
+        subprocess.run, command, cwd=REPO_ROOT, env=env, capture_output=True, text=True,
+        timeout=300, check=False,
+    )  # fmt: skip
+    assert again.returncode == 0, again.stderr
+    report = json.loads(again.stdout)
+    assert report["already_imported"] == len(before)
+    assert report["stored"] == 400 - len(before)
+    after = await _contents(store, scope)
+    assert len(after) == 400 and len(set(after)) == 400

@@ -122,8 +122,10 @@ def test_medoid_prefers_the_typical_and_then_the_newest() -> None:
 
 
 def theme(n: int, *, days: int, negatives: int = 0) -> tuple[list[MemoryRecord], np.ndarray]:
-    texts = [f"I prefer short answers number {i}" for i in range(n - negatives)]
-    texts += [f"Do not give me short answers {i}" for i in range(negatives)]
+    # Distinct texts of one statement: a single letter is no value to the conflict detector
+    # (a number would be: "number 3" vs "number 4" refills a slot).
+    texts = [f"I prefer short answers, take {chr(97 + i)}" for i in range(n - negatives)]
+    texts += [f"Do not give me short answers, take {chr(97 + i)}" for i in range(negatives)]
     records = [rec(t, days_ago=(n - i) % days + 0.5 * i / n, id=f"m{i}")
                for i, t in enumerate(texts)]  # fmt: skip
     records.sort(key=lambda r: r.occurred_at)

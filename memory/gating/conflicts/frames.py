@@ -151,7 +151,8 @@ def _classify(token: str) -> str:
         return ","
     if token in v.FRAME or token in v.ZH_FRAME:
         return token
-    if len(token) == 1 and token.isascii():
+    if len(token) == 1 and token.isascii() and not token.isdigit():
+        # Single letters are noise; a single digit is a value ("March 3" vs "March 10").
         return "skip"
     return "value"
 

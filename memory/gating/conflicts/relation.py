@@ -38,7 +38,10 @@ TYPE_MIN = 0.45  # values this alike (cosine) are of one type: coffee/tea 0.62, 
 # tests/data/conflict_pairs.jsonl (`python -m bench.conflict_detection`).
 REPLACE_MIN = 0.35
 PARAPHRASE_SIM = 0.75  # caller's cosine above which differently framed same values are one
-CROSS_SIM = 0.6  # the same, across a fact and a preference ("Set my UI to dark mode": 0.62)
+CROSS_SIM = 0.6
+_COMPARED = frozenset(
+    {"than", "over"}
+)  # the same, across a fact and a preference ("Set my UI to dark mode": 0.62)
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +100,10 @@ def relate(
         return Relation("contradiction", 1.0, "same statement, opposite polarity")
     if not family:
         return _across(new, old, similarity, frames, differ)
+    if new.correction and only_new and shared and not only_old and _COMPARED & set(new.frame):
+        # "Actually I like dogs more than cats now" after "I like cats": the old value comes
+        # back only as what the new one beats.
+        return Relation("contradiction", 0.5, "new value preferred over the old one")
     subset = bool(shared) and not differ
     alike = frames >= 0.5 or categories[0] is Category.PREFERENCE or similarity >= PARAPHRASE_SIM
     if new.negative == old.negative and (
@@ -135,6 +142,7 @@ def _different_values(
 ) -> Relation:
     """Both sides name values the other lacks: a list to extend, a slot refilled, or neither."""
     shared = new.values & old.values
+    only_new, only_old = new.values - old.values, old.values - new.values
     type_sim = value_similarity(new, old, embed)
     # The caller's cosine is no evidence for Chinese (MiniLM scores any two Chinese texts ~0.9).
     related = type_sim >= 0.3 or (similarity >= 0.3 and not (new.cjk or old.cjk))
@@ -144,9 +152,18 @@ def _different_values(
     slot = category in SLOT_CATEGORIES or bool((set(old.frame) | shared) & _STATE_WORDS)
     if not slot:
         return Relation("unrelated")
-    numbers = any(v[:1].isdigit() for v in new.values ^ old.values)
+    changed = new.values ^ old.values
+    # A number refilled is the slot's update ("$2,000" -> "$3,000", "March 3" -> "March 10")
+    # only when nothing but numbers changed: "budget for the trip is 2,000 euros" and "the
+    # trip is ten days long" share "trip" and differ in a number, but name other slots.
+    numbers = all(v[:1].isdigit() for v in changed) and any(v[:1].isdigit() for v in changed)
     exclusive = new.exclusive or old.exclusive
-    if shared and (new.correction or numbers or (exclusive and type_sim >= TYPE_MIN)):
+    # Two values swapped at once ("tea in the morning" / "coffee after lunch") reads as a
+    # second preference, unless the newcomer says it corrects the first.
+    swapped_one = len(only_new) == 1 and len(only_old) == 1
+    if shared and (
+        new.correction or numbers or (exclusive and swapped_one and type_sim >= TYPE_MIN)
+    ):
         return Relation("contradiction", 0.5 + type_sim, "same slot, different value")
     if _one_value_replaced(new, old, category, frames, type_sim >= REPLACE_MIN):
         return Relation("contradiction", 0.5 + type_sim, "same preference, one value replaced")
@@ -154,7 +171,7 @@ def _different_values(
         return Relation("unrelated")
     if new.correction:
         return Relation("contradiction", type_sim, "correction marker")
-    if exclusive and type_sim >= TYPE_MIN:
+    if exclusive and swapped_one and type_sim >= TYPE_MIN:
         return Relation("contradiction", type_sim, "exclusive preference, same kind of value")
     return Relation("unrelated")
 

@@ -25,7 +25,8 @@ FRAME = frozenset(
 )
 CORRECTION = re.compile(
     r"\b(?:actually|now|nowadays|these days|instead|anymore|any more|no longer|changed my mind"
-    r"|switched|switching|changed|correction|rather than|not anymore|from now on)\b"
+    r"|switched|switching|changed|correction|rather than|not anymore|from now on"
+    r"|moved|postponed|rescheduled|delayed|pushed back|brought forward)\b"
     r"|其实|现在|如今|改成|改用|改喝|改吃|改为|改|换成|不再|已经不|以后",
     re.IGNORECASE,
 )
@@ -43,7 +44,7 @@ CLITICS = frozenset({"m", "s", "re", "ve", "d", "ll"})
 SKIP = frozenset(
     "actually now nowadays days instead anymore no not longer don't doesn't didn't never "
     "stopped quit mind changed switched switching correction also too well another plus "
-    "besides add addition again still".split()
+    "besides add addition again still moved postponed rescheduled delayed".split()
 )
 LIST = re.compile(r"(?<!\d),|,(?!\d)|[，、;；]|\band\b|和|以及|及|\btags?\b", re.IGNORECASE)
 # Longest first, so "更喜欢" is removed before "喜欢" and "我们" before "我".

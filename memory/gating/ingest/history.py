@@ -1,9 +1,9 @@
 """Bulk import of past conversations: JSONL messages or a LoCoMo-style conversation file.
 
 Messages are read into a flat list, turned into memories (through the gate, or raw: one memory
-per message), and written with `MemoryStore.write_many` in batches, so the embedder sees a batch
-at a time and Postgres one transaction per batch. Secrets are redacted in both modes, and a
-message holding a high-risk secret is never stored.
+per message), embedded a batch at a time (one batch ahead of the writes) and written with
+`MemoryStore.write_many` in batches, one Postgres transaction and one Chroma upsert per batch.
+Secrets are redacted in both modes, and a message holding a high-risk secret is never stored.
 
 Resuming: every memory carries `provenance.import = {"source": <file digest>, "index": <message
 number>}`. A batch is one transaction, and batches are written in order, so the highest index
@@ -15,6 +15,7 @@ cost a search per message); `memory-agent consolidate` merges near-duplicates af
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import time
@@ -27,6 +28,7 @@ from typing import Any, Literal
 from memory.gating.gate import GatePolicy, Role, gate
 from memory.gating.ingest.write_back import to_new_memory
 from memory.gating.privacy import PrivacyFilter
+from memory.storage.embedding import Vectors
 from memory.storage.history_imports import imported_up_to
 from memory.storage.store import MemoryStore
 from memory.types import Category, MemoryKind, NewMemory, Scope, Source
@@ -273,6 +275,35 @@ def _batches(items: list[int], size: int) -> Iterator[list[int]]:
         yield items[start : start + size]
 
 
+def _gate_batch(
+    messages: list[Message],
+    batch: list[int],
+    report: ImportReport,
+    *,
+    source: str,
+    gated: bool,
+    policy: GatePolicy,
+    privacy: PrivacyFilter,
+) -> list[NewMemory]:
+    items = []
+    for i in batch:
+        item, reason = to_memory(
+            messages, i, source=source, gated=gated, policy=policy, privacy=privacy
+        )
+        report.reasons[reason] = report.reasons.get(reason, 0) + 1
+        if item is None:
+            report.dropped += 1
+        else:
+            items.append(item)
+    return items
+
+
+async def _embed(store: MemoryStore, items: list[NewMemory]) -> Vectors | None:
+    if not items:
+        return None
+    return await store.embedder.aembed([store.embed_text(i) for i in items])
+
+
 async def import_messages(
     store: MemoryStore,
     scope: Scope,
@@ -285,7 +316,13 @@ async def import_messages(
     privacy: PrivacyFilter | None = None,
     progress: Callable[[int], object] | None = None,
 ) -> ImportReport:
-    """Import `messages` for one user, resuming after what an earlier run stored."""
+    """Import `messages` for one user, resuming after what an earlier run stored.
+
+    Embedding is nearly all of an import's time, so it runs one batch ahead: while batch k is
+    written to Postgres and Chroma, batch k+1 is gated and embedded in a worker thread. Writes
+    stay in file order, one transaction per batch, which is what resuming relies on; a batch
+    embedded but not yet written when the import stops is simply embedded again next time.
+    """
     started = time.perf_counter()
     policy, privacy = policy or GatePolicy(), privacy or PrivacyFilter()
     report = ImportReport(source=source, messages=len(messages))
@@ -294,21 +331,30 @@ async def import_messages(
     report.skipped_done = len(messages) - len(todo)
     if progress and report.skipped_done:
         progress(report.skipped_done)
-    for batch in _batches(todo, max(1, batch_size)):
-        items = []
-        for i in batch:
-            item, reason = to_memory(
-                messages, i, source=source, gated=gated, policy=policy, privacy=privacy
-            )
-            report.reasons[reason] = report.reasons.get(reason, 0) + 1
-            if item is None:
-                report.dropped += 1
-            else:
-                items.append(item)
-        if items:
-            await store.write_many(scope, items, reason="import")
-            report.stored += len(items)
-        if progress:
-            progress(len(batch))
+    batches = list(_batches(todo, max(1, batch_size)))
+
+    def prepare(batch: list[int]) -> tuple[list[NewMemory], asyncio.Task[Vectors | None]]:
+        items = _gate_batch(
+            messages, batch, report, source=source, gated=gated, policy=policy, privacy=privacy
+        )
+        return items, asyncio.ensure_future(_embed(store, items))
+
+    ahead = prepare(batches[0]) if batches else None
+    k = 0
+    try:
+        while ahead is not None:
+            items, embedding = ahead
+            vectors = await embedding
+            ahead = prepare(batches[k + 1]) if k + 1 < len(batches) else None
+            if items and vectors is not None:
+                await store.write_many(scope, items, reason="import", vectors=vectors)
+                report.stored += len(items)
+            if progress:
+                progress(len(batches[k]))
+            k += 1
+    finally:
+        if ahead is not None and not ahead[1].done():
+            ahead[1].cancel()
+            await asyncio.gather(ahead[1], return_exceptions=True)
     report.seconds = time.perf_counter() - started
     return report

@@ -175,6 +175,15 @@ ONE_OFF_IMPERATIVE = _rx(
     r"|check|convert|list|draft|generate|create|help|rewrite|continue|repeat|say|compute"
     r"|calculate|look up|search|open|read|describe|compare|pretend|imagine|go|let's see)\b",
 )
+# A one-off task for the assistant that names a new thing to produce ("Write a short poem",
+# "Show me an example with a dataclass", "Write me a cover letter"), unlike a style rule in the
+# same imperative form ("Write docstrings in Google style"). A standing or every-time marker
+# makes it a rule again ("Write a test for every new function").
+ONE_OFF_TASK = _rx(
+    r"^(?:please\s+)?(?:write|show|draft|make|give|generate|create|compose|build)(?:\s+(?:me|us))?"
+    r"\s+(?:a|an|another|some|one|two|three|the following)\b(?!.*\b(?:every|each|all|any|always"
+    r"|never|whenever|from now on|by default|in (?:the )?future)\b)",
+)
 # A reply that takes interest in what was just said: surprise, praise or sympathy up front, or a
 # follow-up question ("Wow! Where did you take them?"). A helper's stock question ("What else
 # can I help with?") is not interest.

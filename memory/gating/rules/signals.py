@@ -174,6 +174,8 @@ def classify_clause(clause: str, *, asking: bool, personal: bool = True, sentenc
         return QUESTION_CUE
     if lex.POLITE_REQUEST.search(low):
         low = lex.POLITE_REQUEST.sub("", low)
+    if personal and lex.ONE_OFF_TASK.search(low):
+        return NOISE
     specific = is_specific(sentence or clause)
     cue = _strong(low, specific)
     if lex.ADVICE.search(low) or zh.ADVICE.search(low):

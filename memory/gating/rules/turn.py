@@ -28,7 +28,7 @@ from memory.gating.rules.signals import (
     is_interrogative,
     normalise,
 )
-from memory.gating.rules.specifics import without_vocatives
+from memory.gating.rules.specifics import times, without_vocatives
 from memory.gating.rules.split import split_candidates, split_clauses, split_media
 from memory.types import Category
 
@@ -43,6 +43,9 @@ _POLITE_NP = re.compile(
 )
 CONVENTION = Cue(Category.PREFERENCE, 0.75, 0.7, "convention (one thing over another)")
 ACTION = Cue(Category.DECISION, 0.75, 0.6, "change to external actions")
+_RULE_WORDS = re.compile(
+    r"\b(?:make sure|every|each|all|any|never|always|at least|at most|no more than|don't|do not)\b"
+)
 
 
 def is_instruction_like(text: str) -> bool:
@@ -119,9 +122,20 @@ def best_cue(
     if all(is_closing(normalise(s)) for s in sentences if not _small_talk(normalise(s))):
         clauses = [(c, NOISE) for c, _ in clauses]
     cues = [cue for _, cue in clauses]
+    told_nothing = all(c.category in (Category.NOISE, Category.FACT) for c in cues)
+    if role == "user" and told_nothing and _only_tasks(sentences):
+        # "Explain list comprehensions like I'm new to Python", "帮我写一个读取 CSV 的函数": a
+        # request for this conversation, however many names and words it carries, is not
+        # something to remember about the user. A style rule in the same form ("Write
+        # docstrings in Google style") has a preference cue and is judged as one.
+        return NOISE
     if role == "assistant":
-        # The agent's own words are not the user's preferences; only its actions and lessons.
-        cues = [c for c in cues if c.category in _AGENT_CATEGORIES]
+        # The agent's own words are not the user's preferences; only its actions and lessons,
+        # and only when it speaks of itself ("I rolled it back", "我已经安排好"): "resources are
+        # released even on errors" explains something, it records no failure.
+        low = normalise(body)
+        own = lex.FIRST_PERSON.search(low) or zh.FIRST_PERSON.search(low)
+        cues = [c for c in cues if c.category in _AGENT_CATEGORIES and own]
     best = max(cues, key=_rank, default=NOISE)
     if role == "user" or best.category is not Category.NOISE:
         # Only the user's cue-less content can become a fact: what the agent says is not
@@ -135,6 +149,27 @@ def best_cue(
         # permissions matters even without a preference or fact cue; it will need approval.
         return ACTION
     return best
+
+
+def _only_tasks(sentences: list[str]) -> bool:
+    """True when every sentence that is not small talk is a one-off request, none dated."""
+    told = [s for s in sentences if not _small_talk(normalise(s))]
+    return bool(told) and all(_task(s) for s in told)
+
+
+def _task(sentence: str) -> bool:
+    low = normalise(sentence)
+    if lex.STANDING.search(low) or zh.STANDING.search(low) or lex.PERSIST.search(low):
+        return False
+    if _RULE_WORDS.search(low) or zh.CONSTRAINT.search(low):
+        # "Make sure every PR has two reviewers" is a house rule in a request's form.
+        return False
+    if zh.PERSIST.search(low) or times(sentence):
+        # "Help me plan my wedding on 14 September": the date is worth keeping.
+        return False
+    return bool(
+        lex.ONE_OFF_IMPERATIVE.search(low) or lex.ONE_OFF_TASK.search(low) or zh.ONE_OFF.search(low)
+    )
 
 
 def _rank(cue: Cue) -> float:
