@@ -407,9 +407,14 @@ async def overhead(
     small: bool,
     executor_threads: int | None = None,
     levels: Sequence[int] = (1, 10, 50),
+    profile: Path | None = None,
 ) -> dict[str, Any]:
-    """Per-node memory overhead at concurrency 1, 10 and 50 on one worker."""
+    """Per-node memory overhead at concurrency 1, 10 and 50 on one worker.
+
+    `profile`: write the worker's cProfile (its event-loop thread) to that file.
+    """
     extra = ["--executor-threads", str(executor_threads)] if executor_threads else []
+    extra += ["--profile", str(profile)] if profile else []
     workers = await start_workers(srv, 1, "oh", extra)
     worker = workers[0]
     try:
