@@ -29,6 +29,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from memory.settings import Settings
+from memory.storage.access_log import AccessLog
 from memory.storage.db import Connection, Database, Row
 from memory.storage.deletion_outbox import enqueue, has_chroma_work, owed, retry_chroma
 from memory.storage.embedding import Embedder, Vectors, embed_text, get_embedder
@@ -127,6 +128,30 @@ class StoreCaches:
             cache.clear()
 
 
+class _EmbeddingMemo:
+    """Empties the embedder's memo of recent texts when a user's memories change.
+
+    A forget changes them too: no forgotten text stays in this process beside its vector.
+    """
+
+    def __init__(self, embedder: Embedder) -> None:
+        self.memo = getattr(embedder, "memo", None)
+
+    def written(
+        self, scope: Scope, records: Sequence[MemoryRecord], vectors: Vectors, version: int
+    ) -> None:
+        """A write forgets nothing."""
+
+    def invalidate(self, scope: Scope) -> None:
+        """A change or a forget: drop every held text (the memo is not kept per user)."""
+        self.clear()
+
+    def clear(self) -> None:
+        """Drop every held text."""
+        if self.memo is not None:
+            self.memo.clear()
+
+
 class IndexHealth:
     """Chroma's availability as this process saw it, for logs and metrics."""
 
@@ -167,6 +192,8 @@ class MemoryStore:
             else None
         )
         self.cache = StoreCaches()
+        self.cache.add(_EmbeddingMemo(embedder))
+        self.access_log = AccessLog(pool)
         self._background: set[asyncio.Task[Any]] = set()
         # True until the outbox is known to hold no Chroma deletion: the first check looks.
         self._deletions_owed = True
@@ -184,15 +211,18 @@ class MemoryStore:
     async def drain(self) -> None:
         """Wait for background work (queued index upserts, access statistics) to finish."""
         while True:
+            if self._background:
+                await asyncio.gather(*list(self._background), return_exceptions=True)
+            await self.access_log.flush()
             if self.indexer is not None:
                 await self.indexer.flush()
             if not self._background:
                 break
-            await asyncio.gather(*list(self._background), return_exceptions=True)
 
     async def close(self) -> None:
         """Finish background work and stop watching for Chroma's return."""
         await self.drain()
+        await self.access_log.close()
         if self.indexer is not None:
             await self.indexer.close()
         if self._probe is not None:
@@ -772,22 +802,12 @@ class MemoryStore:
             )
 
     async def record_access(self, scope: Scope, ids: Sequence[str], query: str) -> None:
-        """Count a recall's use of `ids` (access statistics) with an audit event."""
-        async with self.pool.acquire() as conn, conn.transaction():
-            await conn.execute(
-                "UPDATE memories SET access_count = access_count + 1, last_accessed = now()"
-                " WHERE tenant_id = $1 AND user_id = $2 AND id = ANY($3::text[])",
-                scope.tenant_id,
-                scope.user_id,
-                list(ids),
-            )
-            await conn.execute(
-                "INSERT INTO memory_events (tenant_id, user_id, event, reason, detail)"
-                " VALUES ($1, $2, 'access', 'recalled', $3::jsonb)",
-                scope.tenant_id,
-                scope.user_id,
-                json.dumps({"ids": list(ids), "query_chars": len(query)}),
-            )
+        """Count a recall's use of `ids` (access statistics) with an audit event.
+
+        Queued and written in batches (`memory.storage.access_log`): returns at once, the
+        counts land within a quarter of a second, and `drain()` waits for them.
+        """
+        self.access_log.add(scope, list(dict.fromkeys(ids)), len(query))
 
     async def record_event(
         self,
