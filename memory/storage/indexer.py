@@ -101,6 +101,8 @@ class BackgroundIndexer:
             self.dropped += len(records)
             self._behind = True
             log.info("index queue full or closed; %d memories left to the catch-up", len(records))
+            if not self._closed:
+                self._ensure_worker().set()  # it catches up once what is queued is indexed
             return
         self._queue.extend(zip(records, vectors, strict=True))
         self._ensure_worker().set()
@@ -117,7 +119,7 @@ class BackgroundIndexer:
         """Wait until every row submitted so far has been upserted (or found Chroma down)."""
         if self._task is None or self._task.done() or self._idle is None or self._hurry is None:
             return
-        if self.pending:
+        if self.pending or self._behind:
             self._hurry.set()
             await asyncio.shield(self._idle.wait())
 
