@@ -62,20 +62,33 @@ class RecentVectors:
         self.hits = 0
         self.misses = 0
 
-    def get_all(self, texts: list[str]) -> list[np.ndarray | None]:
-        """The held vector of each text (a copy), or None."""
+    def get_all(self, texts: list[str], *, count: bool = True) -> list[np.ndarray | None]:
+        """The held vector of each text (a copy), or None; `count` adds to hits and misses."""
         out: list[np.ndarray | None] = []
         with self._lock:
             for text in texts:
                 vector = self._held.get(text)
                 if vector is None:
-                    self.misses += 1
+                    self.misses += count
                     out.append(None)
                 else:
-                    self.hits += 1
+                    self.hits += count
                     self._held.move_to_end(text)
                     out.append(vector.copy())
         return out
+
+    def all_held(self, texts: list[str]) -> Vectors | None:
+        """Every text's vector if all are held (counted as hits), else None (nothing counted).
+
+        For an async caller deciding whether a worker thread is needed at all; on None the
+        thread's own lookup counts what it finds.
+        """
+        held = self.get_all(texts, count=False)
+        if not texts or any(v is None for v in held):
+            return None
+        with self._lock:
+            self.hits += len(texts)
+        return np.vstack([v for v in held if v is not None]).astype(np.float32)
 
     def put_all(self, texts: list[str], vectors: Vectors) -> None:
         """Remember each (short enough) text's vector."""
@@ -216,9 +229,9 @@ class OnnxEmbedder:
 
         Texts embedded lately are answered on the spot: no thread hop for a repeated query.
         """
-        held = self.memo.get_all(texts)
-        if texts and all(v is not None for v in held):
-            return np.vstack([v for v in held if v is not None]).astype(np.float32)
+        held = self.memo.all_held(texts)
+        if held is not None:
+            return held
         return await asyncio.to_thread(self.embed, texts)
 
 

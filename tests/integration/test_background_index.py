@@ -108,8 +108,12 @@ async def test_writes_arriving_together_share_one_upsert(settings: Settings) -> 
 async def test_a_memory_deleted_before_its_upsert_never_reaches_chroma(store: MemoryStore) -> None:
     scope = _scope()
     record = await store.write(scope, NewMemory(content="My passport expires in March."))
+    memo = getattr(store.embedder, "memo", None)
+    assert memo is not None and memo.get_all([store.embed_text(record)], count=False)[0] is not None
     receipt = await store.delete(scope, record.id, reason="test")
     assert receipt["memories"] == 1
+    # The forgotten text is not kept beside its vector in the embedder's memo either.
+    assert memo.get_all([store.embed_text(record)], count=False) == [None]
     await store.drain()  # the queued upsert runs now, after the deletion
     assert await _in_chroma(store, scope) == set()
 
