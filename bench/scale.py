@@ -23,7 +23,8 @@ agent graph with the Postgres checkpointer and opens its own memory store and ca
                  background while the next node runs, so they overlap node times). The
                  baseline, in the same run and alternating level by level: a second worker
                  with the overhead fixes undone (the checkpointer's process-wide lock, no
-                 embedding memo, one access-statistics transaction per recall, synchronous
+                 embedding memo and onnxruntime's spinning threads, one access-statistics
+                 transaction per recall, synchronous
                  Chroma indexing). Every message carries a word of its own, so no turn reuses
                  an earlier turn's embedding.
   recall_latency L1/L2 recall at 100k / 1M memories, one 200k-memory user and RSS under the

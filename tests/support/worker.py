@@ -371,15 +371,18 @@ def _undo_overhead_fixes(saver: Any, store: Any) -> None:
     """The benchmark's baseline: the per-turn costs that were taken off a turn, put back.
 
     The saver's process-wide lock, a fresh embedding of every text (no memo of recent ones)
-    and one access-statistics transaction per recall; synchronous indexing comes from
-    `MEMORY_INDEX_IN_BACKGROUND=0` in the environment. What changed in the nodes' code (reads
-    run side by side) cannot be undone here and is in both figures.
+    by onnxruntime's spinning threads, and one access-statistics transaction per recall;
+    synchronous indexing comes from `MEMORY_INDEX_IN_BACKGROUND=0` in the environment. What
+    changed in the nodes' code (reads run side by side) cannot be undone here and is in both
+    figures.
     """
+    from memory.settings import Settings
+    from memory.storage.embedding import OnnxEmbedder
+
     saver.lock = asyncio.Lock()
-    memo = getattr(store.embedder, "memo", None)
-    if memo is not None:
-        memo.entries = 0
-        memo.clear()
+    if isinstance(store.embedder, OnnxEmbedder):  # onnxruntime's spinning threads, no memo
+        store.embedder = OnnxEmbedder(Settings.from_env().embedding_model_dir, spin_wait=True)
+        store.embedder.memo.entries = 0
     store.access_log.linger_s = 0.0
 
 
