@@ -24,9 +24,8 @@ agent graph with the Postgres checkpointer and opens its own memory store and ca
                  baseline, in the same run and alternating level by level: a second worker
                  with the overhead fixes undone (the checkpointer's process-wide lock, no
                  embedding memo and onnxruntime's spinning threads, one access-statistics
-                 transaction per recall, synchronous
-                 Chroma indexing). Every message carries a word of its own, so no turn reuses
-                 an earlier turn's embedding.
+                 transaction per recall, synchronous Chroma indexing). Every message carries
+                 a word of its own, so no turn reuses an earlier turn's embedding.
   recall_latency L1/L2 recall at 100k / 1M memories, one 200k-memory user and RSS under the
                  L1 budget, from `bench._scale_recall` when that module is present. Data at
                  that scale is synthetic (clustered random 384-d unit vectors written straight
