@@ -20,7 +20,13 @@ agent graph with the Postgres checkpointer and opens its own memory store and ca
   overhead       per-turn memory overhead through the compiled graph (everything but the
                  model call), p50/p95 per node and in total, at concurrency 1, 10 and 50 on
                  one worker; checkpoint reads and writes timed separately (they run in the
-                 background while the next node runs, so they overlap node times).
+                 background while the next node runs, so they overlap node times). The
+                 baseline, in the same run and alternating level by level: a second worker
+                 with the overhead fixes undone (the checkpointer's process-wide lock, no
+                 embedding memo and onnxruntime's spinning threads, one access-statistics
+                 transaction per recall, synchronous Chroma indexing). Every message carries
+                 a word of its own, so no turn reuses an earlier turn's embedding. With
+                 `--small` the baseline runs at concurrency 1 and 50 only.
   recall_latency L1/L2 recall at 100k / 1M memories, one 200k-memory user and RSS under the
                  L1 budget, from `bench._scale_recall` when that module is present. Data at
                  that scale is synthetic (clustered random 384-d unit vectors written straight
@@ -40,9 +46,14 @@ lost_memories}, overhead {c1, c10, c50: {concurrency, turns, total_ms, wall_ms, 
 nodes_ms {node: {p50, p95}}, checkpoint_ms {put, put_writes, get: {p50, p95}}, share,
 process {turns_per_s, loop_lag_ms {p50, p95, max, samples}, redact_ms_per_turn,
 serialize_ms_per_turn, serialize_calls_per_turn,
-checkpoint_pool_wait_ms_per_turn, checkpoint_pool_queued_per_turn}},
-target_total_p95_ms, c1_total_p95_meets_target}, recall_latency (the section's own keys, or
-{available: false, reason}).
+checkpoint_pool_wait_ms_per_turn, checkpoint_pool_queued_per_turn, texts_embedded_per_turn,
+embedding_memo_hits_per_turn, index_upserts_per_turn, indexed_in_background_per_turn,
+access_transactions_per_turn, access_records_per_turn, cpu_ms_per_turn (CPU time of the
+worker process, all threads)}}, target_total_p95_ms,
+c1_total_p95_meets_target, baseline {c1, c10, c50: as above (no c10 with --small)},
+versus_baseline {c1, c10, c50:
+{total_p50_ms, total_p95_ms, turns_per_s: [baseline, measured]}}}, recall_latency (the
+section's own keys, or {available: false, reason}).
 """
 
 from __future__ import annotations
@@ -116,12 +127,14 @@ def servers() -> Iterator[Servers]:
         yield Servers(pg.url, chroma, stub, data)
 
 
-async def start_workers(srv: Servers, n: int, name: str, args: Sequence[str] = ()) -> list[Any]:
+async def start_workers(
+    srv: Servers, n: int, name: str, args: Sequence[str] = (), env: dict[str, str] | None = None
+) -> list[Any]:
     """`n` workers on a fresh database of the shared Postgres (the first applies migrations)."""
     from tests.support.worker import WorkerProcess, worker_env
 
     env = worker_env(srv.database_url, srv.chroma.url, srv.stub.base_url, srv.data / "data",
-                     MEMORY_CHROMA_SERVER_PATH=str(srv.chroma.path))  # fmt: skip
+                     MEMORY_CHROMA_SERVER_PATH=str(srv.chroma.path), **(env or {}))  # fmt: skip
     workers = [WorkerProcess(env, srv.data / f"{name}{i}.log", f"{name}{i}", args)
                for i in range(n)]  # fmt: skip
     await workers[0].start()
@@ -407,37 +420,77 @@ async def overhead(
     small: bool,
     executor_threads: int | None = None,
     levels: Sequence[int] = (1, 10, 50),
+    profile: Path | None = None,
+    baseline: bool = True,
 ) -> dict[str, Any]:
-    """Per-node memory overhead at concurrency 1, 10 and 50 on one worker."""
+    """Per-node memory overhead at concurrency 1, 10 and 50 on one worker.
+
+    With `baseline`, a second worker runs the same turns with the overhead fixes undone
+    (`tests.support.worker --baseline`, synchronous indexing), level by level alternating
+    with the measured one, so both see the same machine load. `profile`: write the measured
+    worker's cProfile (its event-loop thread) to that file.
+    """
     extra = ["--executor-threads", str(executor_threads)] if executor_threads else []
-    workers = await start_workers(srv, 1, "oh", extra)
-    worker = workers[0]
+    workers = await start_workers(srv, 1, "oh", [*extra, *(["--profile", str(profile)]
+                                                        if profile else [])])  # fmt: skip
+    users = [[f"oh{w}{uuid.uuid4().hex[:8]}" for _ in range(50)] for w in range(2)]
+    per_user = 10 if small else 100
     try:
-        users = [f"oh{uuid.uuid4().hex[:8]}" for _ in range(50)]
-        await _seed(workers, users, 20 if small else 100)
+        if baseline:  # the baseline worker starts while the first one's users are seeded
+            started, _ = await asyncio.gather(
+                start_workers(srv, 1, "ohb", [*extra, "--baseline"],
+                              env={"MEMORY_INDEX_IN_BACKGROUND": "0"}),
+                _seed(workers, users[0], per_user),
+            )  # fmt: skip
+            workers += started
+            await _seed(workers[1:], users[1], per_user)
+        else:
+            await _seed(workers, users[0], per_user)
         report: dict[str, Any] = {}
+        base: dict[str, Any] = {}
         rounds = {1: 30 if small else 200, 10: 3 if small else 20, 50: 1 if small else 6}
+        # `--small` keeps its 3 minutes: the baseline runs at 1 and 50 only.
+        base_levels = (1, 50) if small else tuple(rounds)
         for concurrency, n_rounds in rounds.items():
             if concurrency not in levels:
                 continue
-            # One warm-up turn per user outside the figures: first-touch costs (cache load of
-            # the user, a new thread) belong to the session start, not to a steady turn.
-            await asyncio.gather(*(_turn(worker, u, f"{u}-warm", 0) for u in users[:concurrency]))
-            before = await worker.call("totals")
-            began = time.perf_counter()
-            answers = await _rounds(worker, users[:concurrency], n_rounds)
-            seconds = time.perf_counter() - began
-            after = await worker.call("totals")
-            report[f"c{concurrency}"] = overhead_summary(concurrency, answers)
-            report[f"c{concurrency}"]["process"] = _process_totals(before, after, answers, seconds)
+            key = f"c{concurrency}"
+            for worker, names, into in zip(workers, users, (report, base), strict=False):
+                if into is base and concurrency not in base_levels:
+                    continue
+                into[key] = await _overhead_level(worker, names[:concurrency], n_rounds)
+                into[key]["concurrency"] = concurrency
         if "c1" in report:
             report["target_total_p95_ms"] = TARGET_C1_P95_MS
             report["c1_total_p95_meets_target"] = (
                 report["c1"]["total_ms"]["p95"] <= TARGET_C1_P95_MS
             )
+        if base:
+            report["baseline"] = base
+            report["versus_baseline"] = {
+                k: {"total_p50_ms": [base[k]["total_ms"]["p50"], report[k]["total_ms"]["p50"]],
+                    "total_p95_ms": [base[k]["total_ms"]["p95"], report[k]["total_ms"]["p95"]],
+                    "turns_per_s": [base[k]["process"]["turns_per_s"],
+                                    report[k]["process"]["turns_per_s"]]}
+                for k in base
+            }  # fmt: skip
         return report
     finally:
         await stop_workers(workers)
+
+
+async def _overhead_level(worker: Any, users: Sequence[str], n_rounds: int) -> dict[str, Any]:
+    # One warm-up turn per user outside the figures: first-touch costs (cache load of the
+    # user, a new thread) belong to the session start, not to a steady turn.
+    await asyncio.gather(*(_turn(worker, u, f"{u}-warm", 0) for u in users))
+    before = await worker.call("totals")
+    began = time.perf_counter()
+    answers = await _rounds(worker, users, n_rounds)
+    seconds = time.perf_counter() - began
+    after = await worker.call("totals")
+    level = overhead_summary(len(users), answers)
+    level["process"] = _process_totals(before, after, answers, seconds)
+    return level
 
 
 def _process_totals(
@@ -464,13 +517,23 @@ def _process_totals(
         "checkpoint_pool_queued_per_turn": round(
             delta("checkpoint_pool", "requests_queued") / n, 2
         ),
-    }
+        # Texts the embedder computed (memo misses) and answered from its memo, per turn;
+        # background Chroma upserts and the rows they carried; access-statistics transactions
+        # against the recalls they recorded.
+        **{f"{k}_per_turn": round(delta("store", k) / n, 2)
+           for k in ("texts_embedded", "embedding_memo_hits", "index_upserts",
+                     "indexed_in_background", "access_transactions", "access_records",
+                     "cpu_ms")},
+    }  # fmt: skip
 
 
 async def _turn(worker: Any, user: str, thread: str, n: int) -> dict[str, Any]:
     rng = random.Random(hash((user, n)))
+    # A word of the turn's own in every message: no two turns send the same text, so a memo
+    # of recent embeddings saves only what one turn repeats, never a previous turn's work.
     text = (f"I prefer short answers about {rng.choice(_TOPICS)}." if n % 5 == 4
             else _question(rng))  # fmt: skip
+    text = f"{text} ({_word(rng)})"
     answer: dict[str, Any] = await worker.call(
         "turn", thread=thread, tenant=TENANT, user=user, message=text
     )

@@ -73,6 +73,17 @@ def _int_env(name: str, default: int) -> int:
     return number
 
 
+def _bool_env(name: str, default: bool) -> bool:
+    value = _env(name)
+    if value is None:
+        return default
+    if value.lower() in ("1", "true", "yes", "on"):
+        return True
+    if value.lower() in ("0", "false", "no", "off"):
+        return False
+    raise ValueError(f"{name} must be 1 or 0 (true/false, yes/no, on/off), got {value!r}")
+
+
 def _share_env(name: str, default: float) -> float:
     value = _env(name)
     if value is None:
@@ -131,6 +142,15 @@ class Settings:
     # L2's candidates per leg (Chroma's nearest, Postgres's lexical matches, rows Chroma has
     # not indexed yet) before the common ranking; 4 x the top-k an agent injects, times 25.
     recall_l2_candidates: int = 200
+    # Whether a write returns before Chroma has indexed it (a queue upserts it in batches, see
+    # `memory.storage.indexer`): the ~40 ms upsert leaves the turn, and nothing is lost (rows
+    # are recalled from Postgres until indexed; a crash leaves them to the start-up catch-up).
+    # Off for stores built in code (tools, tests that inspect Chroma right after a write); on
+    # for processes configured from the environment unless MEMORY_INDEX_IN_BACKGROUND=0.
+    index_in_background: bool = False
+    # How long the queue waits after the first write before upserting, so concurrent turns
+    # share one Chroma call.
+    index_linger_ms: int = 20
     # Set by the LangGraph server: "local_dev" under `langgraph dev`, something else when deployed.
     server_variant: str | None = None
 
@@ -187,4 +207,6 @@ class Settings:
             recall_cache_user_share=_share_env("MEMORY_RECALL_CACHE_USER_SHARE", 0.25),
             recall_cache_user_max=_int_env("MEMORY_RECALL_CACHE_USER_MAX", 20_000),
             recall_l2_candidates=_int_env("MEMORY_RECALL_L2_CANDIDATES", 200),
+            index_in_background=_bool_env("MEMORY_INDEX_IN_BACKGROUND", True),
+            index_linger_ms=_int_env("MEMORY_INDEX_LINGER_MS", 20),
         )

@@ -107,9 +107,28 @@ async def _store_turn(
     store = await get_store(config)
     scope = resolve_scope(ctx, config)
     thread_id = ((config or {}).get("configurable") or {}).get("thread_id")
+    # Bookkeeping (the thread's owner, for deleting it with the user; the hit-rate log) does
+    # not depend on the gate: it runs beside it, and the node still waits for both, so a
+    # failed write fails the turn as before.
+    bookkeeping = [_record_usage(store, scope, state)]
     if thread_id:
-        await store.touch_thread(scope, str(thread_id))
-    await _record_usage(store, scope, state)
+        bookkeeping.append(store.touch_thread(scope, str(thread_id)))
+    gated = asyncio.ensure_future(_gate_pending(store, scope, state, ctx, pending, thread_id))
+    await asyncio.gather(gated, *bookkeeping)
+    results = gated.result()
+    # Only under the context's explicit sharing rule (none by default).
+    await publish_learned(store, scope, ctx, config, results)
+    return results
+
+
+async def _gate_pending(
+    store: MemoryStore,
+    scope: Scope,
+    state: State,
+    ctx: Context,
+    pending: list[HumanMessage],
+    thread_id: Any,
+) -> list[IngestResult]:
     messages = list(state["messages"])
     gate_model = load_chat_model(ctx.gate_model) if ctx.gate_model else None
     results: list[IngestResult] = []
@@ -135,8 +154,6 @@ async def _store_turn(
             conflict_strategy=ctx.conflict_strategy,
             require_approval=ctx.require_approval,
         )
-    # Only under the context's explicit sharing rule (none by default).
-    await publish_learned(store, scope, ctx, config, results)
     return results
 
 

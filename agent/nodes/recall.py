@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from langgraph.config import get_config
@@ -71,7 +72,17 @@ async def recall(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     scope = resolve_scope(ctx, config)
     store = await get_store(config)
     query = _query(state)
-    found = await recaller(store).recall_turn(scope, query, k=ctx.recall_k, weights=ctx.ranking())
+    if query.strip() and ctx.recall_shared_k > 0:
+        # The user's recall and the tenant's shared recall embed the same query: embed it once
+        # here (the embedder keeps it), so both run side by side without embedding it twice.
+        await store.embedder.aembed([query])
+    # Independent reads, each mostly waiting on Postgres or Chroma: side by side, a turn waits
+    # for the slowest instead of their sum. Image matches: with an image embedding model only.
+    found, images, shared = await asyncio.gather(
+        recaller(store).recall_turn(scope, query, k=ctx.recall_k, weights=ctx.ranking()),
+        image_evidence(store, scope, query, k=ctx.recall_k),
+        recall_shared(store, scope, query, ctx.recall_shared_k),
+    )
     hits, long_term = found.hits, [r for r in found.rules if _followable(r)]
     profile = await load_profile(store, scope, version=found.version)
     # The structured profile states its source memories as rules; the rest follow as they are.
@@ -84,10 +95,9 @@ async def recall(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     evidence = [_evidence(h) for h in hits if h.record.id not in rule_ids]
     # With an image embedding model, images the words match but their descriptions do not.
     seen = {e["id"] for e in evidence}
-    images = await image_evidence(store, scope, query, k=ctx.recall_k)
     evidence += [_as_item(rec, score) for rec, score in images if rec.id not in seen]
     # The tenant's shared agent memory, beside the user's own and labelled by its agent.
-    evidence += await recall_shared(store, scope, query, ctx.recall_shared_k)
+    evidence += shared
     return {
         "preferences": rules + [_preference(r) for r in long_term if r.id not in sources],
         "rules_recalled": [_as_item(r) for r in long_term],

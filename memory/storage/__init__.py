@@ -32,6 +32,9 @@ if TYPE_CHECKING:
         embed_text,
         get_embedder,
     )
+    from memory.storage.indexer import (
+        BackgroundIndexer,
+    )
     from memory.storage.listener import (
         PgListener,
     )
@@ -83,6 +86,7 @@ _WHERE = {
     "Invalidator": ".cache_sync",
     "open_cache_sync": ".cache_sync",
     "PgListener": ".listener",
+    "BackgroundIndexer": ".indexer",
     "MemoryStoreUnavailable": ".availability",
 }
 
@@ -91,6 +95,7 @@ __getattr__ = lazy_exports(__name__, _WHERE)
 
 
 __all__ = [
+    "BackgroundIndexer",
     "CacheSync",
     "Change",
     "Connection",

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections import OrderedDict
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -26,6 +28,11 @@ _MAX_TOKENS = 256
 # 64 -> 13.4, 128 -> 16.6, 512 -> 31.4. Larger batches pad more and leave the cache; smaller
 # ones pay per-run overhead. CPU seconds, not wall time, because the machine is shared.
 _BATCH = 32
+# Texts embedded lately, kept with their vectors: one turn embeds its query for the user's
+# recall, again for the tenant's shared memory, and the gate compares the same words with the
+# user's memories (~6 ms each on the 2-core machine, 15 ms loaded). 512 short texts are ~1 MB.
+MEMO_ENTRIES = 512
+MEMO_MAX_CHARS = 4_000
 
 
 @runtime_checkable
@@ -42,6 +49,81 @@ class Embedder(Protocol):
     async def aembed(self, texts: list[str]) -> Vectors:
         """Embed without blocking the event loop."""
         ...
+
+
+class RecentVectors:
+    """A small LRU of text -> vector, shared by an embedder's threads.
+
+    Vectors are copied in and out, so no caller can change what another gets. Only this
+    process's memory holds it, like the recall cache; `clear()` empties it (a forget does).
+    """
+
+    def __init__(self, entries: int = MEMO_ENTRIES) -> None:
+        """Hold at most `entries` texts."""
+        self.entries = entries
+        self._held: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+
+    def get_all(self, texts: list[str], *, count: bool = True) -> list[np.ndarray | None]:
+        """The held vector of each text (a copy), or None; `count` adds to hits and misses."""
+        out: list[np.ndarray | None] = []
+        with self._lock:
+            for text in texts:
+                vector = self._held.get(text)
+                if vector is None:
+                    self.misses += count
+                    out.append(None)
+                else:
+                    self.hits += count
+                    self._held.move_to_end(text)
+                    out.append(vector.copy())
+        return out
+
+    def all_held(self, texts: list[str]) -> Vectors | None:
+        """Every text's vector if all are held (counted as hits), else None (nothing counted).
+
+        For an async caller deciding whether a worker thread is needed at all; on None the
+        thread's own lookup counts what it finds.
+        """
+        held = self.get_all(texts, count=False)
+        if not texts or any(v is None for v in held):
+            return None
+        with self._lock:
+            self.hits += len(texts)
+        return np.vstack([v for v in held if v is not None]).astype(np.float32)
+
+    def put_all(self, texts: list[str], vectors: Vectors) -> None:
+        """Remember each (short enough) text's vector."""
+        with self._lock:
+            for text, vector in zip(texts, vectors, strict=True):
+                if len(text) <= MEMO_MAX_CHARS:
+                    self._held[text] = np.array(vector, dtype=np.float32)
+                    self._held.move_to_end(text)
+            while len(self._held) > self.entries:
+                self._held.popitem(last=False)
+
+    def clear(self) -> None:
+        """Forget every text."""
+        with self._lock:
+            self._held.clear()
+
+
+def _memoised(
+    memo: RecentVectors, texts: list[str], dim: int, embed: Callable[[list[str]], Vectors]
+) -> Vectors:
+    held = memo.get_all(texts)
+    missing = [i for i, v in enumerate(held) if v is None]
+    out = np.empty((len(texts), dim), dtype=np.float32)
+    if missing:
+        fresh = embed([texts[i] for i in missing])
+        memo.put_all([texts[i] for i in missing], fresh)
+        for i, vector in zip(missing, fresh, strict=True):
+            held[i] = vector
+    for i, vector in enumerate(held):
+        out[i] = vector
+    return out
 
 
 def _find_onnx_dir(model_dir: Path) -> Path:
@@ -86,7 +168,10 @@ def embed_text(
 class OnnxEmbedder:
     """all-MiniLM-L6-v2 (384-d) on onnxruntime, CPU, no network."""
 
-    def __init__(self, model_dir: Path, *, threads: int | None = None) -> None:
+    def __init__(
+        self, model_dir: Path, *, threads: int | None = None, spin_wait: bool = False
+    ) -> None:
+        """Load the model from `model_dir`; `spin_wait` is onnxruntime's default (see below)."""
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
@@ -100,11 +185,14 @@ class OnnxEmbedder:
         options = ort.SessionOptions()
         if threads:
             options.intra_op_num_threads = threads
-        # onnxruntime's worker threads busy-wait between operators by default. On a machine
-        # whose cores are shared (agent workers, Postgres, other processes) that spinning takes
-        # CPU the others need and bought nothing here: 16.1 -> 13.4 CPU seconds for the same
-        # 384 texts with it off, identical vectors.
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        # onnxruntime's pool threads spin while waiting for work, burning a core beside every
+        # other task of the process (the event loop, Postgres, Chroma on the same 2 cores).
+        # Measured on the loaded 2-core machine, one short query: 18.6 ms CPU and p95 39 ms
+        # spinning against 7.7 ms CPU and p95 23 ms not; a batch of 64: 654 ms CPU / 1.1 s wall
+        # against 365 ms / 0.6 s.
+        options.add_session_config_entry(
+            "session.intra_op.allow_spinning", "1" if spin_wait else "0"
+        )
         options.log_severity_level = 3
         self._session = ort.InferenceSession(
             str(onnx_dir / "model.onnx"), options, providers=["CPUExecutionProvider"]
@@ -114,8 +202,15 @@ class OnnxEmbedder:
         # onnxruntime sessions are thread-safe for run(), but the tokenizer's padding state is
         # not guaranteed to be; one lock keeps batches whole.
         self._lock = threading.Lock()
+        self.memo = RecentVectors()
 
     def embed(self, texts: list[str]) -> Vectors:
+        """Embed texts (recently embedded ones are not computed again)."""
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return _memoised(self.memo, texts, self.dim, self._embed_all)
+
+    def _embed_all(self, texts: list[str]) -> Vectors:
         """Embed texts in batches of 32, similar lengths together.
 
         A batch is padded to its longest text, so one long assistant reply among short turns
@@ -145,7 +240,13 @@ class OnnxEmbedder:
         return _normalise(pooled.astype(np.float32))
 
     async def aembed(self, texts: list[str]) -> Vectors:
-        """Embed in a worker thread (blocking calls are refused in `langgraph dev` nodes)."""
+        """Embed in a worker thread (blocking calls are refused in `langgraph dev` nodes).
+
+        Texts embedded lately are answered on the spot: no thread hop for a repeated query.
+        """
+        held = self.memo.all_held(texts)
+        if held is not None:
+            return held
         return await asyncio.to_thread(self.embed, texts)
 
 
@@ -162,15 +263,31 @@ class LangChainEmbedder:
         self._inner = init_embeddings(spec, **kwargs)
         self.name = spec
         self.dim = len(self._inner.embed_query("dimension probe"))
+        self.memo = RecentVectors()
 
     def embed(self, texts: list[str]) -> Vectors:
-        """Embed through the provider and normalise."""
-        return _normalise(np.array(self._inner.embed_documents(texts), dtype=np.float32))
+        """Embed through the provider and normalise (recent texts from the memo)."""
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+
+        def compute(batch: list[str]) -> Vectors:
+            return _normalise(np.array(self._inner.embed_documents(batch), dtype=np.float32))
+
+        return _memoised(self.memo, texts, self.dim, compute)
 
     async def aembed(self, texts: list[str]) -> Vectors:
-        """Embed through the provider's async API and normalise."""
-        vectors = await self._inner.aembed_documents(texts)
-        return _normalise(np.array(vectors, dtype=np.float32))
+        """Embed through the provider's async API and normalise (recent texts from the memo)."""
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        held = self.memo.get_all(texts)
+        missing = [i for i, v in enumerate(held) if v is None]
+        if missing:
+            batch = [texts[i] for i in missing]
+            fresh = _normalise(np.array(await self._inner.aembed_documents(batch), np.float32))
+            self.memo.put_all(batch, fresh)
+            for i, vector in zip(missing, fresh, strict=True):
+                held[i] = vector
+        return np.vstack([v for v in held if v is not None]).astype(np.float32)
 
 
 def _normalise(vectors: Vectors) -> Vectors:

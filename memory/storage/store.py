@@ -1,8 +1,11 @@
 """MemoryStore: Postgres is the system of record, Chroma the index, every call scoped.
 
 Write path: embed → insert the row (with its vector and `indexed_at = NULL`) and its audit event
-in one transaction → upsert into Chroma → set `indexed_at`. If Chroma is down the row is kept and
-`reindex()` (run at start-up and by `memory-agent reindex`) indexes it later: nothing is lost.
+in one transaction → upsert into Chroma → set `indexed_at`. With `index_in_background` the upsert
+is queued (`memory.storage.indexer`) and the write returns once Postgres has the row; recall finds
+unindexed rows meanwhile. If Chroma is down, or the process dies with upserts queued, the row is
+kept and `reindex()` (run at start-up, when Chroma returns, and by `memory-agent reindex`)
+indexes it later: nothing is lost.
 
 Every change is one transaction with its audit event and a bump of the user's version counter
 (`scope_versions`), so other processes' caches reload. Caches held above storage in this process
@@ -26,9 +29,11 @@ from typing import Any, Protocol
 import numpy as np
 
 from memory.settings import Settings
+from memory.storage.access_log import AccessLog
 from memory.storage.db import Connection, Database, Row
 from memory.storage.deletion_outbox import enqueue, has_chroma_work, owed, retry_chroma
 from memory.storage.embedding import Embedder, Vectors, embed_text, get_embedder
+from memory.storage.indexer import DEFAULT_LINGER_S, BackgroundIndexer
 from memory.storage.pg import database_url, open_pool
 from memory.storage.rows import (
     INSERT_SQL,
@@ -123,6 +128,30 @@ class StoreCaches:
             cache.clear()
 
 
+class _EmbeddingMemo:
+    """Empties the embedder's memo of recent texts when a user's memories change.
+
+    A forget changes them too: no forgotten text stays in this process beside its vector.
+    """
+
+    def __init__(self, embedder: Embedder) -> None:
+        self.memo = getattr(embedder, "memo", None)
+
+    def written(
+        self, scope: Scope, records: Sequence[MemoryRecord], vectors: Vectors, version: int
+    ) -> None:
+        """A write forgets nothing."""
+
+    def invalidate(self, scope: Scope) -> None:
+        """A change or a forget: drop every held text (the memo is not kept per user)."""
+        self.clear()
+
+    def clear(self) -> None:
+        """Drop every held text."""
+        if self.memo is not None:
+            self.memo.clear()
+
+
 class IndexHealth:
     """Chroma's availability as this process saw it, for logs and metrics."""
 
@@ -144,11 +173,27 @@ class MemoryStore:
     Every public method takes the Scope first; none can omit it.
     """
 
-    def __init__(self, pool: Database, index: VectorIndex, embedder: Embedder) -> None:
+    def __init__(
+        self,
+        pool: Database,
+        index: VectorIndex,
+        embedder: Embedder,
+        *,
+        index_in_background: bool = False,
+        index_linger_s: float = DEFAULT_LINGER_S,
+    ) -> None:
+        """`index_in_background`: writes return before Chroma has the rows (see the module)."""
         self.pool = pool
         self.index = index
         self.embedder = embedder
+        self.indexer: BackgroundIndexer | None = (
+            BackgroundIndexer(self.index_batch, self.reindex, linger_s=index_linger_s)
+            if index_in_background
+            else None
+        )
         self.cache = StoreCaches()
+        self.cache.add(_EmbeddingMemo(embedder))
+        self.access_log = AccessLog(pool)
         self._background: set[asyncio.Task[Any]] = set()
         # True until the outbox is known to hold no Chroma deletion: the first check looks.
         self._deletions_owed = True
@@ -164,13 +209,22 @@ class MemoryStore:
         task.add_done_callback(self._background.discard)
 
     async def drain(self) -> None:
-        """Wait for background work (access statistics) to finish."""
-        while self._background:
-            await asyncio.gather(*list(self._background), return_exceptions=True)
+        """Wait for background work (queued index upserts, access statistics) to finish."""
+        while True:
+            if self._background:
+                await asyncio.gather(*list(self._background), return_exceptions=True)
+            await self.access_log.flush()
+            if self.indexer is not None:
+                await self.indexer.flush()
+            if not self._background:
+                break
 
     async def close(self) -> None:
         """Finish background work and stop watching for Chroma's return."""
         await self.drain()
+        await self.access_log.close()
+        if self.indexer is not None:
+            await self.indexer.close()
         if self._probe is not None:
             self._probe.cancel()
             await asyncio.gather(self._probe, return_exceptions=True)
@@ -273,16 +327,32 @@ class MemoryStore:
             )
             version = await self.bump_version(conn, scope)
         self.cache.written(scope, records, vectors, version)
-        await self.index_records(scope, records, vectors)
+        if self.indexer is not None:
+            self.indexer.submit(scope, records, vectors)
+        else:
+            await self.index_records(scope, records, vectors)
         return records
 
     async def index_records(
         self, scope: Scope, records: Sequence[MemoryRecord], vectors: Vectors
     ) -> bool:
-        """Upsert stored records into Chroma and mark them indexed; False if Chroma is down.
+        """Upsert stored records of one user into Chroma and mark them indexed.
 
-        Rows Chroma missed stay `indexed_at IS NULL` for `reindex()`.
+        False if Chroma is down: rows Chroma missed stay `indexed_at IS NULL` for `reindex()`.
         """
+        if any(r.scope != scope for r in records):
+            raise MemoryInputError("every record must belong to the scope being indexed")
+        return await self.index_batch(records, vectors)
+
+    async def index_batch(self, records: Sequence[MemoryRecord], vectors: Vectors) -> bool:
+        """Upsert stored records (of any users) into Chroma and mark them indexed.
+
+        A row deleted while its upsert was in flight (the deletion found nothing to remove
+        from Chroma yet) is not marked, it is gone: its entry is removed again here, so a
+        forgotten memory never lingers in the index. False if Chroma is down.
+        """
+        if not records:
+            return True
         try:
             await self.index.upsert(records, vectors)
         except VectorIndexError as exc:
@@ -290,13 +360,23 @@ class MemoryStore:
             self.index_failed(exc)
             return False
         async with self.pool.acquire() as conn:
-            await conn.execute(
-                "UPDATE memories SET indexed_at = now() WHERE tenant_id = $1 AND user_id = $2"
-                " AND id = ANY($3::text[])",
-                scope.tenant_id,
-                scope.user_id,
+            rows = await conn.fetch(
+                "UPDATE memories SET indexed_at = now() WHERE id = ANY($1::text[]) RETURNING id",
                 [r.id for r in records],
             )
+        marked = {row["id"] for row in rows}
+        gone: dict[Scope, list[str]] = {}
+        for record in records:
+            if record.id not in marked:
+                gone.setdefault(record.scope, []).append(record.id)
+        for scope, ids in gone.items():
+            try:
+                await self.index.delete(scope, ids)
+            except VectorIndexError as exc:  # owed like any deletion Chroma missed
+                async with self.pool.acquire() as conn:
+                    await enqueue(conn, "chroma_ids", ids, scope)
+                self._deletions_owed = True
+                self.index_failed(exc)
         await self.retry_deletions()  # Chroma answers again: pay the deletions it missed
         return True
 
@@ -722,22 +802,12 @@ class MemoryStore:
             )
 
     async def record_access(self, scope: Scope, ids: Sequence[str], query: str) -> None:
-        """Count a recall's use of `ids` (access statistics) with an audit event."""
-        async with self.pool.acquire() as conn, conn.transaction():
-            await conn.execute(
-                "UPDATE memories SET access_count = access_count + 1, last_accessed = now()"
-                " WHERE tenant_id = $1 AND user_id = $2 AND id = ANY($3::text[])",
-                scope.tenant_id,
-                scope.user_id,
-                list(ids),
-            )
-            await conn.execute(
-                "INSERT INTO memory_events (tenant_id, user_id, event, reason, detail)"
-                " VALUES ($1, $2, 'access', 'recalled', $3::jsonb)",
-                scope.tenant_id,
-                scope.user_id,
-                json.dumps({"ids": list(ids), "query_chars": len(query)}),
-            )
+        """Count a recall's use of `ids` (access statistics) with an audit event.
+
+        Queued and written in batches (`memory.storage.access_log`): returns at once, the
+        counts land within a quarter of a second, and `drain()` waits for them.
+        """
+        self.access_log.add(scope, list(dict.fromkeys(ids)), len(query))
 
     async def record_event(
         self,
@@ -836,7 +906,13 @@ async def open_store(
         ),
     )
     async with open_pool(url) as pool:
-        store = MemoryStore(pool, VectorIndex(settings), embedder)
+        store = MemoryStore(
+            pool,
+            VectorIndex(settings),
+            embedder,
+            index_in_background=settings.index_in_background,
+            index_linger_s=max(0, settings.index_linger_ms) / 1000,
+        )
         if reindex_on_start:
             try:
                 if await store.index.other_layouts():

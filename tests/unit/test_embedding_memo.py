@@ -1,0 +1,47 @@
+"""The embedder's memo of recent texts: the same vectors, computed once, never shared mutably."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import numpy as np
+
+from memory.storage.embedding import OnnxEmbedder, RecentVectors
+
+
+def test_a_repeated_text_is_answered_from_the_memo_with_the_same_vector(
+    embedding_model_dir: Path,
+) -> None:
+    embedder = OnnxEmbedder(embedding_model_dir)
+    first = embedder.embed(["what is my locker number", "a second text"])
+    assert (embedder.memo.misses, embedder.memo.hits) == (2, 0)
+    again = asyncio.run(embedder.aembed(["what is my locker number"]))
+    assert (embedder.memo.misses, embedder.memo.hits) == (2, 1)
+    assert np.array_equal(again[0], first[0])
+    # A mixed batch computes only the new text, and keeps the caller's order.
+    mixed = embedder.embed(["new words here", "a second text"])
+    assert (embedder.memo.misses, embedder.memo.hits) == (3, 2)
+    assert np.array_equal(mixed[1], first[1])
+    fresh = OnnxEmbedder(embedding_model_dir).embed(["new words here"])[0]
+    assert np.allclose(mixed[0], fresh, atol=1e-5)
+
+
+def test_a_caller_changing_its_vector_changes_no_one_elses(embedding_model_dir: Path) -> None:
+    embedder = OnnxEmbedder(embedding_model_dir)
+    original = embedder.embed(["my cat is called Tom"])[0].copy()
+    got = embedder.embed(["my cat is called Tom"])
+    got[0][:] = 0.0
+    assert np.array_equal(embedder.embed(["my cat is called Tom"])[0], original)
+
+
+def test_the_memo_is_bounded_and_skips_long_texts() -> None:
+    memo = RecentVectors(entries=2)
+    vectors = np.eye(4, dtype=np.float32)
+    memo.put_all(["a", "b", "c"], vectors[:3])
+    assert memo.get_all(["a", "b", "c"], count=False)[0] is None  # the oldest went
+    memo.put_all(["x" * 5_000], vectors[3:])
+    assert memo.get_all(["x" * 5_000], count=False) == [None]
+    assert memo.all_held(["b", "c"]) is not None and memo.all_held(["b", "zz"]) is None
+    memo.clear()
+    assert memo.get_all(["b", "c"], count=False) == [None, None]
