@@ -295,14 +295,17 @@ def _held_out_scores(embedder: Embedder) -> tuple[float, float]:
 
 
 def test_labelled_updates_and_compatible_pairs_precision(embedder: Embedder) -> None:
-    precision, _ = _held_out_scores(embedder)
+    precision, recall = _held_out_scores(embedder)
     assert precision >= 0.90, precision
+    # What the detector reaches today (16 of 19), so a regression fails here while the target
+    # below stays an expected failure.
+    assert recall >= 16 / 19 - 1e-9, recall
 
 
 @pytest.mark.xfail(
     reason="held-out recall is 0.842 (16 of 19 updates) on the 38 held-out pairs, under the "
     "0.85 target; the misses are left unfixed so that the held-out figure stays unbiased",
-    strict=False,
+    strict=True,
 )
 def test_labelled_updates_and_compatible_pairs_recall(embedder: Embedder) -> None:
     _, recall = _held_out_scores(embedder)
