@@ -8,7 +8,7 @@ Every question of every development set is recalled (the in-process `SystemBacke
 benchmark's own slot rule. The objective is the mean over the sets of R@5 + R@10.
 
 The search walks the weights one at a time over a few round values and moves a weight away
-from its current value only when the move is safe on sets this small (five sets, ~15 questions
+from its current value only when the move is safe on sets this small (six sets, 11-16 questions
 each): the mean objective must rise, at least `--min-helped` sets (3) must gain, and no set may
 lose more than one question's worth of R@5 or of R@10. Of the admissible values the best wins;
 on a tie the value nearer the current one. A weight for which no candidate changes any set's

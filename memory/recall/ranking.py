@@ -41,24 +41,25 @@ class RankingWeights:
     """How recall weighs its signals.
 
     Every weight the development sets (bench/devsets: coding and planning chats with long
-    replies, one-speaker notes, Chinese chats, short assistant chats; 74 questions with gold
-    turns) can tell apart is chosen on them by `python -m bench.fit_ranking`: a coordinate
-    search over round values, objective the mean over the sets of recall@5 + recall@10, and a
-    weight moves only if the move gains on at least three sets and loses no set more than one
-    question. On those sets each such default is the best value of its grid or ties with it:
-    `alpha` 0.8, `weak_leg_guard` and `feedback_terms` 10 are strict maxima (every other value
-    loses on one to four sets); `lexical` 1.0-1.5, `group` 0.4-0.6, `beta` 0.02-0.2,
-    `feedback_docs` 5-20, `feedback_weight` 0.1-0.3 and `feedback_confidence` 0.25-0.75 tie, and
-    the default is kept within the tie. `when` is the one exception: 0 would gain on one set (a
-    single "when" question) and lose on none, too little to move it under the rule, so 0.4
-    stays. Leave-one-set-out: all five fits without one set pick the same values.
+    replies, one-speaker notes, Chinese chats, short assistant chats, dated journals asked about
+    by month; 88 questions with gold turns) can tell apart is chosen on them by
+    `python -m bench.fit_ranking`: a coordinate search over round values, objective the mean
+    over the sets of recall@5 + recall@10, and a weight moves only if the move gains on at least
+    three sets and loses no set more than one question. On those sets each such default is the
+    best value of its grid or ties with it: `alpha` 0.8, `weak_leg_guard` and `feedback_terms`
+    10 are strict maxima (every other value loses on one to four sets); `lexical` 1.0-1.5,
+    `group` 0.4-0.6, `beta` 0.02-0.2, `temporal` 0.4-1.2 (0 loses two of the dated set's
+    questions at recall@5), `feedback_docs` 5-20, `feedback_weight` 0.1-0.3 and
+    `feedback_confidence` 0.25-0.75 tie, and the default is kept within the tie. `when` is the
+    exception: only one question tells its values apart (planning's "... and for how long?",
+    which it pushes out of the top 5), so 0 would gain on one set and lose on none, too little
+    to move it under the rule; 0.4 stays, a value first set on LoCoMo, which the dev sets do
+    not support. Leave-one-set-out: all six fits without one set pick the same values.
 
-    The sets do not inform `speaker` (no question names a speaker), `temporal` (no question
-    names a time), `gamma` (raw memories all have importance 0.5), `access` and `access_cap`
-    (no memory has been recalled before) or `overfetch` (users of ~60 memories: every value
-    ranks the same candidates). Those keep their earlier values, which were set on LoCoMo
-    before the project ruled that weights are chosen on its own data only; a dated dev set
-    with "when"/"in May" questions would let `temporal` and `when` be chosen too.
+    The sets do not inform `speaker` (no question names a speaker), `gamma` (raw memories all
+    have importance 0.5), `access` and `access_cap` (no memory has been recalled before) or
+    `overfetch` (no value changes any set's recall). Those keep their earlier values, which
+    were set on LoCoMo before the project ruled that weights are chosen on its own data only.
 
     Relevance (similarity, lexical, speaker, group, temporal) dominates; recency, importance and
     access are small so they order near-ties rather than override what the query asked for.

@@ -101,13 +101,13 @@ def _events(low: str) -> int:
 # W_WORDS 0.1, W_CHATTER 0.2, PRIOR_WEIGHT 0.5 and PRIOR_PIVOT 0.55 are strict maxima (other
 # values lose a kept evidence turn or corpus F1); W_NAME 0.03-0.1 and W_NUMBER 0.03-0.08 tie;
 # W_EVENT 0 would keep one fewer uncited turn, a gain below the search's margin, so 0.08 stays.
-# The caps (MAX_*) were not searched. That data cannot inform W_TIME, W_ANSWER, W_PHOTO, W_ADDRESSED or W_REACTED (no
-# value changes any decision: no dev turn shares a photo, and their timed, answering, addressed
-# and reacted-to turns are kept or dropped on other grounds), so those keep the values they
-# were first given on LoCoMo, an evaluation set, before the project chose weights on its own
-# data only. Why they point the way they do: a turn with a time, one that answers a question,
-# one sharing a photo is more often something later asked about; talk about the other speaker
-# ("you") less often.
+# The caps (MAX_*) were not searched. That data cannot inform W_TIME, W_ANSWER, W_PHOTO,
+# W_ADDRESSED or W_REACTED (no value changes any decision: no dev turn shares a photo, and
+# their timed, answering, addressed and reacted-to turns are kept or dropped on other
+# grounds), so those keep the values they were first given on LoCoMo, an evaluation set,
+# before the project chose weights on its own data only. Why they point the way they do: a
+# turn with a time, one that answers a question, one sharing a photo is more often something
+# later asked about; talk about the other speaker ("you") less often.
 W_NAME, W_TIME, W_NUMBER = 0.05, 0.2, 0.03
 MAX_NAMES, MAX_TIMES, MAX_NUMBERS = 3, 2, 2
 W_EVENT, MAX_EVENTS = 0.08, 2
