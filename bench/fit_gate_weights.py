@@ -122,51 +122,61 @@ def main(argv: list[str] | None = None) -> int:
     files = [f for p in args.data for f in (sorted(p.glob("*.json")) if p.is_dir() else [p])]
     dev = [conv for path in files for conv in load(path)]
     start = {name: float(getattr(weights, name)) for name in GRID}
-    current = dict(start)
-    base = evaluate(current, tune, dev)
-    print(f"current: {base.line()}")
-    informed: set[str] = set()
-    for _ in range(args.passes):
-        moved = False
-        for name, grid in GRID.items():
-            here = current[name]
-            best, best_score = here, evaluate(current, tune, dev)
-            floor = best_score
-            for value in sorted(set(grid) - {here}, key=lambda v: abs(v - here)):
-                got = evaluate({**current, name: value}, tune, dev)
-                if got != floor:
-                    informed.add(name)
-                if (
-                    got.objective > best_score.objective + args.margin
-                    and got.precision >= args.min_precision
-                    and got.evidence_kept >= floor.evidence_kept - 1
-                ):
-                    best, best_score = value, got
-            if best != here:
-                current[name], moved = best, True
-                print(f"  {name} {here} -> {best}: {best_score.line()}")
-        if not moved:
-            break
-    after = evaluate(current, tune, dev)
-    print(f"chosen: {after.line()}")
-    for name in GRID:
-        note = "" if name in informed else "  (not informed: no value changes anything)"
-        print(f"  {name:<13} {start[name]:>5} -> {current[name]:<5}{note}")
-    print("each informed weight's values at the chosen point (objective, evidence kept, "
-          "other turns kept, tune F1):")  # fmt: skip
-    for name in (n for n in GRID if n in informed):
-        cells = []
-        for value in sorted(set(GRID[name]) | {current[name]}):
-            got = after if value == current[name] else evaluate({**current, name: value}, tune, dev)
-            mark = "*" if value == current[name] else ""
-            cells.append(f"{value}: {got.objective:.3f} {got.evidence_kept} {got.other_kept} "
-                         f"{got.f1:.3f}{mark}")  # fmt: skip
-        print(f"  {name:<13} " + ", ".join(cells))
-    for label, values in (("current", start), ("chosen", current)):
-        evaluate(values, tune, dev)
-        p, r, f1 = scores(holdout, GatePolicy())
-        print(f"held-out ({len(holdout)} items), {label} weights: P {p:.3f} R {r:.3f} F1 {f1:.3f}")
-    evaluate(start, tune, dev)
+    try:
+        current = dict(start)
+        base = evaluate(current, tune, dev)
+        print(f"current: {base.line()}")
+        informed: set[str] = set()
+        for _ in range(args.passes):
+            moved = False
+            for name, grid in GRID.items():
+                here = current[name]
+                best, best_score = here, evaluate(current, tune, dev)
+                floor = best_score
+                for value in sorted(set(grid) - {here}, key=lambda v: abs(v - here)):
+                    got = evaluate({**current, name: value}, tune, dev)
+                    if got != floor:
+                        informed.add(name)
+                    if (
+                        got.objective > best_score.objective + args.margin
+                        and got.precision >= args.min_precision
+                        and got.evidence_kept >= floor.evidence_kept - 1
+                    ):
+                        best, best_score = value, got
+                if best != here:
+                    current[name], moved = best, True
+                    print(f"  {name} {here} -> {best}: {best_score.line()}")
+            if not moved:
+                break
+        after = evaluate(current, tune, dev)
+        print(f"chosen: {after.line()}")
+        for name in GRID:
+            note = "" if name in informed else "  (not informed: no value changes anything)"
+            print(f"  {name:<13} {start[name]:>5} -> {current[name]:<5}{note}")
+        print("each informed weight's values at the chosen point (objective, evidence kept, "
+              "other turns kept, tune F1):")  # fmt: skip
+        for name in (n for n in GRID if n in informed):
+            cells = []
+            for value in sorted(set(GRID[name]) | {current[name]}):
+                got = (
+                    after
+                    if value == current[name]
+                    else evaluate({**current, name: value}, tune, dev)
+                )
+                mark = "*" if value == current[name] else ""
+                cells.append(f"{value}: {got.objective:.3f} {got.evidence_kept} {got.other_kept} "
+                             f"{got.f1:.3f}{mark}")  # fmt: skip
+            print(f"  {name:<13} " + ", ".join(cells))
+        for label, values in (("current", start), ("chosen", current)):
+            evaluate(values, tune, dev)
+            p, r, f1 = scores(holdout, GatePolicy())
+            print(
+                f"held-out ({len(holdout)} items), {label} weights: P {p:.3f} R {r:.3f} F1 {f1:.3f}"
+            )
+    finally:
+        # The search sets module constants: put the defaults back for anything run after it.
+        for name, value in start.items():
+            setattr(weights, name, value)
     return 0
 
 
