@@ -4,9 +4,9 @@
 
 The sets are the project's own data for choosing recall signals, weights and the relevance
 floor: coding help and planning chats with long assistant replies, one-speaker transcripts,
-undated sessions, Chinese conversations, and many short personal-assistant chats. They are
-deliberately unlike LoCoMo (short turns between two named friends in dated sessions). Output is
-deterministic.
+undated sessions, Chinese conversations, many short personal-assistant chats, and dated
+journals asked about by month and date. They are deliberately unlike LoCoMo (short turns
+between two named friends in dated sessions). Output is deterministic.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.devsets._assistant import ASSISTANT
+from bench.devsets._dated import DATED
 from bench.devsets._facts import CHINESE, CODING, MONOLOGUE, PLANNING
 from bench.devsets._replies import FILLER, LONG, NOTES
 
@@ -28,11 +29,18 @@ SETS: dict[str, list[dict[str, object]]] = {
     "monologue": MONOLOGUE,
     "zh": CHINESE,
     "assistant": ASSISTANT,
+    "dated": DATED,
 }
 _START = datetime(2025, 3, 3, 10, 0, tzinfo=UTC)
 # Filler exchanges added to each session, so every question competes with ~50-80 turns.
 _FILLER_PER_SESSION = 5
-_FILLER_POOL = {"coding": "coding", "planning": "planning", "zh": "zh", "assistant": "planning"}
+_FILLER_POOL = {
+    "coding": "coding",
+    "planning": "planning",
+    "zh": "zh",
+    "assistant": "planning",
+    "dated": "planning",
+}
 
 
 def _with_filler(conv: dict[str, Any], pool: str | None, rng: random.Random) -> list[list[Any]]:
