@@ -133,6 +133,24 @@ def checkpoint_serializer(base: SerializerProtocol, key: str | None = None) -> R
     return RedactingSerializer(inner)
 
 
+def _text_chars(value: object, limit: int) -> int:
+    """Characters of text in `value` (strings in dicts, lists, tuples; one per other item).
+
+    Counting stops once past `limit`: a small value is measured in microseconds and a huge or
+    deep one costs about `limit` steps, so the caller can decide where to process it.
+    """
+    total, stack = 0, [value]
+    while stack and total <= limit:
+        item = stack.pop()
+        total += len(item) if isinstance(item, str) else 1
+        if isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+    return total
+
+
 class GovernedPostgresSaver(AsyncPostgresSaver):
     """`AsyncPostgresSaver` that redacts inline values and reports an outage clearly."""
 
@@ -146,7 +164,10 @@ class GovernedPostgresSaver(AsyncPostgresSaver):
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
         """Save a checkpoint; strings kept inline (not in blobs) are redacted here."""
-        inline = sum(len(v) for v in checkpoint["channel_values"].values() if isinstance(v, str))
+        # Run metadata comes from the client, so it counts towards the size like the values.
+        values = checkpoint["channel_values"].values()
+        inline = sum(len(v) for v in values if isinstance(v, str))
+        inline += _text_chars(metadata, _INLINE_ON_LOOP_CHARS)
         if inline <= _INLINE_ON_LOOP_CHARS:
             # A few short values (a flag, a turn kind) and the metadata: microseconds with the
             # redactor's cache, less than the hop to a worker thread (0.5-2.5 ms queued under
