@@ -228,10 +228,14 @@ class Recaller:
         now: datetime | None = None,
         record_access: bool = True,
         relevant_only: bool = True,
+        query_vector: np.ndarray | None = None,
     ) -> Recalled:
-        """`recall`, also saying which tier served it (for `recall --explain`)."""
+        """`recall`, also saying which tier served it (for `recall --explain`).
+
+        `query_vector` is the query's embedding when the caller has it already.
+        """
         started = time.perf_counter()
-        vector = await self._embed(query)
+        vector = query_vector if query_vector is not None else await self._embed(query)
         source = await self._source(scope, query, vector)
         hits = self._rank(source, scope, query, vector, k, weights, kinds, now, record_access,
                           relevant_only)  # fmt: skip
