@@ -159,8 +159,8 @@ async def test_rows_written_before_the_migration_are_filled(
             await conn.execute("INSERT INTO schema_migrations (version) VALUES ($1)", number)
         vector = np.zeros(384, dtype=np.float32)
         vector[0] = 1.0
-        for mid, item in old:
-            params = insert_params(mid, MEI.tenant_id, MEI.user_id, item, vector, "old")
+        for mid, memory in old:
+            params = insert_params(mid, MEI.tenant_id, MEI.user_id, memory, vector, "old")
             await conn.fetchrow(INSERT_SQL, *params)
     finally:
         await conn.close()
