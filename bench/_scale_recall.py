@@ -35,6 +35,7 @@ for every tier, ~10-30 ms for MiniLM on this machine's shared CPUs).
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import gc
 import os
@@ -102,10 +103,8 @@ def _trim() -> None:
     generator's garbage into the figure that is compared with L1's budget.
     """
     gc.collect()
-    try:
+    with contextlib.suppress(OSError):  # not glibc: the figure includes the loader's leftovers
         ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except OSError:  # not glibc: the figure includes the loader's leftovers
-        pass
 
 
 def _rss() -> int:
