@@ -120,7 +120,8 @@ class LexicalIndex:
                 postings[term] = {slot: count}
             else:
                 posting[slot] = count
-                cache.pop(term, None)
+                if cache:  # empty while an index is being built: skip the lookups
+                    cache.pop(term, None)
         length = sum(doc.values())
         self._total += length
         self._lengths[slot] = length
