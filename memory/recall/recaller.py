@@ -183,7 +183,9 @@ class Recaller:
         self._loading: set[str] = set()
         self._too_large: dict[str, int] = {}  # user key -> the version found too large for L1
         self._samples: OrderedDict[str, tuple[float, np.ndarray]] = OrderedDict()
-        self._large: OrderedDict[str, None] = OrderedDict()
+        # Users with more rows than the candidate budget -> whether they own their Chroma shard
+        # (their nearest memories are then found without a metadata filter).
+        self._large: OrderedDict[str, bool] = OrderedDict()
         self._samples_lock = threading.Lock()
         store.cache.add(self)
 
@@ -306,7 +308,7 @@ class Recaller:
                 path, recent = "l2-fallback", limit
             else:
                 try:
-                    ids = [mid for mid, _ in await self.store.index.query(scope, vector, k=limit)]
+                    ids = await self._nearest(scope, vector, limit)
                 except VectorIndexError as exc:
                     self.store.index_failed(exc)
                     path, recent = "l2-fallback", limit
@@ -321,9 +323,19 @@ class Recaller:
             return _Source(entry, path)
         return _Source(entry, path, spread=await self._spread(scope, vector))
 
+    async def _nearest(self, scope: Scope, vector: np.ndarray, limit: int) -> list[str]:
+        """Chroma's nearest memories of a large user: unfiltered while they own their shard."""
+        index = self.store.index
+        if self._large.get(scope.key, True):  # not yet known not to own their shard
+            hits, dominant = await index.query_dominant(scope, vector, k=limit)
+            self._large[scope.key] = dominant
+        else:
+            hits = await index.query(scope, vector, k=limit)
+        return [mid for mid, _ in hits]
+
     def _remember_large(self, scope: Scope) -> None:
         """Note a user with more rows than the candidate budget (bounded: most recent first)."""
-        self._large[scope.key] = None
+        self._large[scope.key] = self._large.get(scope.key, True)
         self._large.move_to_end(scope.key)
         while len(self._large) > LARGE_USERS:
             self._large.popitem(last=False)
