@@ -218,3 +218,25 @@ async def test_stats_moves_an_old_chroma_layout(
         assert await store.index.other_layouts() == []  # stats moved it; nothing else ran
         assert await store.index.count_scope(MEI) == len(ids)
         assert await store.ensure_layout() == (0, [])  # recorded: Chroma is not asked again
+
+
+async def test_a_user_who_owns_the_shard_is_searched_without_a_filter(
+    pg_db_url: str, tmp_data_dir: Path, embedding_model_dir: Path, chroma_server: ChromaServer
+) -> None:
+    settings = _settings(pg_db_url, tmp_data_dir, embedding_model_dir, chroma_server.url)
+    async with open_store(replace(settings, chroma_shards=1)) as store:
+        whale, minnow = Scope("features", "whale"), Scope("features", "minnow")
+        rng = np.random.default_rng(7)
+        vectors = rng.standard_normal((105, 384)).astype(np.float32)
+        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        owners = [whale] * 100 + [minnow] * 5
+        ids = [f"{o.user_id}-{i}" for i, o in enumerate(owners)]
+        await store.index.upsert_many_users("episodic", owners, ids, vectors)
+        query = vectors[3] + 0.1 * vectors[102]
+        for scope, expect_dominant in ((whale, True), (minnow, False)):
+            filtered = await store.index.query(scope, query, k=8)
+            hits, dominant = await store.index.query_dominant(scope, query, k=8)
+            assert dominant is expect_dominant
+            # The same neighbours, and never another user's entry.
+            assert [h[0] for h in hits] == [h[0] for h in filtered]
+            assert all(mid.startswith(scope.user_id + "-") for mid, _ in hits)
