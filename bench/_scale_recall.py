@@ -240,7 +240,10 @@ async def _one_scale(args: Any, scale: str) -> dict[str, Any]:
         data_dir=Path(tempfile.mkdtemp(prefix="lma-scale-recall-")),
         chroma_prefix=f"scale{uuid.uuid4().hex[:8]}",
         recall_cache_bytes=budget,
-        recall_cache_user_max=min(base.recall_cache_user_max, max(big - 1, 1)),
+        # The large user must not fit L1 (it is measured through L2); no large user: as set.
+        recall_cache_user_max=(
+            min(base.recall_cache_user_max, big - 1) if big > 1 else base.recall_cache_user_max
+        ),
     )
     tenant = f"scale-{scale}-{uuid.uuid4().hex[:6]}"
     out: dict[str, Any] = {"users": users, "per_user": per_user, "memories": users * per_user}
