@@ -589,6 +589,8 @@ def main(argv: list[str] | None = None) -> int:
                         "with --small, else 100k and 1m)")  # fmt: skip
     parser.add_argument("--big-user-memories", type=int, default=None,
                         help="recall_latency: size of the one large user (0: none)")  # fmt: skip
+    parser.add_argument("--recall-per-user", type=int, default=None,
+                        help="recall_latency: memories per user (default 100)")  # fmt: skip
     parser.add_argument("--recall-queries", type=int, default=None,
                         help="recall_latency: timed recalls per measurement")  # fmt: skip
     args = parser.parse_args(argv)
