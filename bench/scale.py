@@ -27,10 +27,12 @@ agent graph with the Postgres checkpointer and opens its own memory store and ca
                  transaction per recall, synchronous Chroma indexing). Every message carries
                  a word of its own, so no turn reuses an earlier turn's embedding. With
                  `--small` the baseline runs at concurrency 1 and 50 only.
-  recall_latency L1/L2 recall at 100k / 1M memories, one 200k-memory user and RSS under the
-                 L1 budget, from `bench._scale_recall` when that module is present. Data at
-                 that scale is synthetic (clustered random 384-d unit vectors written straight
-                 to Postgres and Chroma): embedding millions of texts on 2 cores is not feasible.
+  recall_latency L1/L2 recall at 100k / 1M memories (`--scale 100k` or `--scale 1m` runs one
+                 alone), one 200k-memory user and RSS after touching every user under the L1
+                 budget, from `bench._scale_recall`, each load phase timed. Data at that scale
+                 is synthetic (clustered random 384-d unit vectors written with COPY to
+                 Postgres and in batches to Chroma): embedding millions of texts on 2 cores is
+                 not feasible. The 1M scale takes most of an hour on a shared 2-core machine.
 
 JSON keys (`--json FILE`): small, machine {cpus, load_before, load_after}, seconds {section:
 s}, multi_worker {workers, users, turns, failed_turns, working_memory_lost, stale_recalls,
@@ -52,8 +54,16 @@ access_transactions_per_turn, access_records_per_turn, cpu_ms_per_turn (CPU time
 worker process, all threads)}}, target_total_p95_ms,
 c1_total_p95_meets_target, baseline {c1, c10, c50: as above (no c10 with --small)},
 versus_baseline {c1, c10, c50:
-{total_p50_ms, total_p95_ms, turns_per_s: [baseline, measured]}}}, recall_latency (the
-section's own keys, or {available: false, reason}).
+{total_p50_ms, total_p95_ms, turns_per_s: [baseline, measured]}}}, recall_latency {scales
+{small | 100k | 1m: {users, per_user, memories, load_s {generate, features, postgres, chroma,
+total}, cold_l2_ms
+{n, p50, p95, paths, without_embedding {n, p50, p95}}, touch {users, seconds}, l1
+{budget_bytes, held_bytes, side_bytes, users_cached, evictions, bytes_per_memory,
+rss_start_mb, rss_before_touch_mb,
+rss_after_touch_mb, rss_limit_mb, rss_within_limit, within_budget}, warm_l1_ms {n, p50, p95,
+paths, without_embedding}, big_user {memories, load_s, loaded_into_l1, cached, n, p50, p95,
+paths, without_embedding}, seconds}},
+targets {warm_p95_ms, cold_p95_ms, big_user_p95_ms}} (or {available: false, reason}).
 """
 
 from __future__ import annotations
@@ -613,6 +623,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             began = time.perf_counter()
             print(f"{name} ...", flush=True)
             if name == "recall_latency":
+                # The shared servers: Chroma out of process, so RSS is the agent's own.
+                args.database_url = args.database_url or srv.database_url
+                args.chroma_url = args.chroma_url or srv.chroma.url
                 report[name] = await recall_latency(args)
             else:
                 section = {"multi_worker": multi_worker, "chroma_killed": chroma_killed,
@@ -635,7 +648,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="also write the report here")
     parser.add_argument("--sections", nargs="+", choices=SECTIONS, default=list(SECTIONS),
                         help="run only these sections")  # fmt: skip
+    parser.add_argument("--scale", nargs="+", choices=("small", "100k", "1m"), default=None,
+                        help="recall_latency: the scales to run, each alone (default: small "
+                        "with --small, else 100k and 1m)")  # fmt: skip
+    parser.add_argument("--big-user-memories", type=int, default=None,
+                        help="recall_latency: size of the one large user (0: none)")  # fmt: skip
+    parser.add_argument("--recall-per-user", type=int, default=None,
+                        help="recall_latency: memories per user (default 100)")  # fmt: skip
+    parser.add_argument("--recall-queries", type=int, default=None,
+                        help="recall_latency: timed recalls per measurement")  # fmt: skip
     args = parser.parse_args(argv)
+    args.database_url = args.chroma_url = None
     began = time.perf_counter()
     report = asyncio.run(run(args))
     report["seconds"]["total"] = round(time.perf_counter() - began, 1)

@@ -166,5 +166,10 @@ async def reindex(args: argparse.Namespace) -> int:
             print(f"indexed {done} memories; dropped {len(dropped)} old collections")
             return 0
         done = await store.reindex()
-    print(f"indexed {done} memories")
+        # Rows written before recall features were stored, or by a process without a recall
+        # layer: computed now, so no recall has to.
+        from memory.system import recaller
+
+        filled = await recaller(store).backfill_features()
+    print(f"indexed {done} memories; computed recall features of {filled}")
     return 0

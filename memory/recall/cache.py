@@ -154,7 +154,8 @@ class RecallCache:
         self.user_share = user_share
         self.user_max = user_max
         self._ttl = ttl_s
-        self._held = 0
+        self._held = 0  # the entries' bytes plus `_side`
+        self._side = 0  # bytes charged beside the entries (`charge`)
         # Bytes per memory of the entries measured so far (memories, bytes), for `admits`
         # before a user is loaded. Until something is measured, assume the size measured for
         # short conversational memories with their context: ~16.7 KB each (2,000 turns of the
@@ -167,8 +168,13 @@ class RecallCache:
 
     @property
     def held_bytes(self) -> int:
-        """Bytes the cached entries hold (as measured when each was cached)."""
+        """Bytes the cached entries hold (as measured when each was cached) plus `side_bytes`."""
         return self._held
+
+    @property
+    def side_bytes(self) -> int:
+        """Bytes charged beside the entries (`charge`), included in `held_bytes`."""
+        return self._side
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -234,10 +240,7 @@ class RecallCache:
                 return False
             self._entries[scope.key] = entry
             self._held += entry.nbytes
-            while self._held > self.max_bytes and len(self._entries) > 1:
-                _, evicted = self._entries.popitem(last=False)
-                self._held -= evicted.nbytes
-                self.evictions += 1
+            self._evict()
             return True
 
     def bump(self, scope: Scope, version: int, delta_size: int = 0) -> None:
@@ -259,10 +262,23 @@ class RecallCache:
                 self._held -= entry.nbytes
                 self.refused += 1
                 return
-            while self._held > self.max_bytes and len(self._entries) > 1:
-                _, evicted = self._entries.popitem(last=False)
-                self._held -= evicted.nbytes
-                self.evictions += 1
+            self._evict()
+
+    def charge(self, delta: int) -> None:
+        """Count `delta` more bytes held beside the entries (L2's samples) against the budget.
+
+        They are part of `held_bytes` and evict least-recently-used entries like an entry's.
+        """
+        with self._lock:
+            self._side += delta
+            self._held += delta
+            self._evict()
+
+    def _evict(self) -> None:  # under the lock
+        while self._held > self.max_bytes and len(self._entries) > 1:
+            _, evicted = self._entries.popitem(last=False)
+            self._held -= evicted.nbytes
+            self.evictions += 1
 
     def invalidate(self, scope: Scope) -> None:
         """Drop one user's entry."""
@@ -275,7 +291,7 @@ class RecallCache:
         """Drop everything."""
         with self._lock:
             self._entries.clear()
-            self._held = 0
+            self._held = self._side
 
     @property
     def hit_rate(self) -> float:

@@ -100,7 +100,32 @@ class LexicalIndex:
 
     def add(self, slot: int, tokens: Iterable[str]) -> None:
         """Add tokens to the document at `slot` (creating it)."""
-        self._change(slot, Counter(tokens), 1)
+        if slot in self._docs:
+            self._change(slot, Counter(tokens), 1)
+            return
+        # A new document (every memory indexed for a query is one): the same bookkeeping as
+        # `_change` without its per-term reads, ~3x faster, which is most of building an L2
+        # query's candidate index.
+        doc = Counter(tokens)
+        if not doc:
+            return
+        if slot >= len(self._lengths):
+            grown = np.zeros(max(slot + 1, 2 * len(self._lengths)), dtype=np.float32)
+            grown[: len(self._lengths)] = self._lengths
+            self._lengths = grown
+        postings, cache = self._postings, self._cache
+        for term, count in doc.items():
+            posting = postings.get(term)
+            if posting is None:
+                postings[term] = {slot: count}
+            else:
+                posting[slot] = count
+                if cache:  # empty while an index is being built: skip the lookups
+                    cache.pop(term, None)
+        length = sum(doc.values())
+        self._total += length
+        self._lengths[slot] = length
+        self._docs[slot] = doc
 
     def subtract(self, slot: int, tokens: Iterable[str]) -> None:
         """Remove tokens from the document at `slot`; an emptied document disappears."""

@@ -34,11 +34,12 @@ from datetime import UTC, datetime
 import numpy as np
 
 from memory.recall.cache import RecallCache, ScopeEntry, measure
+from memory.recall.features import decode, encode, features_key
 from memory.recall.lexical import raw_words, stem, tokenize
 from memory.recall.lexical_stopwords import ENGLISH_STOPWORDS
 from memory.recall.ranking import RankingWeights
 from memory.recall.representation import indexed_from_record
-from memory.recall.retrieval import UserIndex
+from memory.recall.retrieval import UserIndex, features_of
 from memory.storage.cache_sync import Change
 from memory.storage.embedding import Vectors
 from memory.storage.store import MemoryStore
@@ -65,6 +66,9 @@ PATHS = ("l1", "l2", "l2-fallback")
 SAMPLE_SIZE = 64
 SAMPLE_USERS = 256
 SAMPLE_TTL_S = 600.0
+# Users known to have more rows than the candidate budget (their L2 recall asks Chroma at
+# once); ~100 bytes a key, so at most ~1 MB.
+LARGE_USERS = 10_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,11 +120,30 @@ def _lexical_terms(query: str) -> tuple[list[str], list[str]]:
     return words, list(dict.fromkeys(phrases))
 
 
-def _entry_of(records: Sequence[MemoryRecord], vectors: Vectors, version: int) -> ScopeEntry:
+def _entry_of(
+    records: Sequence[MemoryRecord],
+    vectors: Vectors,
+    version: int,
+    stored: Sequence[object] | None = None,
+) -> tuple[ScopeEntry, list[tuple[str, str]]]:
+    """An index of `records`, and the (id, features JSON) pairs it had to compute.
+
+    `stored` are the rows' `recall_features`: used when they match the row's text, so indexing
+    a candidate needs no tokenising or time parsing; the rest are computed (and returned, for
+    the caller to store).
+    """
     entry = ScopeEntry(version=version, index=UserIndex())
-    for record, vector in zip(records, vectors, strict=True):
-        entry.put(record, indexed_from_record(record, vector))
-    return entry
+    fresh: list[tuple[str, str]] = []
+    for i, (record, vector) in enumerate(zip(records, vectors, strict=True)):
+        item = indexed_from_record(record, vector)
+        key = features_key(item.text, item.context, item.occurred_at)
+        features = decode(stored[i], key) if stored is not None else None
+        if features is None:
+            features = features_of(item)
+            fresh.append((record.id, encode(features, key)))
+        item.features = features
+        entry.put(record, item)
+    return entry, fresh
 
 
 def _strongest_long_term(entry: ScopeEntry, limit: int) -> list[MemoryRecord]:
@@ -160,6 +183,9 @@ class Recaller:
         self._loading: set[str] = set()
         self._too_large: dict[str, int] = {}  # user key -> the version found too large for L1
         self._samples: OrderedDict[str, tuple[float, np.ndarray]] = OrderedDict()
+        # Users with more rows than the candidate budget -> whether they own their Chroma shard
+        # (their nearest memories are then found without a metadata filter).
+        self._large: OrderedDict[str, bool] = OrderedDict()
         self._samples_lock = threading.Lock()
         store.cache.add(self)
 
@@ -204,10 +230,14 @@ class Recaller:
         now: datetime | None = None,
         record_access: bool = True,
         relevant_only: bool = True,
+        query_vector: np.ndarray | None = None,
     ) -> Recalled:
-        """`recall`, also saying which tier served it (for `recall --explain`)."""
+        """`recall`, also saying which tier served it (for `recall --explain`).
+
+        `query_vector` is the query's embedding when the caller has it already.
+        """
         started = time.perf_counter()
-        vector = await self._embed(query)
+        vector = query_vector if query_vector is not None else await self._embed(query)
         source = await self._source(scope, query, vector)
         hits = self._rank(source, scope, query, vector, k, weights, kinds, now, record_access,
                           relevant_only)  # fmt: skip
@@ -263,50 +293,115 @@ class Recaller:
         if self.preload_on_miss:
             self._spawn_preload(scope, version)
         limit = self.candidates
-        # A user within the candidate budget is ranked over all their rows: exactly L1's
-        # ranking, and no Chroma call is needed to find candidates among so few.
-        records, vectors = await self.store.active_memories(scope, limit=limit + 1)
-        if len(records) <= limit:
-            self.paths["l2"] += count
-            return _Source(_entry_of(records, vectors, version), "l2")
-        path, ids, recent = "l2", [], 0
-        if self.store.index_health.down:
-            path, recent = "l2-fallback", limit
-        else:
-            try:
-                ids = [mid for mid, _ in await self.store.index.query(scope, vector, k=limit)]
-            except VectorIndexError as exc:
-                self.store.index_failed(exc)
-                path, recent = "l2-fallback", limit
         words, phrases = _lexical_terms(query)
-        records, vectors = await self.store.recall_candidates(
-            scope, ids=ids, terms=words, phrases=phrases, limit=limit, recent=recent
-        )
+        path, ids, recent = "l2", [], 0
+        found = None
+        if scope.key not in self._large:
+            # A user within the candidate budget is ranked over all their rows: exactly L1's
+            # ranking, found in one round trip and with no Chroma call.
+            found = await self.store.candidates(scope, terms=words, phrases=phrases, limit=limit)
+            if not found.complete:
+                self._remember_large(scope)
+                found = None
+        if found is None:
+            if self.store.index_health.down:
+                path, recent = "l2-fallback", limit
+            else:
+                try:
+                    ids = await self._nearest(scope, vector, limit)
+                except VectorIndexError as exc:
+                    self.store.index_failed(exc)
+                    path, recent = "l2-fallback", limit
+            found = await self.store.candidates(
+                scope, ids=ids, terms=words, phrases=phrases, limit=limit, recent=recent
+            )
         self.paths[path] += count
-        entry = _entry_of(records, vectors, version)
+        entry, fresh = _entry_of(found.records, found.vectors, version, found.features)
+        self._store_features(scope, fresh)
+        if found.complete:
+            # Every row is indexed: its spread is the user's own, as L1 measures it.
+            return _Source(entry, path)
         return _Source(entry, path, spread=await self._spread(scope, vector))
+
+    async def _nearest(self, scope: Scope, vector: np.ndarray, limit: int) -> list[str]:
+        """Chroma's nearest memories of a large user: unfiltered while they own their shard."""
+        index = self.store.index
+        if self._large.get(scope.key, True):  # not yet known not to own their shard
+            hits, dominant = await index.query_dominant(scope, vector, k=limit)
+            self._large[scope.key] = dominant
+        else:
+            hits = await index.query(scope, vector, k=limit)
+        return [mid for mid, _ in hits]
+
+    def _remember_large(self, scope: Scope) -> None:
+        """Note a user with more rows than the candidate budget (bounded: most recent first)."""
+        self._large[scope.key] = self._large.get(scope.key, True)
+        self._large.move_to_end(scope.key)
+        while len(self._large) > LARGE_USERS:
+            self._large.popitem(last=False)
+
+    def _store_features(self, scope: Scope, fresh: list[tuple[str, str]]) -> None:
+        """Keep computed features in Postgres, off the hot path, so no query computes them again."""
+        if not fresh:
+            return
+
+        async def save() -> None:
+            try:
+                await self.store.save_recall_features(scope, fresh)
+            except Exception as exc:  # only a cost: the next query computes them again
+                log.info("could not store recall features: %s", exc)
+
+        self.store.spawn(save())
+
+    async def backfill_features(self, *, batch: int = 1000) -> int:
+        """Compute and store the recall features of every row that has none; how many. Admin.
+
+        For rows written before features were stored (or by a process with no Recaller);
+        recall computes missing ones itself too, so this only moves that cost off queries.
+        """
+        done, after = 0, ""
+        while True:
+            rows = await self.store.rows_without_features(after=after, limit=batch)
+            if not rows:
+                return done
+            by_scope: dict[Scope, list[tuple[str, str]]] = {}
+            for scope, record in rows:
+                item = indexed_from_record(record, np.zeros(0, dtype=np.float32))
+                key = features_key(item.text, item.context, item.occurred_at)
+                by_scope.setdefault(scope, []).append((record.id, encode(features_of(item), key)))
+            for scope, pairs in by_scope.items():
+                await self.store.save_recall_features(scope, pairs)
+            done += len(rows)
+            after = rows[-1][1].id
+            await asyncio.sleep(0)  # a long backfill shares the loop
 
     async def _spread(self, scope: Scope, vector: np.ndarray) -> tuple[float, float]:
         """Mean and spread of the query's cosine with a random sample of the user's memories.
 
         The sample is kept per user (a user's spread moves little with a few writes) and
         refreshed after the cache's TTL; too small a sample gives the background spread.
+        Samples are held as float16 (48 KB a user) and their bytes are charged to the L1
+        budget (`RecallCache.charge`), so what L2 keeps is bounded by the same setting.
         """
         floor = RankingWeights().floor
         now = time.monotonic()
         with self._samples_lock:
             held = self._samples.get(scope.key)
         if held is None or now - held[0] > SAMPLE_TTL_S:
-            held = (now, await self.store.sample_vectors(scope, SAMPLE_SIZE))
+            sample = (await self.store.sample_vectors(scope, SAMPLE_SIZE)).astype(np.float16)
+            held = (now, sample)
             with self._samples_lock:
+                old = self._samples.pop(scope.key, None)
                 self._samples[scope.key] = held
-                self._samples.move_to_end(scope.key)
+                delta = sample.nbytes - (old[1].nbytes if old is not None else 0)
                 while len(self._samples) > SAMPLE_USERS:
-                    self._samples.popitem(last=False)
+                    _, dropped = self._samples.popitem(last=False)
+                    delta -= dropped[1].nbytes
+            self.cache.charge(delta)
         sample = held[1]
         if len(sample) < floor.min_population:
             return floor.background
-        sims = sample @ vector.astype(np.float32)
+        sims = sample.astype(np.float32) @ vector.astype(np.float32)
         return float(sims.mean()), float(sims.std())
 
     def _rank(
@@ -386,8 +481,9 @@ class Recaller:
         if not self.cache.admits(await self.store.count_active(scope)):
             self._too_large[scope.key] = version
             return 0
-        records, vectors = await self.store.active_memories(scope)
-        entry = _entry_of(records, vectors, version)
+        rows = await self.store.active_with_features(scope)
+        entry, fresh = _entry_of(rows.records, rows.vectors, version, rows.features)
+        self._store_features(scope, fresh)
         # Measuring walks every object of the entry; in slices, so recalls keep being served.
         entry.nbytes = await measure(entry)
         # A change made while loading leaves this entry a version behind: `cache.get` then
@@ -449,13 +545,24 @@ class Recaller:
 
         Only if nothing else changed the user in between (then the next recall reloads).
         """
+        # This process wrote them: compute their recall features once, for the cached entry and
+        # for Postgres (stored off the hot path), so no later query, here or in another
+        # process, tokenises them.
+        items, fresh = [], []
+        for record, vector in zip(records, vectors, strict=True):
+            item = indexed_from_record(record, vector)
+            key = features_key(item.text, item.context, item.occurred_at)
+            item.features = features_of(item)
+            fresh.append((record.id, encode(item.features, key)))
+            items.append(item)
+        self._store_features(scope, fresh)
         entry = self.cache.peek(scope)
         if entry is None or entry.version != version - 1:
             self.cache.invalidate(scope)
             return
-        for record, vector in zip(records, vectors, strict=True):
+        for record, item in zip(records, items, strict=True):
             if record.status.value == "active":
-                entry.put(record, indexed_from_record(record, vector))
+                entry.put(record, item)
         self.cache.bump(scope, version, delta_size=len(records))
 
     def invalidate(self, scope: Scope) -> None:

@@ -16,6 +16,7 @@ from datetime import datetime
 import numpy as np
 
 from memory.recall import retrieval_signals as signals
+from memory.recall.features import Features, compute_features
 from memory.recall.lexical import LexicalIndex, tokenize
 from memory.recall.ranking import RankingWeights, access_boost, recency, top_k
 from memory.recall.relevance import (
@@ -26,7 +27,6 @@ from memory.recall.relevance import (
     word_share,
 )
 from memory.recall.retrieval_columns import Columns
-from memory.recall.temporal import event_ranges, has_time_word
 from memory.recall.temporal_units import as_utc
 from memory.types import MemoryKind, ScoreBreakdown
 
@@ -49,6 +49,15 @@ class IndexedMemory:
     context: str = ""  # what it happened around (neighbouring turns); weaker lexical evidence
     speaker: str | None = None  # who said it; a query naming them favours their memories
     group: str | None = None  # the session/thread it came from; scored as a whole too
+    # Precomputed text features (stored with the row); None: computed on insert.
+    features: Features | None = None
+
+
+def features_of(item: IndexedMemory) -> Features:
+    """The item's text features: the ones it carries, else computed now."""
+    if item.features is not None:
+        return item.features
+    return compute_features(item.text, _own_text(item), item.context, item.occurred_at)
 
 
 def _own_text(item: IndexedMemory) -> str:
@@ -110,10 +119,11 @@ class UserIndex:
         slot = cols.allocate()
         self._slots[item.id], self._ids[slot] = slot, item.id
         self._spans[slot] = max(1, int(item.span))
-        tokens = tokenize(item.text)
+        features = features_of(item)
+        tokens = features.tokens
         self._tokens[slot] = tokens
         self._own.add(slot, tokens)
-        self._window.add(slot, tokens + tokenize(item.context))
+        self._window.add(slot, tokens + features.context_tokens)
         cols.vectors[slot] = vector
         cols.alive[slot] = True
         occurred = as_utc(item.occurred_at)
@@ -128,10 +138,8 @@ class UserIndex:
             gslot = self._group_ids.setdefault(item.group, len(self._group_ids))
             cols.group[slot] = gslot
             self._groups.add(gslot, tokens)
-        own = _own_text(item)
-        events = event_ranges(own, occurred)  # [the day itself, *times the text names]
-        cols.dated[slot] = len(events) > 1 or has_time_word(own)
-        cols.set_events(slot, events)
+        cols.dated[slot] = features.dated
+        cols.set_events(slot, list(features.events))  # [the day itself, *times the text names]
 
     def search(
         self,

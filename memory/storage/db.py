@@ -40,6 +40,12 @@ class Connection(Protocol):
         """Run a statement once per argument tuple."""
         ...
 
+    async def copy_records_to_table(
+        self, table_name: str, *, records: Iterable[Sequence[Any]], columns: Sequence[str]
+    ) -> str:
+        """COPY rows into a table (binary protocol); returns the status tag."""
+        ...
+
     def transaction(self) -> AbstractAsyncContextManager[Any]:
         """A transaction block (`async with conn.transaction():`)."""
         ...

@@ -250,6 +250,42 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX memory_images_scope ON memory_images (tenant_id, user_id);
     """,
+    # 9: recall at any size without a scan of the user's rows.
+    # - `cjk_grams`: the characters and character bigrams of every CJK run of a memory's text
+    #   and context, each prefixed with a digest of its owner, in a GIN index. Chinese has no
+    #   spaces, so the `tsv` column holds a whole sentence as one token; without this a Chinese
+    #   query could only `LIKE`-scan the user's rows. The owner prefix makes a lookup touch that
+    #   user's entries only, however many other users share a common bigram. Computed by
+    #   Postgres itself (a generated column), so every write path fills it and adding the column
+    #   fills it for rows written before; no extension is needed.
+    # - `recall_features`: what ranking derives from a memory's text (tokens, the times it
+    #   names), written by the recall layer so a query never re-parses its candidates; it names
+    #   the text it was computed from and is recomputed when that text changes.
+    # - `index_layouts`: the Chroma layout (shard count) last migrated to per prefix, so opening
+    #   the store checks Chroma's collections only when the configured layout differs.
+    r"""
+    CREATE FUNCTION lma_cjk_grams(owner text, body text) RETURNS text[]
+        LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+        SELECT coalesce(array_agg(DISTINCT owner || g), '{}') FROM (
+            SELECT substr(run[1], i, n) AS g
+            FROM regexp_matches(body, '[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff]+',
+                                'g') AS run,
+                 generate_series(1, length(run[1])) AS i,
+                 (VALUES (1), (2)) AS sizes (n)
+            WHERE i + n - 1 <= length(run[1])
+        ) grams
+    $$;
+    ALTER TABLE memories ADD COLUMN cjk_grams text[] GENERATED ALWAYS AS
+        (lma_cjk_grams(left(md5(tenant_id || ' ' || user_id), 8), content || ' ' || context))
+        STORED;
+    CREATE INDEX memories_cjk_grams ON memories USING gin (cjk_grams);
+    ALTER TABLE memories ADD COLUMN recall_features jsonb;
+    CREATE TABLE index_layouts (
+        prefix      text PRIMARY KEY,
+        shards      integer NOT NULL,
+        checked_at  timestamptz NOT NULL DEFAULT now()
+    );
+    """,
 ]
 
 

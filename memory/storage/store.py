@@ -17,12 +17,14 @@ ranks them itself.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import logging
 import re
 import time
 from collections.abc import AsyncIterator, Collection, Coroutine, Sequence
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
@@ -165,6 +167,22 @@ class IndexHealth:
     def down(self) -> bool:
         """Whether the last call to Chroma failed (and no probe has seen it back since)."""
         return self.down_since is not None
+
+
+@dataclass(frozen=True, slots=True)
+class Candidates:
+    """Rows that may answer a query, with their vectors and stored recall features."""
+
+    records: list[MemoryRecord]
+    vectors: Vectors
+    features: list[Any]  # each row's stored `recall_features` (JSON), or None
+    complete: bool  # every active row of the user is here
+
+
+def cjk_owner(scope: Scope) -> str:
+    """The owner prefix of a user's `cjk_grams` entries (as the column's SQL computes it)."""
+    owner = f"{scope.tenant_id} {scope.user_id}".encode()
+    return hashlib.md5(owner, usedforsecurity=False).hexdigest()[:8]
 
 
 class MemoryStore:
@@ -421,7 +439,46 @@ class MemoryStore:
             )
         if left:
             raise VectorIndexError(f"{left} memories are not indexed yet; old layout kept")
-        return done, await self.index.drop_other_layouts()
+        dropped = await self.index.drop_other_layouts()
+        await self._record_layout()
+        return done, dropped
+
+    async def ensure_layout(self) -> tuple[int, list[str]]:
+        """Move an old Chroma layout (another shard count) to the configured one, if any.
+
+        The layout last migrated to is recorded per collection prefix in Postgres, so when it
+        matches the settings this is one indexed lookup and Chroma is not asked. Otherwise the
+        prefix's collections are listed; if another layout's exist every kept row is indexed
+        again into the new ones and the old ones are dropped (they would otherwise keep what
+        is deleted later). Returns (memories indexed again, collections dropped).
+        """
+        prefix, shards = self.index.settings.chroma_prefix, self.index.settings.chroma_shards
+        async with self.pool.acquire() as conn:
+            recorded = await conn.fetchval(
+                "SELECT shards FROM index_layouts WHERE prefix = $1", prefix
+            )
+        if recorded == shards:
+            return 0, []
+        if not await self.index.other_layouts():
+            await self._record_layout()
+            return 0, []
+        moved, dropped = await self.rebuild_index()
+        log.warning(
+            "Chroma layout changed: indexed %d memories again, dropped %s",
+            moved,
+            ", ".join(dropped),
+        )
+        return moved, dropped
+
+    async def _record_layout(self) -> None:
+        settings = self.index.settings
+        async with self.pool.acquire() as conn:
+            await conn.execute(
+                "INSERT INTO index_layouts (prefix, shards) VALUES ($1, $2) ON CONFLICT (prefix)"
+                " DO UPDATE SET shards = $2, checked_at = now()",
+                settings.chroma_prefix,
+                settings.chroma_shards,
+            )
 
     # -- reading -----------------------------------------------------------------------------
 
@@ -510,50 +567,143 @@ class MemoryStore:
         limit: int = 200,
         recent: int = 0,
     ) -> tuple[list[MemoryRecord], Vectors]:
-        """Active memories of one user that may answer a query, with their stored vectors.
+        """`candidates` without the recall features (records and vectors only)."""
+        found = await self.candidates(
+            scope, ids=ids, terms=terms, phrases=phrases, limit=limit, recent=recent, whole=False
+        )
+        return found.records, found.vectors
 
-        The union of: `ids` (the dense leg's hits from Chroma); up to `limit` lexical matches
-        (`terms` are words, or stems ending in `*` for a prefix match, searched in the `tsv`
-        column; `phrases` are substrings, for scripts without spaces, which `tsv` does not
-        split); up to `limit` rows Chroma has not indexed yet (so a lagging index hides
-        nothing); and, with `recent`, the user's most recent and most important rows (when
-        Chroma is down and there is no dense leg).
+    async def candidates(
+        self,
+        scope: Scope,
+        *,
+        ids: Sequence[str] = (),
+        terms: Sequence[str] = (),
+        phrases: Sequence[str] = (),
+        limit: int = 200,
+        recent: int = 0,
+        whole: bool = True,
+    ) -> Candidates:
+        """Active memories of one user that may answer a query, in one round trip.
+
+        With `whole`, a user with no more than `limit` active memories gets all of them
+        (`complete`: ranking them all is exactly L1's ranking). Otherwise the union of: `ids`
+        (the dense leg's hits from Chroma); up to `limit` lexical matches (`terms` are words, or
+        stems ending in `*` for a prefix match, searched in the `tsv` column; `phrases` are CJK
+        characters or bigrams, looked up in the `cjk_grams` index, since `tsv` does not split
+        text without spaces); up to `limit` rows Chroma has not indexed yet (so a lagging index
+        hides nothing); and, with `recent`, the user's most recent and most important rows
+        (when Chroma is down and there is no dense leg). Each row comes with its stored vector
+        and its stored recall features (see `memory.recall.features`).
         """
         query = " | ".join(_tsquery_terms(terms))
-        patterns = ["%" + _like_escape(p) + "%" for p in phrases[:MAX_LEXICAL_TERMS] if p]
+        owner = cjk_owner(scope)
+        grams = list(dict.fromkeys(owner + p for p in phrases if 0 < len(p) <= 2))
         async with self.pool.acquire() as conn:
             rows = await conn.fetch(
                 f"""
-                WITH lexical AS (
-                    SELECT id FROM memories WHERE {_MINE}
-                    AND (($3 <> '' AND tsv @@ to_tsquery('simple', $3))
-                         OR (content || ' ' || context) LIKE ANY($4::text[]))
+                WITH small AS (
+                    SELECT $8::boolean AND count(*) <= $5 AS yes
+                    FROM (SELECT 1 FROM memories WHERE {_MINE} LIMIT $5 + 1) mine
+                ), lexical AS (
+                    -- Ranking every match of a common word costs ~20 us a row: for a user with
+                    -- 200,000 memories, hundreds of ms. At most 25 matches per candidate are
+                    -- ranked; rare words (names, numbers: what the lexical leg is for) have fewer
+                    -- matches than that and are always found whole.
+                    SELECT id FROM (
+                        SELECT id, tsv, occurred_at FROM memories WHERE {_MINE} AND $3 <> ''
+                        AND tsv @@ to_tsquery('simple', $3) AND NOT (SELECT yes FROM small)
+                        LIMIT 25 * $5
+                    ) matches
                     ORDER BY ts_rank(tsv, to_tsquery('simple', $3)) DESC, occurred_at DESC
+                    LIMIT $5
+                ), grams AS (
+                    SELECT id FROM memories WHERE {_MINE} AND cjk_grams && $4::text[]
+                    AND NOT (SELECT yes FROM small)
+                    ORDER BY (SELECT count(*) FROM unnest(cjk_grams) g WHERE g = ANY($4::text[]))
+                             DESC, occurred_at DESC
                     LIMIT $5
                 ), lagging AS (
                     SELECT id FROM memories WHERE {_MINE} AND indexed_at IS NULL
-                    ORDER BY created_at DESC LIMIT $5
+                    AND NOT (SELECT yes FROM small) ORDER BY created_at DESC LIMIT $5
                 ), recent AS (
-                    SELECT id FROM memories WHERE {_MINE} ORDER BY occurred_at DESC LIMIT $6
+                    SELECT id FROM memories WHERE {_MINE} AND NOT (SELECT yes FROM small)
+                    ORDER BY occurred_at DESC LIMIT $6
                 ), important AS (
-                    SELECT id FROM memories WHERE {_MINE}
+                    SELECT id FROM memories WHERE {_MINE} AND NOT (SELECT yes FROM small)
                     ORDER BY pinned DESC, importance DESC LIMIT $6
                 )
-                SELECT {RECORD_COLUMNS}, embedding FROM memories WHERE {_MINE} AND id IN (
-                    SELECT unnest($7::text[]) UNION SELECT id FROM lexical
-                    UNION SELECT id FROM lagging UNION SELECT id FROM recent
-                    UNION SELECT id FROM important
-                )
+                -- One row even when no memory qualifies: `complete` is always answered.
+                -- Two branches, not one OR: each is then planned on its own index (the user's
+                -- rows, or the candidates' ids), never as a scan of the user's rows.
+                SELECT small.yes AS complete, found.* FROM small LEFT JOIN (
+                    SELECT {RECORD_COLUMNS}, embedding, recall_features
+                    FROM memories WHERE {_MINE} AND (SELECT yes FROM small)
+                    UNION ALL
+                    SELECT {RECORD_COLUMNS}, embedding, recall_features
+                    FROM memories WHERE {_MINE} AND NOT (SELECT yes FROM small) AND id IN (
+                        SELECT unnest($7::text[]) UNION SELECT id FROM lexical
+                        UNION SELECT id FROM grams UNION SELECT id FROM lagging
+                        UNION SELECT id FROM recent UNION SELECT id FROM important
+                    )
+                ) found ON true
                 """,
                 scope.tenant_id,
                 scope.user_id,
                 query,
-                patterns,
+                grams[: 2 * MAX_LEXICAL_TERMS],
                 limit,
                 recent,
                 list(ids),
+                whole,
             )
-        return await self.vectors_for(rows)
+        complete = bool(rows[0]["complete"])
+        rows = [r for r in rows if r["id"] is not None]
+        records, vectors = await self.vectors_for(rows)
+        return Candidates(records, vectors, [r["recall_features"] for r in rows], complete)
+
+    async def active_with_features(self, scope: Scope) -> Candidates:
+        """All the user's active, unexpired memories with vectors and stored recall features."""
+        async with self.pool.acquire() as conn:
+            rows = await conn.fetch(
+                f"SELECT {RECORD_COLUMNS}, embedding, recall_features FROM memories"
+                f" WHERE {_MINE}",
+                scope.tenant_id,
+                scope.user_id,
+            )
+        records, vectors = await self.vectors_for(rows)
+        return Candidates(records, vectors, [r["recall_features"] for r in rows], True)
+
+    async def save_recall_features(self, scope: Scope, features: Sequence[tuple[str, str]]) -> None:
+        """Store (memory id, features JSON) pairs computed by recall; no version change.
+
+        Features are derived from the row, not part of it: other processes' caches stay valid.
+        """
+        if not features:
+            return
+        async with self.pool.acquire() as conn:
+            await conn.execute(
+                "UPDATE memories m SET recall_features = f.v::jsonb"
+                " FROM unnest($3::text[], $4::text[]) AS f (id, v)"
+                " WHERE m.tenant_id = $1 AND m.user_id = $2 AND m.id = f.id",
+                scope.tenant_id,
+                scope.user_id,
+                [mid for mid, _ in features],
+                [value for _, value in features],
+            )
+
+    async def rows_without_features(
+        self, *, after: str = "", limit: int = 1000
+    ) -> list[tuple[Scope, MemoryRecord]]:
+        """Kept rows with no recall features yet, by id after `after` (a backfill's pages)."""
+        async with self.pool.acquire() as conn:
+            rows = await conn.fetch(
+                f"SELECT {RECORD_COLUMNS} FROM memories WHERE id > $1"
+                " AND recall_features IS NULL AND status <> 'deleted' ORDER BY id LIMIT $2",
+                after,
+                limit,
+            )
+        return [(Scope(r["tenant_id"], r["user_id"]), record_from_row(r)) for r in rows]
 
     async def sample_vectors(self, scope: Scope, n: int) -> Vectors:
         """Stored vectors of up to `n` of the user's active memories, a uniform sample.
@@ -872,10 +1022,6 @@ def _tsquery_terms(terms: Sequence[str]) -> list[str]:
     return out
 
 
-def _like_escape(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-
-
 def _write_detail(record: MemoryRecord) -> str:
     return json.dumps(
         {
@@ -889,9 +1035,16 @@ def _write_detail(record: MemoryRecord) -> str:
 
 @asynccontextmanager
 async def open_store(
-    settings: Settings | None = None, *, reindex_on_start: bool = True
+    settings: Settings | None = None,
+    *,
+    reindex_on_start: bool = True,
+    migrate_layout: bool = True,
 ) -> AsyncIterator[MemoryStore]:
-    """Open the stores (embedded defaults unless URLs are set) and close them cleanly."""
+    """Open the stores (embedded defaults unless URLs are set) and close them cleanly.
+
+    Every opening moves an old Chroma layout to the configured one (`ensure_layout`: one
+    Postgres lookup when nothing changed); `reindex_on_start` also indexes rows Chroma missed.
+    """
     settings = settings or Settings.from_env()
     # Side by side: starting the embedded PostgreSQL waits on a subprocess while loading the
     # ONNX model is CPU work; together they are most of a CLI command's ~1 s start-up.
@@ -913,17 +1066,13 @@ async def open_store(
             index_in_background=settings.index_in_background,
             index_linger_s=max(0, settings.index_linger_ms) / 1000,
         )
+        if migrate_layout:
+            try:
+                await store.ensure_layout()
+            except Exception as exc:  # opening must not fail because Chroma is away
+                log.warning("Chroma layout check skipped: %s", exc)
         if reindex_on_start:
             try:
-                if await store.index.other_layouts():
-                    # The shard count changed: move every row into the new collections, then
-                    # drop the old ones (they would otherwise keep what is deleted later).
-                    moved, dropped = await store.rebuild_index()
-                    log.warning(
-                        "Chroma layout changed: indexed %d memories again, dropped %s",
-                        moved,
-                        ", ".join(dropped),
-                    )
                 pending = await store.reindex()
                 if pending:
                     log.info("indexed %d memories that were not yet in Chroma", pending)
@@ -940,4 +1089,4 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
-__all__ = ["MemoryInputError", "MemoryStore", "open_store", "utcnow"]
+__all__ = ["Candidates", "MemoryInputError", "MemoryStore", "cjk_owner", "open_store", "utcnow"]

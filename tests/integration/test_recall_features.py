@@ -1,0 +1,242 @@
+"""L2 at any size: stored recall features, the indexed Chinese leg, the layout on every open.
+
+Real Postgres, a real `chroma run` server and the real embedding model; no LLM is involved.
+"""
+
+from __future__ import annotations
+
+import argparse
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import replace
+from pathlib import Path
+
+import asyncpg
+import numpy as np
+import pytest
+
+from memory.recall.features import compute_features, decode, features_key
+from memory.recall.recaller import Recaller
+from memory.recall.representation import indexed_from_record
+from memory.recall.retrieval import features_of
+from memory.settings import Settings
+from memory.storage.migrations import MIGRATIONS
+from memory.storage.rows import INSERT_SQL, insert_params, new_id
+from memory.storage.store import MemoryStore, cjk_owner, open_store
+from memory.system import recaller
+from memory.types import NewMemory, Scope, ScoreBreakdown
+from tests.integration.test_recall_tiers import QUERIES, TOPICS
+from tests.support.chroma_server import ChromaServer
+from tests.support.memory_stores import truncate
+from tests.support.postgres import PostgresServer
+
+pytestmark = pytest.mark.asyncio
+
+MEI = Scope("features", "mei")
+COUSIN = "我的表妹王小红在杭州开了一家花店"  # "My cousin Wang Xiaohong opened a flower shop"
+COUSIN_QUERY = "王小红开了什么店？"  # "What shop did Wang Xiaohong open?"
+
+
+def _settings(url: str, data_dir: Path, model_dir: Path, chroma_url: str, **extra: int) -> Settings:
+    return Settings(
+        database_url=url,
+        chroma_url=chroma_url,
+        data_dir=data_dir,
+        embedding_model_dir=model_dir,
+        chroma_prefix="feat" + uuid.uuid4().hex[:12],  # the Chroma server is shared
+        recall_l2_candidates=extra.pop("recall_l2_candidates", 8),
+        **extra,  # type: ignore[arg-type]
+    )
+
+
+@pytest.fixture
+async def store(
+    pg_db_url: str, tmp_data_dir: Path, embedding_model_dir: Path, chroma_server: ChromaServer
+) -> AsyncIterator[MemoryStore]:
+    settings = _settings(pg_db_url, tmp_data_dir, embedding_model_dir, chroma_server.url)
+    async with open_store(settings) as s:
+        await truncate(s)
+        yield s
+
+
+def _cold(r: Recaller) -> None:
+    r.cache.clear()
+    r.preload_on_miss = False
+
+
+async def _corpus(store: MemoryStore, scope: Scope, *extra: str) -> list[str]:
+    texts = [t for group in TOPICS.values() for t in group] + list(extra)
+    records = await store.write_many(scope, [NewMemory(t) for t in texts])
+    return [r.id for r in records]
+
+
+async def test_chinese_memory_with_no_dense_match_is_found_through_the_index(
+    store: MemoryStore,
+) -> None:
+    ids = await _corpus(store, MEI, COUSIN)
+    cousin = ids[-1]
+    r = recaller(store)
+    assert len(ids) > r.candidates  # L2 has to choose candidates
+    # Chroma loses the memory (it stays marked as indexed, so no "not yet indexed" leg finds it
+    # either): only the Postgres lexical leg can bring it back.
+    await store.index.delete(MEI, [cousin])
+    vector = (await store.embedder.aembed([COUSIN_QUERY]))[0]
+    assert cousin not in {mid for mid, _ in await store.index.query(MEI, vector, k=50)}
+
+    # Its character bigrams are in the indexed column, owned by this user only.
+    found = await store.candidates(MEI, phrases=["小红"], limit=r.candidates)
+    assert not found.complete and [rec.id for rec in found.records] == [cousin]
+    other = await store.candidates(Scope("features", "someone-else"), phrases=["小红"])
+    assert other.records == []
+
+    _cold(r)
+    recalled = await r.recall_traced(MEI, COUSIN_QUERY, k=3, record_access=False)
+    assert recalled.path == "l2"
+    assert recalled.hits and recalled.hits[0].record.id == cousin
+
+
+async def test_cold_recall_stores_features_and_ranks_like_l1_on_mixed_text(
+    pg_db_url: str, tmp_data_dir: Path, embedding_model_dir: Path, chroma_server: ChromaServer
+) -> None:
+    # A candidate budget above the corpus: L2 ranks every row, so its ranking must be L1's
+    # exactly, score for score, whether features were computed or read back from Postgres.
+    settings = _settings(
+        pg_db_url, tmp_data_dir, embedding_model_dir, chroma_server.url, recall_l2_candidates=64
+    )
+    queries = [*QUERIES, COUSIN_QUERY, "上周我在做什么？", "what did I do last week?"]
+    async with open_store(settings) as store:
+        await truncate(store)
+        r = Recaller(store)
+        # Written through a second store with no recall layer on it (as by another process
+        # without one): no features are stored with the rows.
+        async with open_store(settings, reindex_on_start=False) as other:
+            await _corpus(other, MEI, COUSIN)
+        assert len(await store.rows_without_features()) == len(await _all(store, MEI))
+        for round_ in ("computed", "stored"):
+            for query in queries:
+                _cold(r)
+                cold = await r.recall_traced(MEI, query, k=6, record_access=False,
+                                             relevant_only=False)  # fmt: skip
+                await store.drain()  # the features this recall computed are stored
+                assert await r.preload(MEI) > 0
+                warm = await r.recall_traced(MEI, query, k=6, record_access=False,
+                                             relevant_only=False)  # fmt: skip
+                assert (cold.path, warm.path) == ("l2", "l1")
+                assert [h.record.id for h in cold.hits] == [h.record.id for h in warm.hits], query
+                for a, b in zip(cold.hits, warm.hits, strict=True):
+                    # Equal up to float32 summation order (rows arrive in another order).
+                    assert a.score == pytest.approx(b.score, abs=1e-6), (round_, query)
+                    assert _terms(a.breakdown) == pytest.approx(_terms(b.breakdown), abs=1e-6)
+                    assert a.breakdown.relevance is not None and b.breakdown.relevance is not None
+                    assert a.breakdown.relevance.passed == b.breakdown.relevance.passed
+            assert await store.rows_without_features() == []
+
+
+def _terms(b: ScoreBreakdown) -> list[float]:
+    return [b.similarity, b.lexical, b.recency, b.importance, b.access, b.temporal]
+
+
+async def _all(store: MemoryStore, scope: Scope) -> list[str]:
+    return [r.id for r in await store.list_memories(scope, limit=1000)]
+
+
+async def test_rows_written_before_the_migration_are_filled(
+    _pg_session: PostgresServer,
+    tmp_data_dir: Path,
+    embedding_model_dir: Path,
+    chroma_server: ChromaServer,
+) -> None:
+    url = _pg_session.create_database()
+    conn = await asyncpg.connect(url)
+    old = [(new_id(), NewMemory(COUSIN)), (new_id(), NewMemory("I repaired my bike on 3 May"))]
+    try:  # the schema as it was, with rows written then
+        await conn.execute(
+            "CREATE TABLE schema_migrations (version integer PRIMARY KEY,"
+            " applied_at timestamptz NOT NULL DEFAULT now())"
+        )
+        for number, sql in enumerate(MIGRATIONS[:8], start=1):
+            await conn.execute(sql)
+            await conn.execute("INSERT INTO schema_migrations (version) VALUES ($1)", number)
+        vector = np.zeros(384, dtype=np.float32)
+        vector[0] = 1.0
+        for mid, memory in old:
+            params = insert_params(mid, MEI.tenant_id, MEI.user_id, memory, vector, "old")
+            await conn.fetchrow(INSERT_SQL, *params)
+    finally:
+        await conn.close()
+    settings = _settings(url, tmp_data_dir, embedding_model_dir, chroma_server.url)
+    async with open_store(settings) as store:  # applies the new migration, indexes the rows
+        async with store.pool.acquire() as c:
+            grams = await c.fetchval("SELECT cjk_grams FROM memories WHERE id = $1", old[0][0])
+            latin = await c.fetchval("SELECT cjk_grams FROM memories WHERE id = $1", old[1][0])
+        owner = cjk_owner(MEI)
+        assert {owner + "小红", owner + "花店", owner + "店"} <= set(grams)
+        assert latin == []
+        waiting = await store.rows_without_features()
+        assert {record.id for _, record in waiting} == {mid for mid, _ in old}
+        assert await Recaller(store).backfill_features(batch=1) == 2
+        assert await store.rows_without_features() == []
+        found = await store.candidates(MEI, limit=10)
+        assert found.complete and len(found.records) == 2
+        for record, stored in zip(found.records, found.features, strict=True):
+            item = indexed_from_record(record, found.vectors[0])
+            key = features_key(item.text, item.context, item.occurred_at)
+            assert decode(stored, key) == features_of(item)
+            assert decode(stored, key) == compute_features(
+                item.text, item.text, item.context, item.occurred_at
+            )
+            assert decode(stored, "another text's key") is None  # an edit invalidates them
+    _pg_session.drop_database(url.rsplit("/", 1)[-1])
+
+
+async def test_stats_moves_an_old_chroma_layout(
+    pg_db_url: str,
+    tmp_data_dir: Path,
+    embedding_model_dir: Path,
+    chroma_server: ChromaServer,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from agent.commands.stats import stats
+
+    one = _settings(pg_db_url, tmp_data_dir, embedding_model_dir, chroma_server.url)
+    one = replace(one, chroma_shards=1)
+    async with open_store(one) as store:
+        await truncate(store)
+        ids = await _corpus(store, MEI)
+    for name, value in {
+        "DATABASE_URL": pg_db_url,
+        "CHROMA_URL": chroma_server.url,
+        "MEMORY_DATA_DIR": str(tmp_data_dir),
+        "MEMORY_EMBEDDING_MODEL_DIR": str(embedding_model_dir),
+        "MEMORY_CHROMA_PREFIX": one.chroma_prefix,
+        "MEMORY_CHROMA_SHARDS": "4",
+    }.items():
+        monkeypatch.setenv(name, value)
+    assert await stats(argparse.Namespace(tenant=None, json=True)) == 0
+    sharded = Settings.from_env()
+    async with open_store(sharded, reindex_on_start=False, migrate_layout=False) as store:
+        assert await store.index.other_layouts() == []  # stats moved it; nothing else ran
+        assert await store.index.count_scope(MEI) == len(ids)
+        assert await store.ensure_layout() == (0, [])  # recorded: Chroma is not asked again
+
+
+async def test_a_user_who_owns_the_shard_is_searched_without_a_filter(
+    pg_db_url: str, tmp_data_dir: Path, embedding_model_dir: Path, chroma_server: ChromaServer
+) -> None:
+    settings = _settings(pg_db_url, tmp_data_dir, embedding_model_dir, chroma_server.url)
+    async with open_store(replace(settings, chroma_shards=1)) as store:
+        whale, minnow = Scope("features", "whale"), Scope("features", "minnow")
+        rng = np.random.default_rng(7)
+        vectors = rng.standard_normal((105, 384)).astype(np.float32)
+        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        owners = [whale] * 100 + [minnow] * 5
+        ids = [f"{o.user_id}-{i}" for i, o in enumerate(owners)]
+        await store.index.upsert_many_users("episodic", owners, ids, vectors)
+        query = vectors[3] + 0.1 * vectors[102]
+        for scope, expect_dominant in ((whale, True), (minnow, False)):
+            filtered = await store.index.query(scope, query, k=8)
+            hits, dominant = await store.index.query_dominant(scope, query, k=8)
+            assert dominant is expect_dominant
+            # The same neighbours, and never another user's entry.
+            assert [h[0] for h in hits] == [h[0] for h in filtered]
+            assert all(mid.startswith(scope.user_id + "-") for mid, _ in hits)
