@@ -13,14 +13,13 @@ next batch, up to `max_pending` recalls; beyond that the oldest are dropped, wit
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import json
 import logging
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from memory.storage.batch_queue import BatchQueue
 from memory.storage.db import Database
 from memory.types import Scope
 
@@ -52,86 +51,49 @@ class AccessLog:
     ) -> None:
         """Write through `pool`, `linger_s` after the first of a batch."""
         self._pool = pool
-        self.linger_s = max(0.0, linger_s)
         self.max_pending = max(1, max_pending)
-        self._queue: list[_Access] = []
-        self._busy = 0
-        self._wake: asyncio.Event | None = None
-        self._hurry: asyncio.Event | None = None
-        self._idle: asyncio.Event | None = None
-        self._task: asyncio.Task[None] | None = None
+        self._queue: BatchQueue[_Access] = BatchQueue(
+            self._write, linger_s=linger_s, retry_s=RETRY_S
+        )
         self.batches = 0
         self.written = 0
         self.dropped = 0
 
     @property
+    def linger_s(self) -> float:
+        """How long a batch waits for more recalls after its first."""
+        return self._queue.linger_s
+
+    @linger_s.setter
+    def linger_s(self, value: float) -> None:
+        self._queue.linger_s = max(0.0, value)
+
+    @property
     def pending(self) -> int:
         """Recalls recorded and not yet written."""
-        return len(self._queue) + self._busy
+        return self._queue.pending
 
     def add(self, scope: Scope, ids: Sequence[str], query_chars: int) -> None:
         """Queue one recall's use of `ids`; returns at once."""
         if not ids:
             return
-        self._queue.append(_Access(scope, tuple(ids), max(0, int(query_chars))))
-        if len(self._queue) > self.max_pending:
-            extra = len(self._queue) - self.max_pending
-            del self._queue[:extra]
+        self._queue.put([_Access(scope, tuple(ids), max(0, int(query_chars)))])
+        extra = self._queue.drop_oldest(self.max_pending)
+        if extra:
             self.dropped += extra
             log.warning("access statistics backlog full; dropped the %d oldest", extra)
-        if self._wake is None or self._hurry is None or self._idle is None:
-            self._wake, self._hurry, self._idle = asyncio.Event(), asyncio.Event(), asyncio.Event()
-        self._idle.clear()
-        if self._task is None or self._task.done():
-            self._task = asyncio.get_running_loop().create_task(self._run())
-        self._wake.set()
 
     async def flush(self) -> None:
         """Wait until what is queued has been written (or has failed and is kept for later)."""
-        if self._task is None or self._task.done() or self._idle is None or self._hurry is None:
-            return
-        if self.pending:
-            self._hurry.set()
-            await asyncio.shield(self._idle.wait())
+        await self._queue.flush()
 
     async def close(self) -> None:
         """Write what is queued, then stop the worker."""
         await self.flush()
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
-
-    async def _run(self) -> None:
-        assert self._wake is not None and self._hurry is not None and self._idle is not None
-        while True:
-            await self._wake.wait()
-            if self.linger_s and not self._hurry.is_set():
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._hurry.wait(), self.linger_s)
-            self._wake.clear()
-            self._hurry.clear()
-            batch, self._queue = self._queue, []
-            self._busy = len(batch)
-            try:
-                await self._write(batch)
-                self.batches += 1
-                self.written += len(batch)
-            except Exception as exc:  # kept for the next batch: statistics never fail a turn
-                log.warning("writing access statistics failed; retrying later: %s", exc)
-                self._queue[:0] = batch
-                self._busy = 0
-                self._idle.set()  # a flush waits for this attempt only, not for Postgres
-                await asyncio.sleep(RETRY_S)
-                self._wake.set()
-                continue
-            finally:
-                self._busy = 0
-            if not self._queue:
-                self._idle.set()
+        await self._queue.close()
 
     async def _write(self, batch: list[_Access]) -> None:
+        """One transaction for the batch; raises (and the batch is retried) if it fails."""
         counts: Counter[tuple[str, str, str]] = Counter()
         for access in batch:
             for memory_id in access.ids:
@@ -160,6 +122,8 @@ class AccessLog:
                     for a in batch
                 ],
             )
+        self.batches += 1
+        self.written += len(batch)
 
 
 __all__ = ["AccessLog"]

@@ -24,13 +24,12 @@ Used by `MemoryStore.write_many` and reusable by any bulk writer that wants the 
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 
 import numpy as np
 
+from memory.storage.batch_queue import BatchQueue
 from memory.storage.embedding import Vectors
 from memory.types import MemoryRecord, Scope
 
@@ -66,24 +65,25 @@ class BackgroundIndexer:
         """Index through `sink`; `catch_up` after a dropped submission or a failed batch."""
         self._sink = sink
         self._catch_up = catch_up
-        self.linger_s = max(0.0, linger_s)
         self.max_pending = max(1, max_pending)
-        self._queue: list[tuple[MemoryRecord, np.ndarray]] = []
-        self._busy = 0  # rows taken from the queue by the running batch
+        self._queue: BatchQueue[tuple[MemoryRecord, np.ndarray]] = BatchQueue(
+            self._index, linger_s=linger_s, on_drained=self._drained
+        )
         self._behind = False  # some rows were not queued or not indexed: catch up later
-        self._wake: asyncio.Event | None = None
-        self._hurry: asyncio.Event | None = None
-        self._idle: asyncio.Event | None = None
-        self._task: asyncio.Task[None] | None = None
         self._closed = False
         self.batches = 0  # upserts made (for benchmarks: rows per upsert = indexed / batches)
         self.indexed = 0
         self.dropped = 0  # rows left to the catch-up because the queue was full
 
     @property
+    def linger_s(self) -> float:
+        """How long a batch waits for more rows after its first."""
+        return self._queue.linger_s
+
+    @property
     def pending(self) -> int:
         """Rows submitted and not yet upserted (queued or in the running batch)."""
-        return len(self._queue) + self._busy
+        return self._queue.pending
 
     def submit(self, scope: Scope, records: Sequence[MemoryRecord], vectors: Vectors) -> None:
         """Queue stored rows (of `scope`) for indexing; returns at once.
@@ -102,60 +102,25 @@ class BackgroundIndexer:
             self._behind = True
             log.info("index queue full or closed; %d memories left to the catch-up", len(records))
             if not self._closed:
-                self._ensure_worker().set()  # it catches up once what is queued is indexed
+                self._queue.wake()  # it catches up once what is queued is indexed
             return
-        self._queue.extend(zip(records, vectors, strict=True))
-        self._ensure_worker().set()
-
-    def _ensure_worker(self) -> asyncio.Event:
-        if self._wake is None or self._hurry is None or self._idle is None:
-            self._wake, self._hurry, self._idle = asyncio.Event(), asyncio.Event(), asyncio.Event()
-        self._idle.clear()
-        if self._task is None or self._task.done():
-            self._task = asyncio.get_running_loop().create_task(self._run())
-        return self._wake
+        self._queue.put(list(zip(records, vectors, strict=True)))
 
     async def flush(self) -> None:
         """Wait until every row submitted so far has been upserted (or found Chroma down)."""
-        if self._task is None or self._task.done() or self._idle is None or self._hurry is None:
-            return
-        if self.pending or self._behind:
-            self._hurry.set()
-            await asyncio.shield(self._idle.wait())
+        await self._queue.flush(force=self._behind)
 
     async def close(self) -> None:
         """Flush, then stop the worker; later submissions are left to the catch-up."""
         await self.flush()
         self._closed = True
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await self._queue.close()
 
-    async def _run(self) -> None:
-        assert self._wake is not None and self._hurry is not None and self._idle is not None
-        while True:
-            await self._wake.wait()
-            if self.linger_s and not self._hurry.is_set():
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._hurry.wait(), self.linger_s)
-            self._wake.clear()
-            self._hurry.clear()
-            batch, self._queue = self._queue, []
-            self._busy = len(batch)
-            try:
-                await self._index(batch)
-            finally:
-                self._busy = 0
-            if not self._queue:
-                if self._behind:
-                    await self._run_catch_up()
-                self._idle.set()
+    async def _drained(self) -> None:
+        if self._behind:
+            await self._run_catch_up()
 
     async def _index(self, batch: list[tuple[MemoryRecord, np.ndarray]]) -> None:
-        if not batch:
-            return
         records = [r for r, _ in batch]
         vectors = np.vstack([v for _, v in batch]).astype(np.float32, copy=False)
         try:
