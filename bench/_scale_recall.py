@@ -190,6 +190,11 @@ async def _load_users(
 
 
 async def _timed(r: Recaller, scope: Scope, query: str) -> tuple[float, str]:
+    # The queries repeat, and the embedder remembers recent texts: forget them, so each timing
+    # pays for a new query's embedding as a turn with new words does.
+    memo = getattr(r.store.embedder, "memo", None)
+    if memo is not None:
+        memo.clear()
     started = time.perf_counter()
     found = await r.recall_traced(scope, query, k=8, record_access=False)
     return (time.perf_counter() - started) * 1000.0, found.path
