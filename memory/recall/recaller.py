@@ -42,7 +42,7 @@ from memory.recall.representation import indexed_from_record
 from memory.recall.retrieval import UserIndex, features_of
 from memory.storage.cache_sync import Change
 from memory.storage.embedding import Vectors
-from memory.storage.store import MemoryStore
+from memory.storage.store import Candidates, MemoryStore
 from memory.storage.vector import VectorIndexError
 from memory.types import MemoryKind, MemoryRecord, Scope, ScoredMemory
 
@@ -144,6 +144,20 @@ def _entry_of(
         item.features = features
         entry.put(record, item)
     return entry, fresh
+
+
+def _merged(first: Candidates, second: Candidates) -> Candidates:
+    """The rows of both, each once (the first's copy when both have it)."""
+    have = {r.id for r in first.records}
+    keep = [i for i, r in enumerate(second.records) if r.id not in have]
+    if not keep:
+        return first
+    return Candidates(
+        [*first.records, *(second.records[i] for i in keep)],
+        np.vstack([first.vectors, second.vectors[keep]]),
+        [*first.features, *(second.features[i] for i in keep)],
+        False,
+    )
 
 
 def _strongest_long_term(entry: ScopeEntry, limit: int) -> list[MemoryRecord]:
@@ -294,27 +308,23 @@ class Recaller:
             self._spawn_preload(scope, version)
         limit = self.candidates
         words, phrases = _lexical_terms(query)
-        path, ids, recent = "l2", [], 0
-        found = None
+        path = "l2"
+        found = lexical = None
         if scope.key not in self._large:
             # A user within the candidate budget is ranked over all their rows: exactly L1's
             # ranking, found in one round trip and with no Chroma call.
             found = await self.store.candidates(scope, terms=words, phrases=phrases, limit=limit)
             if not found.complete:
+                # Larger: these are already the lexical leg's rows; the dense leg is added.
                 self._remember_large(scope)
-                found = None
+                lexical, found = found, None
         if found is None:
-            if self.store.index_health.down:
-                path, recent = "l2-fallback", limit
-            else:
-                try:
-                    ids = await self._nearest(scope, vector, limit)
-                except VectorIndexError as exc:
-                    self.store.index_failed(exc)
-                    path, recent = "l2-fallback", limit
-            found = await self.store.candidates(
-                scope, ids=ids, terms=words, phrases=phrases, limit=limit, recent=recent
-            )
+            found = await self._large_candidates(scope, vector, words, phrases, lexical)
+            if found is None:
+                path = "l2-fallback"
+                found = await self.store.candidates(
+                    scope, terms=words, phrases=phrases, limit=limit, recent=limit, whole=False
+                )
         self.paths[path] += count
         entry, fresh = _entry_of(found.records, found.vectors, version, found.features)
         self._store_features(scope, fresh)
@@ -322,6 +332,44 @@ class Recaller:
             # Every row is indexed: its spread is the user's own, as L1 measures it.
             return _Source(entry, path)
         return _Source(entry, path, spread=await self._spread(scope, vector))
+
+    async def _large_candidates(
+        self,
+        scope: Scope,
+        vector: np.ndarray,
+        words: list[str],
+        phrases: list[str],
+        lexical: Candidates | None,
+    ) -> Candidates | None:
+        """Chroma's nearest rows and Postgres's lexical matches; None when Chroma is unusable.
+
+        The lexical query runs while Chroma searches (neither needs the other), so the wait is
+        the slower of the two plus fetching the dense hits' rows, not their sum.
+        """
+        if self.store.index_health.down:
+            return None
+        limit = self.candidates
+        pending = None
+        if lexical is None:
+            pending = asyncio.ensure_future(
+                self.store.candidates(scope, terms=words, phrases=phrases, limit=limit, whole=False)
+            )
+        try:
+            ids = await self._nearest(scope, vector, limit)
+        except VectorIndexError as exc:
+            self.store.index_failed(exc)
+            ids = None
+        finally:
+            if pending is not None:
+                lexical = await pending
+        if ids is None or lexical is None:
+            return None
+        have = {r.id for r in lexical.records}
+        missing = [mid for mid in ids if mid not in have]
+        if not missing:
+            return lexical
+        dense = await self.store.candidates(scope, ids=missing, limit=limit, whole=False)
+        return _merged(lexical, dense)
 
     async def _nearest(self, scope: Scope, vector: np.ndarray, limit: int) -> list[str]:
         """Chroma's nearest memories of a large user: unfiltered while they own their shard."""
