@@ -146,6 +146,14 @@ def _entry_of(
     return entry, fresh
 
 
+# A query's embedding, or its computation under way (the Postgres legs do not need it).
+QueryVector = np.ndarray | asyncio.Future[np.ndarray]
+
+
+async def _ready(vector: QueryVector) -> np.ndarray:
+    return vector if isinstance(vector, np.ndarray) else await vector
+
+
 def _merged(first: Candidates, second: Candidates) -> Candidates:
     """The rows of both, each once (the first's copy when both have it)."""
     have = {r.id for r in first.records}
@@ -251,8 +259,14 @@ class Recaller:
         `query_vector` is the query's embedding when the caller has it already.
         """
         started = time.perf_counter()
-        vector = query_vector if query_vector is not None else await self._embed(query)
-        source = await self._source(scope, query, vector)
+        # The query is embedded while Postgres is asked for its candidates (a thread of its own).
+        wanted: QueryVector = self._embedding(query) if query_vector is None else query_vector
+        try:
+            source = await self._source(scope, query, wanted)
+            vector = await _ready(wanted)
+        finally:
+            if not isinstance(wanted, np.ndarray):
+                wanted.cancel()  # done by now, unless the tier failed
         hits = self._rank(source, scope, query, vector, k, weights, kinds, now, record_access,
                           relevant_only)  # fmt: skip
         self._observe(started)
@@ -266,20 +280,28 @@ class Recaller:
         One freshness check serves all three (the version also keys the profile cache).
         """
         started = time.perf_counter()
-        vector = await self._embed(query)
-        version = await self.store.scope_version(scope)
-        cached = self.cache.get(scope, version)
-        if cached is not None:
-            source = _Source(cached, "l1")
-            strongest = _strongest_long_term(cached, rules)
-        else:
-            source, strongest = await asyncio.gather(
-                self._l2(scope, query, vector, version),
-                self.store.strongest_long_term(scope, rules),
-            )
+        pending = self._embedding(query)
+        try:
+            version = await self.store.scope_version(scope)
+            cached = self.cache.get(scope, version)
+            if cached is not None:
+                source = _Source(cached, "l1")
+                strongest = _strongest_long_term(cached, rules)
+            else:
+                source, strongest = await asyncio.gather(
+                    self._l2(scope, query, pending, version),
+                    self.store.strongest_long_term(scope, rules),
+                )
+            vector = await pending
+        finally:
+            pending.cancel()  # done by now, unless a step failed
         hits = self._rank(source, scope, query, vector, k, weights, None, None, True, True)
         self._observe(started)
         return TurnRecall(hits, strongest, version, source.path)
+
+    def _embedding(self, text: str) -> asyncio.Future[np.ndarray]:
+        """The query's embedding, started now and awaited where it is needed."""
+        return asyncio.ensure_future(self._embed(text))
 
     async def _embed(self, text: str) -> np.ndarray:
         vector: np.ndarray = (await self.store.embedder.aembed([text]))[0]
@@ -289,7 +311,7 @@ class Recaller:
         if self.on_latency is not None:
             self.on_latency(time.perf_counter() - started)
 
-    async def _source(self, scope: Scope, query: str, vector: np.ndarray) -> _Source:
+    async def _source(self, scope: Scope, query: str, vector: QueryVector) -> _Source:
         version = await self.store.scope_version(scope)
         cached = self.cache.get(scope, version)
         if cached is not None:
@@ -298,7 +320,7 @@ class Recaller:
         return await self._l2(scope, query, vector, version)
 
     async def _l2(
-        self, scope: Scope, query: str, vector: np.ndarray, version: int, *, count: bool = True
+        self, scope: Scope, query: str, vector: QueryVector, version: int, *, count: bool = True
     ) -> _Source:
         """The query's candidates from Chroma and Postgres, indexed for this query only.
 
@@ -331,12 +353,12 @@ class Recaller:
         if found.complete:
             # Every row is indexed: its spread is the user's own, as L1 measures it.
             return _Source(entry, path)
-        return _Source(entry, path, spread=await self._spread(scope, vector))
+        return _Source(entry, path, spread=await self._spread(scope, await _ready(vector)))
 
     async def _large_candidates(
         self,
         scope: Scope,
-        vector: np.ndarray,
+        vector: QueryVector,
         words: list[str],
         phrases: list[str],
         lexical: Candidates | None,
@@ -355,7 +377,7 @@ class Recaller:
                 self.store.candidates(scope, terms=words, phrases=phrases, limit=limit, whole=False)
             )
         try:
-            ids = await self._nearest(scope, vector, limit)
+            ids = await self._nearest(scope, await _ready(vector), limit)
         except VectorIndexError as exc:
             self.store.index_failed(exc)
             ids = None
