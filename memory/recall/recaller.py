@@ -9,6 +9,7 @@ store's `RecallCache`. A recall checks the user's data version (one indexed look
   their union (records and stored vectors from Postgres) is indexed for this query only and
   ranked by the same `UserIndex.search`, so the scores and breakdowns mean the same. A user with
   no more memories than the candidate budget is ranked over all of them (no Chroma call needed).
+  For a larger user the Postgres query runs while Chroma searches and the query is embedded.
   A cold user who fits the cache is loaded into it in the background, off the hot path.
 - L2 fallback (path "l2-fallback"): Chroma is down. The dense leg is replaced by the user's most
   recent and most important rows, scored in-process with their stored vectors; the store logs
