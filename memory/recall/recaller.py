@@ -366,8 +366,9 @@ class Recaller:
     ) -> Candidates | None:
         """Chroma's nearest rows and Postgres's lexical matches; None when Chroma is unusable.
 
-        The lexical query runs while Chroma searches (neither needs the other), so the wait is
-        the slower of the two plus fetching the dense hits' rows, not their sum.
+        The lexical query runs while Chroma searches (neither needs the other), and the dense
+        hits' rows are fetched as soon as Chroma answers, while the lexical query may still run:
+        the wait is about the slower of the two legs, not their sum.
         """
         if self.store.index_health.down:
             return None
@@ -382,17 +383,28 @@ class Recaller:
         except VectorIndexError as exc:
             self.store.index_failed(exc)
             ids = None
-        finally:
+        except BaseException:
+            if pending is not None:  # no orphaned query
+                await asyncio.gather(pending, return_exceptions=True)
+            raise
+        if ids is None:
             if pending is not None:
-                lexical = await pending
-        if ids is None or lexical is None:
+                await pending
             return None
-        have = {r.id for r in lexical.records}
-        missing = [mid for mid in ids if mid not in have]
-        if not missing:
-            return lexical
-        dense = await self.store.candidates(scope, ids=missing, limit=limit, whole=False)
-        return _merged(lexical, dense)
+        if pending is None:
+            assert lexical is not None
+            have = {r.id for r in lexical.records}
+            ids = [mid for mid in ids if mid not in have]
+            if not ids:
+                return lexical
+            dense = await self.store.candidates(scope, ids=ids, limit=limit, whole=False)
+            return _merged(lexical, dense)
+        if not ids:
+            return await pending
+        matched, dense = await asyncio.gather(
+            pending, self.store.candidates(scope, ids=ids, limit=limit, whole=False)
+        )
+        return _merged(matched, dense)
 
     async def _nearest(self, scope: Scope, vector: np.ndarray, limit: int) -> list[str]:
         """Chroma's nearest memories of a large user: unfiltered while they own their shard."""
