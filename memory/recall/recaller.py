@@ -9,6 +9,7 @@ store's `RecallCache`. A recall checks the user's data version (one indexed look
   their union (records and stored vectors from Postgres) is indexed for this query only and
   ranked by the same `UserIndex.search`, so the scores and breakdowns mean the same. A user with
   no more memories than the candidate budget is ranked over all of them (no Chroma call needed).
+  For a larger user the Postgres query runs while Chroma searches and the query is embedded.
   A cold user who fits the cache is loaded into it in the background, off the hot path.
 - L2 fallback (path "l2-fallback"): Chroma is down. The dense leg is replaced by the user's most
   recent and most important rows, scored in-process with their stored vectors; the store logs
@@ -42,7 +43,7 @@ from memory.recall.representation import indexed_from_record
 from memory.recall.retrieval import UserIndex, features_of
 from memory.storage.cache_sync import Change
 from memory.storage.embedding import Vectors
-from memory.storage.store import MemoryStore
+from memory.storage.store import Candidates, MemoryStore
 from memory.storage.vector import VectorIndexError
 from memory.types import MemoryKind, MemoryRecord, Scope, ScoredMemory
 
@@ -146,6 +147,28 @@ def _entry_of(
     return entry, fresh
 
 
+# A query's embedding, or its computation under way (the Postgres legs do not need it).
+QueryVector = np.ndarray | asyncio.Future[np.ndarray]
+
+
+async def _ready(vector: QueryVector) -> np.ndarray:
+    return vector if isinstance(vector, np.ndarray) else await vector
+
+
+def _merged(first: Candidates, second: Candidates) -> Candidates:
+    """The rows of both, each once (the first's copy when both have it)."""
+    have = {r.id for r in first.records}
+    keep = [i for i, r in enumerate(second.records) if r.id not in have]
+    if not keep:
+        return first
+    return Candidates(
+        [*first.records, *(second.records[i] for i in keep)],
+        np.vstack([first.vectors, second.vectors[keep]]),
+        [*first.features, *(second.features[i] for i in keep)],
+        False,
+    )
+
+
 def _strongest_long_term(entry: ScopeEntry, limit: int) -> list[MemoryRecord]:
     now = datetime.now(UTC)
     rows = [
@@ -237,8 +260,14 @@ class Recaller:
         `query_vector` is the query's embedding when the caller has it already.
         """
         started = time.perf_counter()
-        vector = query_vector if query_vector is not None else await self._embed(query)
-        source = await self._source(scope, query, vector)
+        # The query is embedded while Postgres is asked for its candidates (a thread of its own).
+        wanted: QueryVector = self._embedding(query) if query_vector is None else query_vector
+        try:
+            source = await self._source(scope, query, wanted)
+            vector = await _ready(wanted)
+        finally:
+            if not isinstance(wanted, np.ndarray):
+                wanted.cancel()  # done by now, unless the tier failed
         hits = self._rank(source, scope, query, vector, k, weights, kinds, now, record_access,
                           relevant_only)  # fmt: skip
         self._observe(started)
@@ -252,20 +281,28 @@ class Recaller:
         One freshness check serves all three (the version also keys the profile cache).
         """
         started = time.perf_counter()
-        vector = await self._embed(query)
-        version = await self.store.scope_version(scope)
-        cached = self.cache.get(scope, version)
-        if cached is not None:
-            source = _Source(cached, "l1")
-            strongest = _strongest_long_term(cached, rules)
-        else:
-            source, strongest = await asyncio.gather(
-                self._l2(scope, query, vector, version),
-                self.store.strongest_long_term(scope, rules),
-            )
+        pending = self._embedding(query)
+        try:
+            version = await self.store.scope_version(scope)
+            cached = self.cache.get(scope, version)
+            if cached is not None:
+                source = _Source(cached, "l1")
+                strongest = _strongest_long_term(cached, rules)
+            else:
+                source, strongest = await asyncio.gather(
+                    self._l2(scope, query, pending, version),
+                    self.store.strongest_long_term(scope, rules),
+                )
+            vector = await pending
+        finally:
+            pending.cancel()  # done by now, unless a step failed
         hits = self._rank(source, scope, query, vector, k, weights, None, None, True, True)
         self._observe(started)
         return TurnRecall(hits, strongest, version, source.path)
+
+    def _embedding(self, text: str) -> asyncio.Future[np.ndarray]:
+        """The query's embedding, started now and awaited where it is needed."""
+        return asyncio.ensure_future(self._embed(text))
 
     async def _embed(self, text: str) -> np.ndarray:
         vector: np.ndarray = (await self.store.embedder.aembed([text]))[0]
@@ -275,7 +312,7 @@ class Recaller:
         if self.on_latency is not None:
             self.on_latency(time.perf_counter() - started)
 
-    async def _source(self, scope: Scope, query: str, vector: np.ndarray) -> _Source:
+    async def _source(self, scope: Scope, query: str, vector: QueryVector) -> _Source:
         version = await self.store.scope_version(scope)
         cached = self.cache.get(scope, version)
         if cached is not None:
@@ -284,7 +321,7 @@ class Recaller:
         return await self._l2(scope, query, vector, version)
 
     async def _l2(
-        self, scope: Scope, query: str, vector: np.ndarray, version: int, *, count: bool = True
+        self, scope: Scope, query: str, vector: QueryVector, version: int, *, count: bool = True
     ) -> _Source:
         """The query's candidates from Chroma and Postgres, indexed for this query only.
 
@@ -294,34 +331,80 @@ class Recaller:
             self._spawn_preload(scope, version)
         limit = self.candidates
         words, phrases = _lexical_terms(query)
-        path, ids, recent = "l2", [], 0
-        found = None
+        path = "l2"
+        found = lexical = None
         if scope.key not in self._large:
             # A user within the candidate budget is ranked over all their rows: exactly L1's
             # ranking, found in one round trip and with no Chroma call.
             found = await self.store.candidates(scope, terms=words, phrases=phrases, limit=limit)
             if not found.complete:
+                # Larger: these are already the lexical leg's rows; the dense leg is added.
                 self._remember_large(scope)
-                found = None
+                lexical, found = found, None
         if found is None:
-            if self.store.index_health.down:
-                path, recent = "l2-fallback", limit
-            else:
-                try:
-                    ids = await self._nearest(scope, vector, limit)
-                except VectorIndexError as exc:
-                    self.store.index_failed(exc)
-                    path, recent = "l2-fallback", limit
-            found = await self.store.candidates(
-                scope, ids=ids, terms=words, phrases=phrases, limit=limit, recent=recent
-            )
+            found = await self._large_candidates(scope, vector, words, phrases, lexical)
+            if found is None:
+                path = "l2-fallback"
+                found = await self.store.candidates(
+                    scope, terms=words, phrases=phrases, limit=limit, recent=limit, whole=False
+                )
         self.paths[path] += count
         entry, fresh = _entry_of(found.records, found.vectors, version, found.features)
         self._store_features(scope, fresh)
         if found.complete:
             # Every row is indexed: its spread is the user's own, as L1 measures it.
             return _Source(entry, path)
-        return _Source(entry, path, spread=await self._spread(scope, vector))
+        return _Source(entry, path, spread=await self._spread(scope, await _ready(vector)))
+
+    async def _large_candidates(
+        self,
+        scope: Scope,
+        vector: QueryVector,
+        words: list[str],
+        phrases: list[str],
+        lexical: Candidates | None,
+    ) -> Candidates | None:
+        """Chroma's nearest rows and Postgres's lexical matches; None when Chroma is unusable.
+
+        The lexical query runs while Chroma searches (neither needs the other), and the dense
+        hits' rows are fetched as soon as Chroma answers, while the lexical query may still run:
+        the wait is about the slower of the two legs, not their sum.
+        """
+        if self.store.index_health.down:
+            return None
+        limit = self.candidates
+        pending = None
+        if lexical is None:
+            pending = asyncio.ensure_future(
+                self.store.candidates(scope, terms=words, phrases=phrases, limit=limit, whole=False)
+            )
+        try:
+            ids = await self._nearest(scope, await _ready(vector), limit)
+        except VectorIndexError as exc:
+            self.store.index_failed(exc)
+            ids = None
+        except BaseException:
+            if pending is not None:  # no orphaned query
+                await asyncio.gather(pending, return_exceptions=True)
+            raise
+        if ids is None:
+            if pending is not None:
+                await pending
+            return None
+        if pending is None:
+            assert lexical is not None
+            have = {r.id for r in lexical.records}
+            ids = [mid for mid in ids if mid not in have]
+            if not ids:
+                return lexical
+            dense = await self.store.candidates(scope, ids=ids, limit=limit, whole=False)
+            return _merged(lexical, dense)
+        if not ids:
+            return await pending
+        matched, dense = await asyncio.gather(
+            pending, self.store.candidates(scope, ids=ids, limit=limit, whole=False)
+        )
+        return _merged(matched, dense)
 
     async def _nearest(self, scope: Scope, vector: np.ndarray, limit: int) -> list[str]:
         """Chroma's nearest memories of a large user: unfiltered while they own their shard."""

@@ -56,6 +56,10 @@ MAX_CONTENT_CHARS = 20_000
 # prefix match), so no text a user typed is ever parsed as tsquery syntax.
 _TSQUERY_TERM = re.compile(r"^[^\W_]{1,64}$")
 MAX_LEXICAL_TERMS = 32
+# The lexical recall leg ranks at most this many matches of one query term, and of all terms
+# together, per candidate asked for (`candidates`): bounded work for a user of any size.
+LEXICAL_PER_TERM = 2
+LEXICAL_RANKED = 10
 # One user's active, unexpired rows ($1 tenant, $2 user), as each recall-candidate leg selects.
 _MINE = (
     "tenant_id = $1 AND user_id = $2 AND status = 'active'"
@@ -596,29 +600,41 @@ class MemoryStore:
         (when Chroma is down and there is no dense leg). Each row comes with its stored vector
         and its stored recall features (see `memory.recall.features`).
         """
-        query = " | ".join(_tsquery_terms(terms))
+        lexemes = _tsquery_terms(terms)
+        query = " | ".join(lexemes)
         owner = cjk_owner(scope)
         grams = list(dict.fromkeys(owner + p for p in phrases if 0 < len(p) <= 2))
-        async with self.pool.acquire() as conn:
+        async with self.pool.acquire() as conn, conn.transaction():
+            # Planned for this user, not once for all: a generic plan assumes an average user,
+            # and for a user with 200,000 rows it intersects every term's index matches with
+            # all their rows (milliseconds each) instead of reading the few matches needed.
+            await conn.execute("SET LOCAL plan_cache_mode = force_custom_plan")
             rows = await conn.fetch(
                 f"""
                 WITH small AS (
                     SELECT $8::boolean AND count(*) <= $5 AS yes
                     FROM (SELECT 1 FROM memories WHERE {_MINE} LIMIT $5 + 1) mine
                 ), lexical AS (
-                    -- Ranking every match of a common word costs ~20 us a row: for a user with
-                    -- 200,000 memories, hundreds of ms. At most 25 matches per candidate are
-                    -- ranked; rare words (names, numbers: what the lexical leg is for) have fewer
-                    -- matches than that and are always found whole.
+                    -- Reading and ranking every match of a common word costs microseconds a
+                    -- row: for a user with 200,000 memories, tens of ms or more. Each query term
+                    -- contributes at most $9 of its matches (`_per_term`), and only those are
+                    -- ranked: a rare word (a name, a number: what the lexical leg is for) has
+                    -- fewer matches than that and is always found whole, however common the
+                    -- query's other words are. One scan over all terms at once would fill the
+                    -- budget with the common words' rows, in table order, before reaching it.
                     SELECT id FROM (
-                        SELECT id, tsv, occurred_at FROM memories WHERE {_MINE} AND $3 <> ''
-                        AND tsv @@ to_tsquery('simple', $3) AND NOT (SELECT yes FROM small)
-                        LIMIT 25 * $5
+                        SELECT m.id, m.occurred_at, ts_rank(m.tsv, to_tsquery('simple', $3)) AS r
+                        FROM unnest($10::text[]) AS t (term) CROSS JOIN LATERAL (
+                            SELECT id, tsv, occurred_at FROM memories WHERE {_MINE}
+                            AND tsv @@ to_tsquery('simple', t.term) AND NOT (SELECT yes FROM small)
+                            LIMIT $9
+                        ) m
                     ) matches
-                    ORDER BY ts_rank(tsv, to_tsquery('simple', $3)) DESC, occurred_at DESC
+                    GROUP BY id ORDER BY max(r) DESC, max(occurred_at) DESC
                     LIMIT $5
                 ), grams AS (
-                    SELECT id FROM memories WHERE {_MINE} AND cjk_grams && $4::text[]
+                    SELECT id FROM memories WHERE {_MINE} AND cardinality($4::text[]) > 0
+                    AND cjk_grams && $4::text[]
                     AND NOT (SELECT yes FROM small)
                     ORDER BY (SELECT count(*) FROM unnest(cjk_grams) g WHERE g = ANY($4::text[]))
                              DESC, occurred_at DESC
@@ -656,6 +672,8 @@ class MemoryStore:
                 recent,
                 list(ids),
                 whole,
+                _per_term(limit, len(lexemes)),
+                lexemes,
             )
         complete = bool(rows[0]["complete"])
         rows = [r for r in rows if r["id"] is not None]
@@ -1008,6 +1026,11 @@ class MemoryStore:
             reason,
             json.dumps(detail, ensure_ascii=False, default=str),
         )
+
+
+def _per_term(limit: int, terms: int) -> int:
+    """How many matches of each lexical query term are ranked for `limit` candidates."""
+    return max(1, min(LEXICAL_PER_TERM * limit, LEXICAL_RANKED * limit // max(1, terms)))
 
 
 def _tsquery_terms(terms: Sequence[str]) -> list[str]:

@@ -12,14 +12,17 @@ import time
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from memory.observability.metrics import collect_stats, render_prometheus
 from memory.recall.cache import deep_size
 from memory.recall.recaller import Recaller
 from memory.settings import Settings
+from memory.storage.bulk import BulkMemory, copy_memories
 from memory.storage.store import MemoryStore, open_store
 from memory.system import recaller
 from memory.types import NewMemory, Scope
@@ -263,6 +266,43 @@ async def test_chroma_outage_falls_back_and_catches_up(
         assert found.path == "l2" and found.hits[0].record.id == kept.id
         text = render_prometheus(await collect_stats(store))
         assert "memory_chroma_up 1.0" in text and "memory_chroma_recoveries_total 1.0" in text
+
+
+async def test_lexical_leg_of_a_large_user_is_bounded_and_finds_the_rare_word(
+    store: MemoryStore,
+) -> None:
+    # 400 memories share a common word; one memory, written last, has a rare one. A single
+    # scan over both words, cut after a fixed number of rows in table order, would stop long
+    # before the rare row; each word's own bounded scan finds it.
+    scope = Scope("tiers", "whale")
+    rng = np.random.default_rng(7)
+    vectors = rng.standard_normal((401, store.embedder.dim)).astype(np.float32)
+    start = datetime(2025, 1, 6, tzinfo=UTC)
+    items = [
+        BulkMemory(scope, f"c{i:03d}", f"Standup notes for sprint day {i}",
+                   start + timedelta(hours=i), vectors[i])
+        for i in range(400)
+    ]  # fmt: skip
+    items.append(BulkMemory(scope, "rare", "My niece Quillanora plays the oboe",
+                            start + timedelta(days=30), vectors[400]))  # fmt: skip
+    await copy_memories(store.pool, items, model=store.embedder.name, indexed_at=datetime.now(UTC))
+    limit = 8
+    found = await store.candidates(scope, terms=["standup", "quillanora"], limit=limit, whole=False)
+    ids = [r.id for r in found.records]
+    assert not found.complete
+    assert "rare" in ids
+    assert len(ids) <= limit  # no dense ids, nothing unindexed: the lexical leg alone
+    assert len(found.vectors) == len(found.features) == len(ids)
+    # A query of common words only is bounded the same way.
+    common = await store.candidates(scope, terms=["standup", "sprint*"], limit=limit, whole=False)
+    assert 0 < len(common.records) <= limit
+    assert "rare" not in {r.id for r in common.records}
+    # Through the recaller (the user is over its candidate budget): the rare memory ranks first.
+    r = recaller(store)
+    _cold(r)
+    hit = await r.recall_traced(scope, "who plays the oboe, Quillanora?", k=3, relevant_only=False)
+    assert hit.path == "l2"
+    assert hit.hits and hit.hits[0].record.id == "rare"
 
 
 async def test_hostile_query_text_reaches_postgres_only_as_data(store: MemoryStore) -> None:
