@@ -286,6 +286,28 @@ MIGRATIONS: list[str] = [
         checked_at  timestamptz NOT NULL DEFAULT now()
     );
     """,
+    # 10: the same grams in linear time. `substr(run, i, n)` finds character i by walking the
+    # text from its start, so migration 9's function was quadratic in a run's length: 3.7 s of
+    # Postgres CPU for a 20,000-character Chinese memory, paid again on every UPDATE of the row
+    # (a stored generated column is recomputed). Splitting each run into characters once and
+    # pairing each with the next (`lead`) gives the identical array in ~25 ms. Rows computed
+    # by the old function need nothing: the values are the same.
+    r"""
+    CREATE OR REPLACE FUNCTION lma_cjk_grams(owner text, body text) RETURNS text[]
+        LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+        WITH chars AS (
+            SELECT u.c, lead(u.c) OVER (PARTITION BY m.r ORDER BY u.i) AS after
+            FROM regexp_matches(body, '[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff]+',
+                                'g') WITH ORDINALITY AS m (run, r),
+                 unnest(regexp_split_to_array(m.run[1], '')) WITH ORDINALITY AS u (c, i)
+        )
+        SELECT coalesce(array_agg(DISTINCT owner || g), '{}') FROM (
+            SELECT c AS g FROM chars
+            UNION ALL
+            SELECT c || after FROM chars WHERE after IS NOT NULL
+        ) grams
+    $$;
+    """,
 ]
 
 
