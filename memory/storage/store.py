@@ -561,22 +561,6 @@ class MemoryStore:
             )
         return int(n or 0)
 
-    async def recall_candidates(
-        self,
-        scope: Scope,
-        *,
-        ids: Sequence[str] = (),
-        terms: Sequence[str] = (),
-        phrases: Sequence[str] = (),
-        limit: int = 200,
-        recent: int = 0,
-    ) -> tuple[list[MemoryRecord], Vectors]:
-        """`candidates` without the recall features (records and vectors only)."""
-        found = await self.candidates(
-            scope, ids=ids, terms=terms, phrases=phrases, limit=limit, recent=recent, whole=False
-        )
-        return found.records, found.vectors
-
     async def candidates(
         self,
         scope: Scope,
