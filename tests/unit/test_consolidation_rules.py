@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from memory.longterm.consolidation.agreement import is_negative
 from memory.longterm.consolidation.cluster import cluster, medoid
 from memory.longterm.consolidation.decay import decayed, expired, record_relevance, relevance
-from memory.longterm.consolidation.distil import confidence_from, distil, support
+from memory.longterm.consolidation.distil import confidence_from, distil, distinct_days, support
 from memory.longterm.consolidation.merge import merged_fields, near_duplicates
 from memory.longterm.consolidation.types import ConsolidationPolicy
 from memory.types import Category, MemoryKind, MemoryRecord, Origin, Source, Status
@@ -156,6 +156,23 @@ def test_weak_or_split_themes_stay_episodic(n: int, days: int, negatives: int, w
     records, vectors = theme(n, days=days, negatives=negatives)
     verdict = distil(records, vectors, POLICY)
     assert not verdict.promote and why in verdict.reason
+
+
+def test_one_conversation_across_midnight_is_one_day() -> None:
+    midnight = datetime(2026, 3, 2, tzinfo=UTC)
+    one_evening = [midnight + timedelta(minutes=m) for m in (-20, -5, 10)]
+    assert len({t.date() for t in one_evening}) == 2  # what calendar dates would have said
+    assert distinct_days(one_evening) == 1
+    assert distinct_days([]) == 0
+    assert distinct_days([midnight, midnight + timedelta(hours=23, minutes=59)]) == 1
+    assert distinct_days([midnight + timedelta(days=1), midnight]) == 2  # order does not matter
+    # Windows start at an episode, not at a fixed clock: 0 h, 20 h, 30 h are two days, not three.
+    assert distinct_days([midnight + timedelta(hours=h) for h in (0, 20, 30)]) == 2
+    records, vectors = theme(5, days=1)
+    times = sorted(one_evening * 2)[:5]
+    evening = [replace(r, occurred_at=t) for r, t in zip(records, times, strict=True)]
+    verdict = distil(evening, vectors, POLICY)
+    assert not verdict.promote and "distinct day" in verdict.reason
 
 
 def test_the_newest_episode_revoking_the_theme_blocks_promotion() -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from typing import Any
 
 import numpy as np
@@ -35,6 +36,7 @@ _KIND_FOR = {
     Category.FACT: MemoryKind.SEMANTIC,
 }
 _MAX_CONFIDENCE = 0.99
+_DAY = timedelta(days=1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +60,21 @@ def support(n: int) -> float:
     return float(1.0 - 0.5 ** (max(n, 0) / 2.0))
 
 
+def distinct_days(times: Sequence[datetime]) -> int:
+    """How many separate days the episodes fall on, as 24-hour windows, not calendar dates.
+
+    Calendar dates would count one late-evening conversation that crosses midnight (in UTC or
+    any other zone) as two days, and let a single session repeating itself become a
+    preference. Sorted oldest first, an episode opens a new day when it is at least 24 hours
+    after the first episode of the current one.
+    """
+    days, start = 0, None
+    for t in sorted(times):
+        if start is None or t - start >= _DAY:
+            days, start = days + 1, t
+    return days
+
+
 def confidence_from(evidence: float, episode_confidences: Sequence[float]) -> float:
     """Noisy-OR of the strongest episode's confidence and the cluster's evidence."""
     strongest = max(episode_confidences, default=0.0)
@@ -79,7 +96,7 @@ def distil(
 ) -> Distillation:
     """Judge one cluster (records oldest first, with their vectors) by the rules."""
     # Only a theme that could be promoted pays for the contradiction check (~2 ms an episode).
-    days_all = len({r.occurred_at.date() for r in records})
+    days_all = distinct_days([r.occurred_at for r in records])
     check = len(records) >= policy.min_support and days_all >= policy.min_days
     chosen = agreeing(records, vectors, embed) if check else majority_polarity(records)
     if not chosen:  # everyone contradicts everyone: keep the newest as the representative
@@ -88,7 +105,7 @@ def distil(
     rep = chosen[medoid(np.asarray(vectors)[chosen])]
     share = len(chosen) / len(records)
     agreement = share * cohesion(np.asarray(vectors)[chosen])
-    n, days = len(group), len({r.occurred_at.date() for r in group})
+    n, days = len(group), distinct_days([r.occurred_at for r in group])
     evidence = support(n) * agreement
     category = _category(group)
     metrics = {"support": n, "days": days, "share": round(share, 3),

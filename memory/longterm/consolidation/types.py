@@ -44,8 +44,8 @@ class ConsolidationPolicy:
     min_support: int = 3
     """Episodes a theme needs before it may become long-term memory."""
     min_days: int = 2
-    """Distinct days those episodes must span: one conversation repeating itself is not a
-    stable preference."""
+    """Distinct days those episodes must span, counted as 24-hour windows (`distinct_days`):
+    one conversation repeating itself is not a stable preference, even across midnight."""
     min_evidence: float = 0.5
     """support(n)·agreement a theme needs (n=3 with agreement 0.8 just passes)."""
     min_agreeing_share: float = 0.75
