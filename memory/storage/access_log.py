@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from memory.storage.batch_queue import BatchQueue
 from memory.storage.db import Database
+from memory.storage.rows import LOCK_IN_ID_ORDER
 from memory.types import Scope
 
 log = logging.getLogger(__name__)
@@ -101,10 +102,13 @@ class AccessLog:
         keys = list(counts)
         async with self._pool.acquire() as conn, conn.transaction():
             await conn.execute(
-                "UPDATE memories AS m SET access_count = m.access_count + c.n,"
-                " last_accessed = now()"
-                " FROM unnest($1::text[], $2::text[], $3::text[], $4::int[]) AS c(t, u, id, n)"
-                " WHERE m.tenant_id = c.t AND m.user_id = c.u AND m.id = c.id",
+                "WITH c AS (SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int[])"
+                " AS c (t, u, id, n)),"
+                " target AS (SELECT id FROM memories"
+                f" WHERE (tenant_id, user_id, id) IN (SELECT t, u, id FROM c) {LOCK_IN_ID_ORDER})"
+                " UPDATE memories AS m SET access_count = m.access_count + c.n,"
+                " last_accessed = now() FROM c, target"
+                " WHERE m.id = target.id AND m.tenant_id = c.t AND m.user_id = c.u AND m.id = c.id",
                 [k[0] for k in keys],
                 [k[1] for k in keys],
                 [k[2] for k in keys],

@@ -26,6 +26,13 @@ RECORD_COLUMNS = (
     "last_accessed, status, superseded_by, provenance, tags, content_hash, version, indexed_at"
 )
 
+LOCK_IN_ID_ORDER = "ORDER BY id FOR UPDATE"
+"""Ends a `SELECT id FROM memories ...` that a multi-row UPDATE joins on, so that the rows are
+locked in one global order. Batch updates run concurrently (the Chroma indexer marking rows
+indexed, recall storing features, access statistics); each locking its rows in the order of
+its own plan or input deadlocked against the others (83 of 135 statements failed in a stress
+run of two indexers and three feature writers over one user's 120 rows)."""
+
 INSERT_SQL = (
     """
 INSERT INTO memories (

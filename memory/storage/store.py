@@ -39,6 +39,7 @@ from memory.storage.indexer import DEFAULT_LINGER_S, BackgroundIndexer
 from memory.storage.pg import database_url, open_pool
 from memory.storage.rows import (
     INSERT_SQL,
+    LOCK_IN_ID_ORDER,
     RECORD_COLUMNS,
     insert_params,
     new_id,
@@ -383,7 +384,10 @@ class MemoryStore:
             return False
         async with self.pool.acquire() as conn:
             rows = await conn.fetch(
-                "UPDATE memories SET indexed_at = now() WHERE id = ANY($1::text[]) RETURNING id",
+                "WITH target AS (SELECT id FROM memories WHERE id = ANY($1::text[])"
+                f" {LOCK_IN_ID_ORDER})"
+                " UPDATE memories m SET indexed_at = now() FROM target WHERE m.id = target.id"
+                " RETURNING m.id",
                 [r.id for r in records],
             )
         marked = {row["id"] for row in rows}
@@ -685,9 +689,11 @@ class MemoryStore:
             return
         async with self.pool.acquire() as conn:
             await conn.execute(
-                "UPDATE memories m SET recall_features = f.v::jsonb"
-                " FROM unnest($3::text[], $4::text[]) AS f (id, v)"
-                " WHERE m.tenant_id = $1 AND m.user_id = $2 AND m.id = f.id",
+                "WITH f AS (SELECT * FROM unnest($3::text[], $4::text[]) AS f (id, v)),"
+                " target AS (SELECT id FROM memories WHERE tenant_id = $1 AND user_id = $2"
+                f" AND id IN (SELECT id FROM f) {LOCK_IN_ID_ORDER})"
+                " UPDATE memories m SET recall_features = f.v::jsonb FROM f, target"
+                " WHERE m.id = target.id AND m.id = f.id",
                 scope.tenant_id,
                 scope.user_id,
                 [mid for mid, _ in features],

@@ -21,6 +21,7 @@ from typing import Any
 from memory.storage.db import Connection, Database
 from memory.storage.rows import (
     INSERT_SQL,
+    LOCK_IN_ID_ORDER,
     RECORD_COLUMNS,
     insert_params,
     record_from_row,
@@ -284,8 +285,9 @@ async def mark_unindexed(pool: Database, scope: Scope, ids: Sequence[str]) -> No
     """Mark rows as missing from Chroma, so a reindex puts them back."""
     async with pool.acquire() as conn:
         await conn.execute(
-            "UPDATE memories SET indexed_at = NULL WHERE tenant_id = $1 AND user_id = $2"
-            " AND id = ANY($3::text[])",
+            "WITH target AS (SELECT id FROM memories WHERE tenant_id = $1 AND user_id = $2"
+            f" AND id = ANY($3::text[]) {LOCK_IN_ID_ORDER})"
+            " UPDATE memories m SET indexed_at = NULL FROM target WHERE m.id = target.id",
             scope.tenant_id, scope.user_id, list(ids),
         )  # fmt: skip
 
