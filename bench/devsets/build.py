@@ -4,8 +4,9 @@
 
 The sets are the project's own data for choosing recall signals, weights and the relevance
 floor: coding help and planning chats with long assistant replies, one-speaker transcripts,
-undated sessions, Chinese conversations, many short personal-assistant chats, and dated
-journals asked about by month and date. They are deliberately unlike LoCoMo (short turns
+undated sessions, Chinese conversations, many short personal-assistant chats, dated
+journals asked about by month and date, and multi-hop / open-domain questions whose evidence
+turns only an entity links (English and Chinese). They are deliberately unlike LoCoMo (short turns
 between two named friends in dated sessions). Output is deterministic.
 """
 
@@ -20,6 +21,7 @@ from typing import Any
 from bench.devsets._assistant import ASSISTANT
 from bench.devsets._dated import DATED
 from bench.devsets._facts import CHINESE, CODING, MONOLOGUE, PLANNING
+from bench.devsets._hops import HOPS, HOPS_ZH
 from bench.devsets._replies import FILLER, LONG, NOTES
 
 HERE = Path(__file__).parent
@@ -30,6 +32,8 @@ SETS: dict[str, list[dict[str, object]]] = {
     "zh": CHINESE,
     "assistant": ASSISTANT,
     "dated": DATED,
+    "hops": HOPS,
+    "hops_zh": HOPS_ZH,
 }
 _START = datetime(2025, 3, 3, 10, 0, tzinfo=UTC)
 # Filler exchanges added to each session, so every question competes with ~50-80 turns.
@@ -40,6 +44,8 @@ _FILLER_POOL = {
     "zh": "zh",
     "assistant": "planning",
     "dated": "planning",
+    "hops": "planning",
+    "hops_zh": "zh",
 }
 
 
