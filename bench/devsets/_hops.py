@@ -48,9 +48,21 @@ HOPS: list[dict[str, object]] = [
             ],
         ],
         "questions": [
-            ("Which city does the friend who gave me the oboe live in now?", ["oboe", "ilse_city"], 1),
-            ("Where is the concert my music teacher wants me to play in?", ["teacher", "recital"], 1),
-            ("What does the woman who gave me her instrument do for work?", ["oboe", "ilse_city"], 1),
+            (
+                "Which city does the friend who gave me the oboe live in now?",
+                ["oboe", "ilse_city"],
+                1,
+            ),
+            (
+                "Where is the concert my music teacher wants me to play in?",
+                ["teacher", "recital"],
+                1,
+            ),
+            (
+                "What does the woman who gave me her instrument do for work?",
+                ["oboe", "ilse_city"],
+                1,
+            ),
             ("Could I join a woodwind group with what I'm learning?", ["oboe"], 3),
             ("Which evening of the week is taken by music?", ["teacher"], 4),
         ],
@@ -68,7 +80,11 @@ HOPS: list[dict[str, object]] = [
                 (A, "LONG:deploy", None),
             ],
             [
-                (U, "Jonas left the company in June; Mei-Lin maintains all of his libraries now.", "maintainer"),
+                (
+                    U,
+                    "Jonas left the company in June; Mei-Lin maintains all of his libraries now.",
+                    "maintainer",
+                ),
                 (A, "LONG:planning", None),
                 (U, "got it", None),
             ],
@@ -93,8 +109,16 @@ HOPS: list[dict[str, object]] = [
         ],
         "questions": [
             ("Who maintains the library we use to reach Stripe?", ["paykit", "maintainer"], 1),
-            ("Why can't we move to the new Python yet, and who wrote the code responsible?", ["pin", "paykit"], 1),
-            ("Who reviews changes to Jonas's libraries until the autumn?", ["maintainer", "leave"], 1),
+            (
+                "Why can't we move to the new Python yet, and who wrote the code responsible?",
+                ["pin", "paykit"],
+                1,
+            ),
+            (
+                "Who reviews changes to Jonas's libraries until the autumn?",
+                ["maintainer", "leave"],
+                1,
+            ),
             ("Which of our environments is closer to customers in Germany?", ["regions"], 3),
             ("Which dependency version is holding the upgrade back?", ["pin"], 4),
         ],
@@ -137,8 +161,16 @@ HOPS: list[dict[str, object]] = [
             ],
         ],
         "questions": [
-            ("In which city is the shop my pottery teacher told me about?", ["pottery", "glaze"], 1),
-            ("How many bowls came out whole, and which city are they going to?", ["bowls", "roos"], 1),
+            (
+                "In which city is the shop my pottery teacher told me about?",
+                ["pottery", "glaze"],
+                1,
+            ),
+            (
+                "How many bowls came out whole, and which city are they going to?",
+                ["bowls", "roos"],
+                1,
+            ),
             ("Where did the person who teaches my clay class live before?", ["pottery"], 4),
             ("What craft could I demonstrate at a weekend workshop?", ["pottery"], 3),
             ("What colour finish did I pick for the ceramics?", ["glaze"], 4),
@@ -177,7 +209,11 @@ HOPS: list[dict[str, object]] = [
             ],
         ],
         "questions": [
-            ("How old will my brother's children be during my holiday?", ["karim", "twins", "trip"], 1),
+            (
+                "How old will my brother's children be during my holiday?",
+                ["karim", "twins", "trip"],
+                1,
+            ),
             ("Which city is my train ride in Canada heading to?", ["trip", "karim"], 3),
             ("Would a whale-watching tour be a good idea for me?", ["seasick"], 3),
             ("Who is my sister-in-law?", ["karim"], 3),
@@ -197,7 +233,11 @@ HOPS: list[dict[str, object]] = [
                 (A, "LONG:budget", None),
             ],
             [
-                (U, "We picked the Hoge Veluwe lodge; it has a sauna and rents out bikes.", "venue"),
+                (
+                    U,
+                    "We picked the Hoge Veluwe lodge; it has a sauna and rents out bikes.",
+                    "venue",
+                ),
                 (A, "LONG:travel", None),
                 (
                     U,
@@ -219,9 +259,17 @@ HOPS: list[dict[str, object]] = [
         ],
         "questions": [
             ("Who signs for the place with the sauna?", ["venue", "contract"], 1),
-            ("What do the meals and the transport have to allow for, for the two colleagues without a car?", ["shuttle", "diet"], 1),
+            (
+                "What do the meals and the transport have to allow for, for the two colleagues without a car?",
+                ["shuttle", "diet"],
+                1,
+            ),
             ("Roughly how much can we spend per person?", ["budget"], 3),
-            ("Which department approved the money, and what does the person who approved it still have to do?", ["budget", "contract"], 1),
+            (
+                "Which department approved the money, and what does the person who approved it still have to do?",
+                ["budget", "contract"],
+                1,
+            ),
             ("Where do Lotte and Farid need picking up?", ["shuttle"], 4),
         ],
     },
@@ -258,8 +306,16 @@ HOPS: list[dict[str, object]] = [
             ],
         ],
         "questions": [
-            ("Where do I look up the errors that hold back the next release?", ["release", "sentry"], 1),
-            ("Which company employs the original author of the component that crashes most?", ["crash", "fork"], 1),
+            (
+                "Where do I look up the errors that hold back the next release?",
+                ["release", "sentry"],
+                1,
+            ),
+            (
+                "Which company employs the original author of the component that crashes most?",
+                ["crash", "fork"],
+                1,
+            ),
             ("Can we ship the new version of the phone app yet?", ["release"], 3),
             ("What's the Sentry project called?", ["sentry"], 4),
         ],
