@@ -220,7 +220,8 @@ def second_hop(
     Each seed links to a memory by the share of the seed's own bridge score (BM25 of its bridge
     terms, idf-weighted) that the memory matches, in [0, 1]. The memory's second-hop relevance
     is the best over seeds of `hop` x link x the seed's first-hop relevance, so a linked memory
-    can rise to just below the seed that found it but never above it; the first hop's order of
+    rises at most to `hop` times the relevance of the seed that found it (level with it at 1,
+    where recency and importance order the two) and never past it; the first hop's order of
     what it already ranked well is kept. Returned is the rise over the first-hop relevance.
     """
     out = np.zeros(len(live), dtype=np.float32)
