@@ -10,7 +10,8 @@ does) and cold (that user's cache entry dropped first: served by L2, which ranks
 rows from Postgres when they are no more than `MEMORY_RECALL_L2_CANDIDATES`, else Chroma's and
 Postgres's candidates; nothing is preloaded meanwhile), and, as the
 baseline measured in the same run, a plain Chroma query filtered on tenant+user over the same
-collection.
+collection; then the same warm and cold recalls without the second (name) hop
+(`recall_warm_no_hop_ms`, `recall_cold_no_hop_ms`): what the hop costs per recall.
 """
 
 from __future__ import annotations
@@ -22,9 +23,11 @@ import random
 import statistics
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from memory.recall.ranking import RankingWeights
 from memory.settings import Settings, apply_privacy_defaults
 from memory.storage.store import MemoryStore, open_store
 from memory.system import recaller
@@ -91,7 +94,13 @@ async def _ingest(store: MemoryStore, users: range, per_user: int, seed: int) ->
     return len(users) * per_user / (time.perf_counter() - start)
 
 
-async def _time_recall(store: MemoryStore, n_users: int, queries: int, cold: bool) -> list[float]:
+async def _time_recall(
+    store: MemoryStore,
+    n_users: int,
+    queries: int,
+    cold: bool,
+    weights: RankingWeights | None = None,
+) -> list[float]:
     rng = random.Random(7)
     out: list[float] = []
     for _ in range(queries):
@@ -101,7 +110,7 @@ async def _time_recall(store: MemoryStore, n_users: int, queries: int, cold: boo
         recaller(store).preload_on_miss = not cold
         query = f"what did they decide about {rng.choice(_SUBJECTS)}?"
         t0 = time.perf_counter()
-        await recaller(store).recall(scope, query, k=10, record_access=False)
+        await recaller(store).recall(scope, query, k=10, record_access=False, weights=weights)
         out.append((time.perf_counter() - t0) * 1000)
     return out
 
@@ -146,6 +155,10 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             warm = await _time_recall(store, n_users, args.queries, cold=False)
             cold = await _time_recall(store, n_users, min(args.queries, 100), cold=True)
             chroma = await _time_chroma(store, n_users, min(args.queries, 100))
+            # The same queries without the second (name) hop: what the hop costs per recall.
+            no_hop = replace(RankingWeights(), hop=0.0)
+            warm_no_hop = await _time_recall(store, n_users, args.queries, False, no_hop)
+            cold_no_hop = await _time_recall(store, n_users, min(args.queries, 100), True, no_hop)
             point = {
                 "memories": total,
                 "users": n_users,
@@ -153,6 +166,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                 "recall_warm_ms": _summary(warm),
                 "recall_cold_ms": _summary(cold),
                 "chroma_filtered_ms": _summary(chroma),
+                "recall_warm_no_hop_ms": _summary(warm_no_hop),
+                "recall_cold_no_hop_ms": _summary(cold_no_hop),
             }
             point["p95_ratio_chroma_over_warm"] = round(
                 point["chroma_filtered_ms"]["p95"] / max(point["recall_warm_ms"]["p95"], 1e-9), 1
