@@ -54,8 +54,11 @@ class RankingWeights:
     exception: 0 to 0.8 tie on every set, and 0.4 stays, a value first set on LoCoMo. (It once
     pushed planning's "... and for how long?" out of the top 5: the answer, "three nights",
     was not recognised as stating a time, so every dated memory outranked it; durations in
-    nights, hours and minutes now count.) Leave-one-set-out (six sets, before the multi-hop
-    sets were added): all six fits without one set pick the same values.
+    nights, hours and minutes now count.) Leave-one-set-out (eight sets, each search starting
+    from these defaults): all eight fits without one set keep the same values. The second hop
+    (`hop`, `hop_seeds`) is informed by the two multi-hop sets only: no other set's recall
+    changes with it, so leaving one of those two out still keeps it but would not choose it
+    from 0.
 
     The sets do not inform `speaker` (no question names a speaker), `gamma` (raw memories all
     have importance 0.5), `access` and `access_cap` (no memory has been recalled before) or
