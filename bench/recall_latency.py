@@ -183,6 +183,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             cold = await _time_recall(store, n_users, min(args.queries, 100), cold=True)
             chroma = await _time_chroma(store, n_users, min(args.queries, 100))
             # The second (name) hop's cost per recall: the same queries with and without it.
+            for user in range(n_users):  # the cold timings dropped them: warm them again
+                await recaller(store).preload(Scope("bench", f"u{user}"))
             hop_warm = await _time_hop(store, n_users, args.queries, cold=False)
             hop_cold = await _time_hop(store, n_users, min(args.queries, 100), cold=True)
             point = {
