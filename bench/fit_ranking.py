@@ -60,7 +60,7 @@ GRID: dict[str, tuple[Any, ...]] = {
     "hop": (0.0, 0.5, 0.8, 1.0, 1.2),
     "hop_seeds": (3, 5, 8),
     "hop_terms": (4, 8, 16),
-    "hop_max_share": (0.01, 0.02, 0.05),
+    "hop_max_share": (0.005, 0.01, 0.02, 0.05),
 }
 
 # Per set: (sum over questions of R@5, sum of R@10, questions).

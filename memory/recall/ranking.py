@@ -56,9 +56,8 @@ class RankingWeights:
     was not recognised as stating a time, so every dated memory outranked it; durations in
     nights, hours and minutes now count.) Leave-one-set-out (eight sets, each search starting
     from these defaults): all eight fits without one set keep the same values. The second hop
-    (`hop`, `hop_seeds`) is informed by the two multi-hop sets only: no other set's recall
-    changes with it, so leaving one of those two out still keeps it but would not choose it
-    from 0.
+    (`hop`) is informed by the two multi-hop sets only: no other set's recall changes with it,
+    too few sets to move it from 0 under the rule.
 
     The sets do not inform `speaker` (no question names a speaker), `gamma` (raw memories all
     have importance 0.5), `access` and `access_cap` (no memory has been recalled before) or
@@ -113,26 +112,29 @@ class RankingWeights:
     """Scale a lexical leg (memory, group) whose best match is below its floor by its strength
     once more, so fusion falls back toward dense similarity when the words barely match (see
     `memory.recall.retrieval_signals`)."""
-    hop: float = 1.0
-    """The second hop (0 switches it off): a memory that shares a rare name, place or number
-    with one of the first hop's best results (a seed) rises to at most this share of the
-    seed's relevance, times how strongly it is linked (1 for the best-linked memory); the rise
-    is part of the lexical term in the breakdown (see
-    `memory.recall.retrieval_signals.second_hop`). Chosen on bench/devsets
-    (`python -m bench.fit_ranking`): 0.8 / 0.9 / 1.0 / 1.2 with 5 seeds lift the mean of R@5 +
-    R@10 over the eight sets from 84.1 to 85.7 / 85.9 / 87.1 / 86.9 (multi-hop sets: hops
-    R@5/R@10 83.3/85.1 -> 86.2/87.9, hops_zh 72.2/75.0 -> 94.4/94.4) and lose nothing on any
-    set; linking by every rare word instead of names lost two questions at R@5 on the
-    assistant set and one at R@10 on coding."""
+    hop: float = 0.0
+    """The second hop (0, the default, switches it off): a memory that shares a rare name,
+    place or number with one of the first hop's best results (a seed) rises to at most this
+    share of the seed's relevance, times how strongly it is linked (1 for the best-linked
+    memory); the rise is part of the lexical term in the breakdown (see
+    `memory.recall.retrieval_signals.second_hop`). Off by default because it does not help a
+    long history: on bench/devsets the value 1.0 lifts the two multi-hop sets (hops R@5/R@10
+    83.3/85.1 -> 86.2/87.9, hops_zh 72.2/75.0 -> 94.4/94.4) and changes no other set, but on
+    the long-history check (bench/devsets/long: every English conversation as one user, 900
+    turns) it costs R@5 55.0 -> 53.8 while R@10 gains 67.1 -> 67.6, and with two sets gaining
+    `python -m bench.fit_ranking` does not move it from 0. Turn it on for users with short
+    histories whose questions chain facts through names (`Context.second_hop_weight`)."""
     hop_seeds: int = 5
-    """How many of the first hop's best memories the second hop starts from (3: hops_zh
-    86.1/86.1; 5 and 8 tie at 94.4/94.4; no other set changes)."""
+    """How many of the first hop's best memories the second hop starts from (with `hop` 1:
+    3 gives hops_zh 86.1/86.1, 5 and 8 tie at 94.4/94.4; no other set changes)."""
     hop_terms: int = 8
-    """At most this many bridge terms (the rarest) per seed make the second hop (4-8 tie)."""
-    hop_max_share: float = 0.02
+    """At most this many bridge terms (the rarest) per seed make the second hop (4-16 tie)."""
+    hop_max_share: float = 0.005
     """A bridge term is in at most this share of the user's memories (and never fewer than 2):
-    rarer than a name every session repeats (a speaker label), shared by more than the seed
-    alone (0.01-0.05 tie on the development sets)."""
+    rarer than a name that recurs through a long history, shared by more than the seed alone.
+    With `hop` 1 on the long-history check: 0.02 -> R@5/R@10 51.9/62.9, 0.005 -> 53.8/67.6
+    (off: 55.0/67.1); the short sets cannot tell the values apart (their limit is 2 either
+    way)."""
     floor: RelevanceFloor = field(default_factory=RelevanceFloor)
     """The absolute test a result must pass to count as relevant (to be injected)."""
 
