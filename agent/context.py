@@ -97,8 +97,8 @@ class Context:
         default=RankingWeights().hop,
         metadata=_describe(
             "Second recall hop: memories sharing a name, place or number with the best results "
-            "rise up to this share of their relevance (0, the default, switches it off; 1 "
-            "helps short histories whose questions chain facts through names)."
+            "rise up to this share of their relevance (0 switches it off; 1 helps short "
+            "histories whose questions chain facts through names, but costs long ones)."
         ),
     )
     relevance_cosine: float = field(

@@ -11,8 +11,8 @@ from memory.recall.ranking import RankingWeights
 from memory.recall.retrieval import UserIndex
 from tests.unit._index_helpers import NOW, filler, memory, unit
 
-OFF = RankingWeights()  # the default: no second hop
-ON = replace(OFF, hop=1.0)
+ON = replace(RankingWeights(), hop=1.0)
+OFF = replace(ON, hop=0.0)
 QUERY = "which city does the friend who gave me the oboe live in"
 
 
@@ -67,10 +67,10 @@ def test_ordinary_rare_words_do_not_link() -> None:
     assert "other" not in _ranked(index, ON, unit(7))[:5]
 
 
-def test_the_second_hop_is_off_by_default() -> None:
+def test_the_default_second_hop_lifts_a_linked_memory_into_the_top_five() -> None:
     index, vector = _index()
-    assert RankingWeights().hop == 0.0
-    assert "linked" not in _ranked(index, RankingWeights(), vector)[:5]
+    default = _ranked(index, RankingWeights(), vector)
+    assert default[0] == "seed" and "linked" in default[:5]
 
 
 def test_a_name_every_memory_shares_links_nothing() -> None:
