@@ -295,7 +295,8 @@ class UserIndex:
     def _seed_names(self, slot: int) -> frozenset[str]:
         # Only the few memories that are a query's seeds need their names (~20-60 us each):
         # computing them for every memory indexed would cost an L2 recall, which indexes ~200
-        # candidates per query, several milliseconds.
+        # candidates per query, several milliseconds. Two searches filling the cache at once
+        # at worst compute the same names twice.
         names = self._names.get(slot)
         if names is None:
             names = self._names[slot] = name_terms(self._texts[slot])

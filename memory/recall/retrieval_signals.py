@@ -217,8 +217,8 @@ def second_hop(
 ) -> F32:
     """What the second hop adds to each memory's relevance (0 where it adds nothing).
 
-    Each seed links to a memory by the share of the seed's own bridge score (BM25 of its bridge
-    terms, idf-weighted) that the memory matches, in [0, 1]. The memory's second-hop relevance
+    Each seed links to a memory by the memory's BM25 for the seed's bridge terms (each weighted
+    by its idf), scaled so the best-linked memory has 1. The memory's second-hop relevance
     is the best over seeds of `hop` x link x the seed's first-hop relevance, so a linked memory
     rises at most to `hop` times the relevance of the seed that found it (level with it at 1,
     where recency and importance order the two) and never past it; the first hop's order of
