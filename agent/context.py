@@ -93,6 +93,14 @@ class Context:
     importance_weight: float = field(
         default=RankingWeights().gamma, metadata=_describe("γ: weight of importance.")
     )
+    second_hop_weight: float = field(
+        default=RankingWeights().hop,
+        metadata=_describe(
+            "Second recall hop: memories sharing a name, place or number with the best results "
+            "rise up to this share of their relevance (0 switches it off; 1 helps short "
+            "histories whose questions chain facts through names, but costs long ones)."
+        ),
+    )
     relevance_cosine: float = field(
         default=RelevanceFloor().cosine,
         metadata=_describe(
@@ -180,6 +188,7 @@ class Context:
             lexical=self.lexical_weight,
             beta=self.recency_weight,
             gamma=self.importance_weight,
+            hop=self.second_hop_weight,
             floor=replace(
                 RelevanceFloor(), cosine=self.relevance_cosine, threshold=self.relevance_threshold
             ),

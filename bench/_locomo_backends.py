@@ -121,8 +121,12 @@ class BM25Backend:
     _index: dict[Scope, tuple[LexicalIndex, list[list[str]]]] = field(default_factory=dict)
 
     async def ingest(self, scope: Scope, memories: Sequence[NewMemory]) -> None:
-        """Index each memory's text."""
-        index, turns = self._index.setdefault(scope, (LexicalIndex(k1=1.2, b=0.75), []))
+        """Index each memory's text; a user ingested again is replaced, as in the other backends.
+
+        (Appending instead counted every turn twice when the `--data` file was also one of the
+        `--dev-sets`, and BM25's figures for that set differed between the two tables.)
+        """
+        index, turns = self._index[scope] = (LexicalIndex(k1=1.2, b=0.75), [])
         for memory in memories:
             text = index_text(memory.content, speaker=_speaker(memory))
             index.add(len(turns), tokenize(text))

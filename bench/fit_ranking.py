@@ -57,6 +57,10 @@ GRID: dict[str, tuple[Any, ...]] = {
     "feedback_weight": (0.1, 0.2, 0.3, 0.5),
     "feedback_confidence": (0.0, 0.25, 0.5, 0.75, 1.0),
     "weak_leg_guard": (False, True),
+    "hop": (0.0, 0.5, 0.8, 1.0, 1.2),
+    "hop_seeds": (3, 5, 8),
+    "hop_terms": (4, 8, 16),
+    "hop_max_share": (0.005, 0.01, 0.02, 0.05),
 }
 
 # Per set: (sum over questions of R@5, sum of R@10, questions).

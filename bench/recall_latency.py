@@ -10,7 +10,9 @@ does) and cold (that user's cache entry dropped first: served by L2, which ranks
 rows from Postgres when they are no more than `MEMORY_RECALL_L2_CANDIDATES`, else Chroma's and
 Postgres's candidates; nothing is preloaded meanwhile), and, as the
 baseline measured in the same run, a plain Chroma query filtered on tenant+user over the same
-collection.
+collection. The second (name) hop's cost: the same queries, embedded beforehand, recalled
+with and without it, alternately first (`ranking_{warm,cold}_hop_ms`,
+`ranking_{warm,cold}_no_hop_ms`).
 """
 
 from __future__ import annotations
@@ -22,9 +24,11 @@ import random
 import statistics
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from memory.recall.ranking import RankingWeights
 from memory.settings import Settings, apply_privacy_defaults
 from memory.storage.store import MemoryStore, open_store
 from memory.system import recaller
@@ -106,6 +110,38 @@ async def _time_recall(store: MemoryStore, n_users: int, queries: int, cold: boo
     return out
 
 
+async def _time_hop(
+    store: MemoryStore, n_users: int, queries: int, cold: bool
+) -> tuple[list[float], list[float]]:
+    """Recall with and without the second hop on the same queries, alternately first.
+
+    The query is embedded beforehand (both would pay the same), so the difference is the
+    ranking; alternating which runs first spreads the machine's load drift over both.
+    """
+    rng = random.Random(11)
+    on, off = RankingWeights(), replace(RankingWeights(), hop=0.0)
+    times: dict[bool, list[float]] = {True: [], False: []}
+    for i in range(queries):
+        scope = Scope("bench", f"u{rng.randrange(n_users)}")
+        query = f"what did they decide about {rng.choice(_SUBJECTS)}?"
+        vector = (await store.embedder.aembed([query]))[0]
+        for hop in (True, False) if i % 2 == 0 else (False, True):
+            if cold:
+                store.cache.invalidate(scope)
+            recaller(store).preload_on_miss = not cold
+            t0 = time.perf_counter()
+            await recaller(store).recall_traced(
+                scope,
+                query,
+                k=10,
+                weights=on if hop else off,
+                record_access=False,
+                query_vector=vector,
+            )
+            times[hop].append((time.perf_counter() - t0) * 1000)
+    return times[True], times[False]
+
+
 async def _time_chroma(store: MemoryStore, n_users: int, queries: int) -> list[float]:
     rng = random.Random(7)
     out: list[float] = []
@@ -146,6 +182,11 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             warm = await _time_recall(store, n_users, args.queries, cold=False)
             cold = await _time_recall(store, n_users, min(args.queries, 100), cold=True)
             chroma = await _time_chroma(store, n_users, min(args.queries, 100))
+            # The second (name) hop's cost per recall: the same queries with and without it.
+            for user in range(n_users):  # the cold timings dropped them: warm them again
+                await recaller(store).preload(Scope("bench", f"u{user}"))
+            hop_warm = await _time_hop(store, n_users, args.queries, cold=False)
+            hop_cold = await _time_hop(store, n_users, min(args.queries, 100), cold=True)
             point = {
                 "memories": total,
                 "users": n_users,
@@ -153,6 +194,10 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                 "recall_warm_ms": _summary(warm),
                 "recall_cold_ms": _summary(cold),
                 "chroma_filtered_ms": _summary(chroma),
+                "ranking_warm_hop_ms": _summary(hop_warm[0]),
+                "ranking_warm_no_hop_ms": _summary(hop_warm[1]),
+                "ranking_cold_hop_ms": _summary(hop_cold[0]),
+                "ranking_cold_no_hop_ms": _summary(hop_cold[1]),
             }
             point["p95_ratio_chroma_over_warm"] = round(
                 point["chroma_filtered_ms"]["p95"] / max(point["recall_warm_ms"]["p95"], 1e-9), 1

@@ -4,8 +4,9 @@
 
 The sets are the project's own data for choosing recall signals, weights and the relevance
 floor: coding help and planning chats with long assistant replies, one-speaker transcripts,
-undated sessions, Chinese conversations, many short personal-assistant chats, and dated
-journals asked about by month and date. They are deliberately unlike LoCoMo (short turns
+undated sessions, Chinese conversations, many short personal-assistant chats, dated
+journals asked about by month and date, and multi-hop / open-domain questions whose evidence
+turns only an entity links (English and Chinese). They are deliberately unlike LoCoMo (short turns
 between two named friends in dated sessions). Output is deterministic.
 """
 
@@ -20,6 +21,7 @@ from typing import Any
 from bench.devsets._assistant import ASSISTANT
 from bench.devsets._dated import DATED
 from bench.devsets._facts import CHINESE, CODING, MONOLOGUE, PLANNING
+from bench.devsets._hops import HOPS, HOPS_ZH
 from bench.devsets._replies import FILLER, LONG, NOTES
 
 HERE = Path(__file__).parent
@@ -30,6 +32,8 @@ SETS: dict[str, list[dict[str, object]]] = {
     "zh": CHINESE,
     "assistant": ASSISTANT,
     "dated": DATED,
+    "hops": HOPS,
+    "hops_zh": HOPS_ZH,
 }
 _START = datetime(2025, 3, 3, 10, 0, tzinfo=UTC)
 # Filler exchanges added to each session, so every question competes with ~50-80 turns.
@@ -40,6 +44,8 @@ _FILLER_POOL = {
     "zh": "zh",
     "assistant": "planning",
     "dated": "planning",
+    "hops": "planning",
+    "hops_zh": "zh",
 }
 
 
@@ -106,15 +112,66 @@ def sample(conv: dict[str, Any], pool: str | None) -> dict[str, Any]:
     return {"sample_id": conv["id"], "conversation": body, "qa": qa}
 
 
+# The long-history check: every English conversation as one user's history, dated journals
+# last (so the benchmark's `now` is theirs). Kept in a subfolder so `--dev-sets bench/devsets`
+# and the fitting tools leave it out unless asked (`--dev-sets bench/devsets/long`).
+LONG_DIR = HERE / "long"
+_LONG_SETS = ("coding", "planning", "monologue", "assistant", "hops", "dated")
+
+
+def long_history(built: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    """One LoCoMo sample holding every conversation of `_LONG_SETS`, sessions renumbered.
+
+    Every set's conversations have 2-4 sessions of ~50 turns; a real user's history is long,
+    names recur in unrelated conversations, and generic replies repeat. This sample is that
+    case, built from the same turns and questions (evidence ids mapped to the new sessions).
+    Questions keep their wording, so a fact asked about in one conversation may now have a
+    look-alike in another (two partners called Tomasz): every system pays for that alike.
+    """
+    body: dict[str, Any] = {"speaker_a": "user", "speaker_b": "assistant"}
+    qa: list[dict[str, Any]] = []
+    number = 0
+    for name in _LONG_SETS:
+        for conv in built[name]:
+            renamed: dict[str, str] = {}
+            sessions = sorted(
+                (int(k.split("_")[1]), v)
+                for k, v in conv["conversation"].items()
+                if k.startswith("session_") and isinstance(v, list)
+            )
+            for old, turns in sessions:
+                number += 1
+                new_turns = []
+                for t, turn in enumerate(turns, 1):
+                    renamed[turn["dia_id"]] = f"D{number}:{t}"
+                    new_turns.append({**turn, "dia_id": f"D{number}:{t}"})
+                body[f"session_{number}"] = new_turns
+                date = conv["conversation"].get(f"session_{old}_date_time")
+                if date:
+                    body[f"session_{number}_date_time"] = date
+            qa.extend({**q, "evidence": [renamed[e] for e in q["evidence"]]} for q in conv["qa"])
+    return {"sample_id": "long-history", "conversation": body, "qa": qa}
+
+
+def built_sets() -> dict[str, list[dict[str, Any]]]:
+    """Every set as LoCoMo samples."""
+    return {name: [sample(c, _FILLER_POOL.get(name)) for c in cs] for name, cs in SETS.items()}
+
+
+def _write(path: Path, out: list[dict[str, Any]]) -> None:
+    path.write_text(json.dumps(out, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    turns = sum(len(v) for c in out for k, v in c["conversation"].items()
+                if k.startswith("session_") and isinstance(v, list))  # fmt: skip
+    print(f"{path.name}: {len(out)} conversations, {turns} turns")
+
+
 def main() -> int:
-    """Write every set to bench/devsets/<name>.json."""
-    for name, convs in SETS.items():
-        out = [sample(c, _FILLER_POOL.get(name)) for c in convs]
-        path = HERE / f"{name}.json"
-        path.write_text(json.dumps(out, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-        turns = sum(len(v) for c in out for k, v in c["conversation"].items()
-                    if k.startswith("session_") and isinstance(v, list))  # fmt: skip
-        print(f"{path.name}: {len(out)} conversations, {turns} turns")
+    """Write every set to bench/devsets/<name>.json, and the long-history check."""
+    built = built_sets()
+    for name, out in built.items():
+        _write(HERE / f"{name}.json", out)
+    LONG_DIR.mkdir(exist_ok=True)
+    _write(LONG_DIR / "long.json", [long_history(built)])
     return 0
 
 

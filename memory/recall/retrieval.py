@@ -17,7 +17,7 @@ import numpy as np
 
 from memory.recall import retrieval_signals as signals
 from memory.recall.features import Features, compute_features
-from memory.recall.lexical import LexicalIndex, tokenize
+from memory.recall.lexical import LexicalIndex, name_terms, tokenize
 from memory.recall.ranking import RankingWeights, access_boost, recency, top_k
 from memory.recall.relevance import (
     QueryEvidence,
@@ -77,6 +77,8 @@ class UserIndex:
         self._slots: dict[str, int] = {}
         self._ids: dict[int, str] = {}
         self._tokens: dict[int, list[str]] = {}
+        self._texts: dict[int, str] = {}  # own words, for the second hop's names
+        self._names: dict[int, frozenset[str]] = {}  # computed when a memory is first a seed
         self._spans: dict[int, int] = {}
         self._speakers: dict[str, int] = {}
         self._group_ids: dict[str, int] = {}
@@ -104,6 +106,8 @@ class UserIndex:
             if slot is None:
                 continue
             tokens = self._tokens.pop(slot)
+            del self._texts[slot]
+            self._names.pop(slot, None)
             self._own.discard(slot)
             self._window.discard(slot)
             gslot = int(self._cols.group[slot])
@@ -122,6 +126,7 @@ class UserIndex:
         features = features_of(item)
         tokens = features.tokens
         self._tokens[slot] = tokens
+        self._texts[slot] = _own_text(item)
         self._own.add(slot, tokens)
         self._window.add(slot, tokens + features.context_tokens)
         cols.vectors[slot] = vector
@@ -277,7 +282,25 @@ class UserIndex:
         if hits:
             lexical += weights.speaker * np.isin(cols.speaker[:n], hits).astype(np.float32)
         temporal = signals.temporal(cols, query, now, weights, n)
+        seeds = min(weights.hop_seeds, int(live.sum()) - 1)
+        if weights.hop and seeds > 0:
+            first = similarity + lexical + temporal
+            first[~live] = -np.inf
+            picked = np.argpartition(-first, seeds - 1)[:seeds]
+            top = picked[np.argsort(-first[picked], kind="stable")].tolist()
+            names = [self._seed_names(slot) for slot in top]
+            lexical += signals.second_hop(self._own, first, top, names, tokens, weights, live)
         return {"similarity": similarity, "lexical": lexical, "temporal": temporal}
+
+    def _seed_names(self, slot: int) -> frozenset[str]:
+        # Only the few memories that are a query's seeds need their names (~20-60 us each):
+        # computing them for every memory indexed would cost an L2 recall, which indexes ~200
+        # candidates per query, several milliseconds. Two searches filling the cache at once
+        # at worst compute the same names twice.
+        names = self._names.get(slot)
+        if names is None:
+            names = self._names[slot] = name_terms(self._texts[slot])
+        return names
 
     def _rank(
         self,

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import datetime
 
 import numpy as np
@@ -173,3 +173,69 @@ def expansion(
     out_tokens = list(own) + [t for t, _ in picked]
     out_weights = [1.0] * len(own) + [scale * s / total for _, s in picked]
     return out_tokens, out_weights
+
+
+def bridges(
+    index: LexicalIndex,
+    seed: int,
+    names: Collection[str],
+    tokens: Sequence[str],
+    weights: RankingWeights,
+) -> tuple[list[str], list[float]]:
+    """The terms that link one first-hop memory (`seed`) to others, with their idf.
+
+    A multi-hop question describes one thing ("the friend who gave me the oboe") and asks about
+    another turn that only names it ("Ilse moved to Ghent"). The link is a term the seed shares
+    with a few other memories: a name, a place, a number. A term found in the seed alone links
+    nothing; one shared by many memories (a speaker label, a topic word of long replies) links
+    everything. So a bridge is one of the seed's `names` (see `memory.recall.lexical.name_terms`)
+    outside the query whose document frequency is at least 2 and at most `hop_max_share` of the
+    memories (never below 2). Ordinary words are left out even when rare: in long assistant
+    replies two memories share many rare topic words, and linking by them lifted unrelated
+    replies into the top 5 on the development sets.
+    """
+    own = set(tokens)
+    limit = max(2, int(weights.hop_max_share * len(index)))
+    picked: dict[str, float] = {}
+    for term in names:
+        if term in own:
+            continue
+        if 2 <= index.document_frequency(term) <= limit:
+            picked[term] = index.idf(term)
+    best = sorted(picked.items(), key=lambda pair: (-pair[1], pair[0]))[: weights.hop_terms]
+    return [t for t, _ in best], [w for _, w in best]
+
+
+def second_hop(
+    index: LexicalIndex,
+    first: F32,
+    seeds: Sequence[int],
+    names: Sequence[Collection[str]],
+    tokens: Sequence[str],
+    weights: RankingWeights,
+    live: Bools,
+) -> F32:
+    """What the second hop adds to each memory's relevance (0 where it adds nothing).
+
+    Each seed links to a memory by the memory's BM25 for the seed's bridge terms (each weighted
+    by its idf), scaled so the best-linked memory has 1. The memory's second-hop relevance
+    is the best over seeds of `hop` x link x the seed's first-hop relevance, so a linked memory
+    rises at most to `hop` times the relevance of the seed that found it (level with it at 1,
+    where recency and importance order the two) and never past it; the first hop's order of
+    what it already ranked well is kept. Returned is the rise over the first-hop relevance.
+    """
+    out = np.zeros(len(live), dtype=np.float32)
+    for seed, seed_names in zip(seeds, names, strict=True):
+        terms, idfs = bridges(index, seed, seed_names, tokens, weights)
+        if not terms:
+            continue
+        scores = index.scores(terms, len(live), idfs)
+        scores[seed] = 0.0
+        scores[~live] = 0.0
+        best = float(scores.max(initial=0.0))
+        if best <= 0.0:
+            continue
+        link = scores / best
+        np.maximum(out, weights.hop * link * max(float(first[seed]), 0.0), out=out)
+    out[~live] = 0.0
+    return np.maximum(out - np.where(live, first, 0.0), 0.0).astype(np.float32)

@@ -6,7 +6,16 @@ import json
 
 import pytest
 
-from bench.devsets.build import _FILLER_POOL, HERE, SETS, sample
+from bench.devsets.build import (
+    _FILLER_POOL,
+    _LONG_SETS,
+    HERE,
+    LONG_DIR,
+    SETS,
+    built_sets,
+    long_history,
+    sample,
+)
 
 
 @pytest.mark.parametrize("name", sorted(SETS))
@@ -31,3 +40,27 @@ def test_every_question_has_gold_turns_by_the_user(name: str) -> None:
             assert qa["evidence"], qa
             for dia in qa["evidence"]:
                 assert dia in turns, (conv["sample_id"], dia)
+
+
+def _texts(conv: dict[str, object]) -> dict[str, str]:
+    body = conv["conversation"]
+    assert isinstance(body, dict)
+    return {t["dia_id"]: t["text"] for k, v in body.items()
+            if k.startswith("session_") and isinstance(v, list) for t in v}  # fmt: skip
+
+
+def test_the_long_history_check_is_every_english_set_as_one_user() -> None:
+    built = built_sets()
+    (long,) = json.loads((LONG_DIR / "long.json").read_text(encoding="utf-8"))
+    assert long == json.loads(json.dumps(long_history(built), ensure_ascii=False))
+    merged = _texts(long)
+    convs = [c for name in _LONG_SETS for c in built[name]]
+    assert len(merged) == sum(len(_texts(c)) for c in convs)
+    questions = iter(long["qa"])
+    for conv in convs:  # every evidence id still names the turn it named in its own set
+        own = _texts(conv)
+        for q in conv["qa"]:
+            moved = next(questions)
+            assert moved["question"] == q["question"]
+            assert [own[e] for e in q["evidence"]] == [merged[e] for e in moved["evidence"]]
+    assert next(questions, None) is None

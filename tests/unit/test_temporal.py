@@ -95,6 +95,10 @@ def test_asks_when(query: str, expected: bool) -> None:
         ("We've been friends for 4 years", True),
         ("I signed up in July", True),
         ("最近很忙", True),
+        ("I booked the hotel, three nights, with a view of the river", True),
+        ("the call took two hours", True),
+        ("我们在成都住三晚", True),
+        ("跑了四十分钟", True),
         ("I love painting sunsets", False),
         ("这幅画很好看", False),
     ],
@@ -113,3 +117,10 @@ def test_time_match_is_one_on_overlap_and_decays_with_the_gap() -> None:
     (year,) = parse_time("2023", NOW)
     assert time_match([year], [far]) == 1.0  # inside the year
     assert time_match([], [same]) == 0.0
+
+
+def test_a_long_run_of_numerals_is_scanned_once() -> None:
+    # Each numeral run is tried from its start only: 200,000 Chinese numerals without a unit
+    # after them would take hours if every position started a new match.
+    assert not mentions_time("一" * 200_000)
+    assert mentions_time("一" * 200_000 + "天")
