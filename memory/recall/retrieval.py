@@ -228,6 +228,11 @@ class UserIndex:
             shares.append(word_share(terms, own, self._window.terms(slot).keys(), idfs))
             cosines.append(float(self._cols.vectors[slot] @ qv))
         best = max(cosines, default=0.0)
+        lead = (
+            best - self._neighbourhood(found[int(np.argmax(cosines))], alive, floor.background[0])
+            if found
+            else 0.0
+        )
         top = np.sort(sims)[::-1]
         fifth = float(top[4]) if len(top) >= 5 else spread[0]
         z = (best - spread[0]) / spread[1] if spread[1] > 1e-6 else 0.0
@@ -238,8 +243,23 @@ class UserIndex:
             coverage=coverage,
             unseen_name=unseen_names(query, self._window.vocabulary()),
             gap=best - fifth,
+            lead=lead,
         )
         return evidence, cosines, shares
+
+    def _neighbourhood(self, memory_id: str, alive: np.ndarray, background: float) -> float:
+        """Mean cosine of a memory with its nearest other live memories.
+
+        One matrix-vector product over the user's memories, like the query's own cosines.
+        """
+        n = self._cols.size
+        slot = self._slots[memory_id]
+        sims = self._cols.vectors[:n][alive] @ self._cols.vectors[slot]
+        k = QueryEvidence.NEIGHBOURS + 1  # the memory itself is among them, at cosine 1
+        if len(sims) < 2:
+            return background
+        nearest = np.sort(np.partition(-sims, min(k, len(sims)) - 1)[: min(k, len(sims))])
+        return float(-nearest[1:].mean())
 
     def _relevance(
         self,

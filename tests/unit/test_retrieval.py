@@ -165,3 +165,26 @@ def test_the_guard_lets_dense_similarity_order_weak_word_matches() -> None:
         first[guard] = found[0][0]
     assert first[True] == "fact"
     assert first[False] != "fact"  # without the guard, the shared common word wins
+
+
+def test_the_lead_discounts_a_memory_that_sits_close_to_many_others() -> None:
+    hub, lone = unit(1), unit(2)
+    near = [hub + 0.3 * unit(40 + i) for i in range(5)]
+    index = UserIndex()
+    index.upsert([memory("hub", "generic advice", vector=hub),
+                  memory("lone", "one specific thing", vector=lone),
+                  *[memory(f"n{i}", "more advice", vector=v / np.linalg.norm(v))
+                    for i, v in enumerate(near)]])  # fmt: skip
+    query = (hub + lone) / np.linalg.norm(hub + lone)
+    at_hub, cosines, _ = index.query_evidence("advice", query, ["hub"], W)
+    at_lone, _, _ = index.query_evidence("advice", query, ["lone"], W)
+    # Equally close to the query, but the hub's neighbours are closer to it than the query is.
+    vectors = np.array([m / np.linalg.norm(m) for m in [hub, lone, *near]], dtype=np.float32)
+    nearest = np.sort(vectors[1:] @ vectors[0])[::-1][:5]
+    assert abs(at_hub.lead - (cosines[0] - float(nearest.mean()))) < 1e-5
+    assert at_lone.lead > at_hub.lead + 0.3
+    single = UserIndex()
+    single.upsert([memory("only", "one thing", vector=lone)])
+    alone, cos, _ = single.query_evidence("thing", query, ["only"], W)
+    assert abs(alone.lead - (cos[0] - W.floor.background[0])) < 1e-6
+    assert single.query_evidence("thing", query, [], W)[0].lead == 0.0
