@@ -80,6 +80,11 @@ class UserIndex:
         self._spans: dict[int, int] = {}
         self._speakers: dict[str, int] = {}
         self._group_ids: dict[str, int] = {}
+        # Per slot: mean cosine with its nearest other memories (`_neighbourhood`); any
+        # change to the memories clears it and starts a new generation, so a value computed
+        # across a change is not kept.
+        self._density: dict[int, float] = {}
+        self._generation = 0
 
     def __len__(self) -> int:
         return len(self._slots)
@@ -96,6 +101,7 @@ class UserIndex:
         for item in items:
             self.remove([item.id])
             self._insert(item)
+        self._forget_density()
 
     def remove(self, ids: Iterable[str]) -> None:
         """Drop memories by id (unknown ids are ignored)."""
@@ -111,6 +117,11 @@ class UserIndex:
                 self._groups.subtract(gslot, tokens)
             del self._ids[slot], self._spans[slot]
             self._cols.release(slot)
+            self._forget_density()
+
+    def _forget_density(self) -> None:
+        self._generation += 1
+        self._density.clear()
 
     def _insert(self, item: IndexedMemory) -> None:
         cols = self._cols
@@ -229,7 +240,7 @@ class UserIndex:
             cosines.append(float(self._cols.vectors[slot] @ qv))
         best = max(cosines, default=0.0)
         lead = (
-            best - self._neighbourhood(found[int(np.argmax(cosines))], alive, floor.background[0])
+            best - self._neighbourhood(found[int(np.argmax(cosines))], floor.background[0])
             if found
             else 0.0
         )
@@ -247,19 +258,27 @@ class UserIndex:
         )
         return evidence, cosines, shares
 
-    def _neighbourhood(self, memory_id: str, alive: np.ndarray, background: float) -> float:
-        """Mean cosine of a memory with its nearest other live memories.
+    def _neighbourhood(self, memory_id: str, background: float) -> float:
+        """Mean cosine of a memory with its nearest other memories in the index.
 
-        One matrix-vector product over the user's memories, like the query's own cosines.
+        One matrix-vector product over the user's memories (~1-2.5 ms at 10,000 on a busy
+        2-core machine), kept until the memories change: between two writes a user's recalls
+        keep landing on the same few memories.
         """
-        n = self._cols.size
         slot = self._slots[memory_id]
-        sims = self._cols.vectors[:n][alive] @ self._cols.vectors[slot]
-        k = QueryEvidence.NEIGHBOURS + 1  # the memory itself is among them, at cosine 1
-        if len(sims) < 2:
+        held = self._density.get(slot)
+        if held is not None:
+            return held
+        generation, n = self._generation, self._cols.size
+        sims = self._cols.vectors[:n][self._cols.alive[:n]] @ self._cols.vectors[slot]
+        k = min(QueryEvidence.NEIGHBOURS + 1, len(sims))  # the memory itself is among them
+        if k < 2:
             return background
-        nearest = np.sort(np.partition(-sims, min(k, len(sims)) - 1)[: min(k, len(sims))])
-        return float(-nearest[1:].mean())
+        nearest = np.sort(np.partition(-sims, k - 1)[:k])
+        density = float(-nearest[1:].mean())
+        if generation == self._generation:
+            self._density[slot] = density
+        return density
 
     def _relevance(
         self,

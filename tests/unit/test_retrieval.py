@@ -188,3 +188,18 @@ def test_the_lead_discounts_a_memory_that_sits_close_to_many_others() -> None:
     alone, cos, _ = single.query_evidence("thing", query, ["only"], W)
     assert abs(alone.lead - (cos[0] - W.floor.background[0])) < 1e-6
     assert single.query_evidence("thing", query, [], W)[0].lead == 0.0
+
+
+def test_the_lead_follows_changes_to_the_memories() -> None:
+    hub, lone = unit(1), unit(2)
+    index = UserIndex()
+    index.upsert([memory("hub", "generic advice", vector=hub),
+                  memory("other", "something else", vector=unit(3))])  # fmt: skip
+    query = (hub + lone) / np.linalg.norm(hub + lone)
+    before = index.query_evidence("advice", query, ["hub"], W)[0].lead
+    near = hub + 0.1 * unit(50)
+    index.upsert([memory("copy", "generic advice again", vector=near / np.linalg.norm(near))])
+    after = index.query_evidence("advice", query, ["hub"], W)[0].lead
+    assert after < before - 0.2  # a near copy now sits beside it
+    index.remove(["copy"])
+    assert abs(index.query_evidence("advice", query, ["hub"], W)[0].lead - before) < 1e-6
