@@ -203,3 +203,28 @@ def test_the_lead_follows_changes_to_the_memories() -> None:
     assert after < before - 0.2  # a near copy now sits beside it
     index.remove(["copy"])
     assert abs(index.query_evidence("advice", query, ["hub"], W)[0].lead - before) < 1e-6
+
+
+def test_kept_neighbourhoods_match_fresh_ones_through_writes() -> None:
+    rng = np.random.default_rng(7)
+    vectors = {f"m{i}": unit(200 + i) for i in range(12)}
+    index = UserIndex()
+    index.upsert([memory(m, "note", vector=v) for m, v in vectors.items()])
+    query = unit(999)
+    for step in range(60):
+        for memory_id in rng.choice(sorted(vectors), size=3, replace=False):
+            index.query_evidence("note", query, [str(memory_id)], W)  # keeps its neighbourhood
+        target = f"m{int(rng.integers(0, 16))}"
+        if target in vectors and rng.random() < 0.4:
+            index.remove([target])
+            del vectors[target]
+        else:  # near a kept one or far from all, new or replacing
+            base = unit(200 + int(rng.integers(0, 12))) if rng.random() < 0.5 else unit(500 + step)
+            vector = base + 0.2 * unit(700 + step)
+            vectors[target] = vector / np.linalg.norm(vector)
+            index.upsert([memory(target, "note", vector=vectors[target])])
+        fresh = UserIndex()
+        fresh.upsert([memory(m, "note", vector=v) for m, v in vectors.items()])
+        for memory_id in vectors:
+            kept = index.query_evidence("note", query, [memory_id], W)[0].lead
+            assert abs(kept - fresh.query_evidence("note", query, [memory_id], W)[0].lead) < 1e-5
