@@ -1,7 +1,7 @@
 """Fit the relevance floor's query-level model on the project's development sets.
 
     python -m bench.relevance_floor [--data bench/devsets] [--max-offtopic 0.10]
-                                    [--embed-cache FILE]
+                                    [--embed-cache FILE] [--cross-validate]
 
 For every question of every development set, the system's top-10 hits and the query's
 `QueryEvidence` against the user's memories are collected. On-topic queries are each question
@@ -15,7 +15,9 @@ A logistic model (class-balanced, L2 0.01, plain gradient descent: deterministic
 the features, then the threshold with the best recall@10 above the floor is chosen among those
 that keep *every* set's injection rates (foreign questions, chit-chat) at or below
 --max-offtopic. The weights and threshold printed are the `RelevanceFloor` defaults. Never run
-this on an evaluation set (LoCoMo): the point is to choose on our own data.
+this on an evaluation set (LoCoMo): the point is to choose on our own data. With
+--cross-validate each set is also scored by a model and threshold fitted on the other sets only
+(the figure to expect on conversations the floor was not chosen on).
 """
 
 from __future__ import annotations
@@ -155,6 +157,52 @@ def table(
     return out
 
 
+def choose(samples: list[Sample], weights: tuple[float, ...], max_offtopic: float) -> float:
+    """The threshold with the best mean recall@10 above the floor.
+
+    Only thresholds that keep every set's injection rates at or below `max_offtopic` count
+    (1.0 when none does).
+    """
+    best: tuple[float, float] | None = None
+    for threshold in np.arange(0.05, 1.0, 0.01):
+        floor = replace(RelevanceFloor(), evidence=weights, threshold=round(float(threshold), 2))
+        rows = table(samples, floor)
+        above = float(np.mean([r[0] for r in rows.values()]))
+        if max(max(r[2], r[3]) for r in rows.values()) <= max_offtopic and (
+            best is None or above > best[0] + 1e-12
+        ):
+            best = (above, floor.threshold)
+    return best[1] if best else 1.0
+
+
+def cross_validate(
+    samples: list[Sample], max_offtopic: float
+) -> dict[str, tuple[float, float, float, float]]:
+    """Each set scored by a model and threshold fitted on the other sets only.
+
+    What the floor does on conversations it was not chosen on.
+    """
+    out = {}
+    for name in sorted({s.dataset for s in samples}):
+        rest = [s for s in samples if s.dataset != name]
+        weights = fit(rest)
+        floor = replace(
+            RelevanceFloor(), evidence=weights, threshold=choose(rest, weights, max_offtopic)
+        )
+        out[name] = table([s for s in samples if s.dataset == name], floor)[name]
+    return out
+
+
+def _print(rows: dict[str, tuple[float, float, float, float]]) -> None:
+    for name, (above, plain, rate, chat) in rows.items():
+        print(f"  {name:<10} R@10 above floor {100 * above:5.1f} (R@10 {100 * plain:5.1f}, gap "
+              f"{100 * (plain - above):4.1f}), injection: foreign questions {rate:.3f}, "
+              f"chit-chat {chat:.3f}")  # fmt: skip
+    gap = np.mean([100 * (plain - above) for above, plain, _, _ in rows.values()])
+    rate = max(r[2] for r in rows.values())
+    print(f"  mean gap {gap:.1f} points, highest foreign-question injection {rate:.3f}")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point."""
     apply_privacy_defaults()
@@ -162,6 +210,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, nargs="*", default=[Path("bench/devsets")])
     parser.add_argument("--max-offtopic", type=float, default=0.10)
     parser.add_argument("--embed-cache", type=Path, default=None)
+    parser.add_argument(
+        "--cross-validate", action="store_true", help="also score each set by a leave-one-out fit"
+    )
     args = parser.parse_args(argv)
     files = [f for p in args.data for f in (sorted(p.glob("*.json")) if p.is_dir() else [p])]
     settings = Settings.from_env()
@@ -176,23 +227,16 @@ def main(argv: list[str] | None = None) -> int:
         f"{on_topic} on-topic and {len(samples) - on_topic} off-topic queries, {len(files)} files"
     )
     print(f"fitted weights {dict(zip(('bias', *QueryEvidence.NAMES), weights, strict=True))}")
-    best: tuple[float, float] | None = None
-    for threshold in np.arange(0.05, 1.0, 0.05):
-        floor = replace(RelevanceFloor(), evidence=weights, threshold=round(float(threshold), 2))
-        rows = table(samples, floor)
-        above = float(np.mean([r[0] for r in rows.values()]))
-        if max(max(r[2], r[3]) for r in rows.values()) <= args.max_offtopic and (
-            best is None or above > best[0]
-        ):
-            best = (above, floor.threshold)
-    chosen = replace(RelevanceFloor(), evidence=weights, threshold=best[1] if best else 1.0)
+    threshold = choose(samples, weights, args.max_offtopic)
+    chosen = replace(RelevanceFloor(), evidence=weights, threshold=threshold)
     for label, floor in (("default", RankingWeights().floor), ("chosen", chosen)):
         print(f"{label}: evidence {floor.evidence}, threshold {floor.threshold}")
-        for name, (above, plain, rate, chat) in table(samples, floor).items():
-            print(f"  {name:<10} R@10 above floor {100 * above:5.1f} (R@10 {100 * plain:5.1f}), "
-                  f"injection: foreign questions {rate:.3f}, chit-chat {chat:.3f}")  # fmt: skip
-    if best is None:
+        _print(table(samples, floor))
+    if threshold >= 1.0:
         print(f"no threshold keeps every set's off-topic rate <= {args.max_offtopic}")
+    if args.cross_validate:
+        print("leave one set out (fitted and thresholded on the other sets):")
+        _print(cross_validate(samples, args.max_offtopic))
     return 0
 
 

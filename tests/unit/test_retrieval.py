@@ -165,3 +165,66 @@ def test_the_guard_lets_dense_similarity_order_weak_word_matches() -> None:
         first[guard] = found[0][0]
     assert first[True] == "fact"
     assert first[False] != "fact"  # without the guard, the shared common word wins
+
+
+def test_the_lead_discounts_a_memory_that_sits_close_to_many_others() -> None:
+    hub, lone = unit(1), unit(2)
+    near = [hub + 0.3 * unit(40 + i) for i in range(5)]
+    index = UserIndex()
+    index.upsert([memory("hub", "generic advice", vector=hub),
+                  memory("lone", "one specific thing", vector=lone),
+                  *[memory(f"n{i}", "more advice", vector=v / np.linalg.norm(v))
+                    for i, v in enumerate(near)]])  # fmt: skip
+    query = (hub + lone) / np.linalg.norm(hub + lone)
+    at_hub, cosines, _ = index.query_evidence("advice", query, ["hub"], W)
+    at_lone, _, _ = index.query_evidence("advice", query, ["lone"], W)
+    # Equally close to the query, but the hub's neighbours are closer to it than the query is.
+    vectors = np.array([m / np.linalg.norm(m) for m in [hub, lone, *near]], dtype=np.float32)
+    nearest = np.sort(vectors[1:] @ vectors[0])[::-1][:5]
+    assert abs(at_hub.lead - (cosines[0] - float(nearest.mean()))) < 1e-5
+    assert at_lone.lead > at_hub.lead + 0.3
+    single = UserIndex()
+    single.upsert([memory("only", "one thing", vector=lone)])
+    alone, cos, _ = single.query_evidence("thing", query, ["only"], W)
+    assert abs(alone.lead - (cos[0] - W.floor.background[0])) < 1e-6
+    assert single.query_evidence("thing", query, [], W)[0].lead == 0.0
+
+
+def test_the_lead_follows_changes_to_the_memories() -> None:
+    hub, lone = unit(1), unit(2)
+    index = UserIndex()
+    index.upsert([memory("hub", "generic advice", vector=hub),
+                  memory("other", "something else", vector=unit(3))])  # fmt: skip
+    query = (hub + lone) / np.linalg.norm(hub + lone)
+    before = index.query_evidence("advice", query, ["hub"], W)[0].lead
+    near = hub + 0.1 * unit(50)
+    index.upsert([memory("copy", "generic advice again", vector=near / np.linalg.norm(near))])
+    after = index.query_evidence("advice", query, ["hub"], W)[0].lead
+    assert after < before - 0.2  # a near copy now sits beside it
+    index.remove(["copy"])
+    assert abs(index.query_evidence("advice", query, ["hub"], W)[0].lead - before) < 1e-6
+
+
+def test_kept_neighbourhoods_match_fresh_ones_through_writes() -> None:
+    rng = np.random.default_rng(7)
+    vectors = {f"m{i}": unit(200 + i) for i in range(12)}
+    index = UserIndex()
+    index.upsert([memory(m, "note", vector=v) for m, v in vectors.items()])
+    query = unit(999)
+    for step in range(60):
+        for memory_id in rng.choice(sorted(vectors), size=3, replace=False):
+            index.query_evidence("note", query, [str(memory_id)], W)  # keeps its neighbourhood
+        target = f"m{int(rng.integers(0, 16))}"
+        if target in vectors and rng.random() < 0.4:
+            index.remove([target])
+            del vectors[target]
+        else:  # near a kept one or far from all, new or replacing
+            base = unit(200 + int(rng.integers(0, 12))) if rng.random() < 0.5 else unit(500 + step)
+            vector = base + 0.2 * unit(700 + step)
+            vectors[target] = vector / np.linalg.norm(vector)
+            index.upsert([memory(target, "note", vector=vectors[target])])
+        fresh = UserIndex()
+        fresh.upsert([memory(m, "note", vector=v) for m, v in vectors.items()])
+        for memory_id in vectors:
+            kept = index.query_evidence("note", query, [memory_id], W)[0].lead
+            assert abs(kept - fresh.query_evidence("note", query, [memory_id], W)[0].lead) < 1e-5

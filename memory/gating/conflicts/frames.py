@@ -151,6 +151,10 @@ def _classify(token: str) -> str:
         return ","
     if token in v.FRAME or token in v.ZH_FRAME:
         return token
+    if token.endswith("s") and singular(token) in v.FRAME:
+        # A frame verb in the third person ("my team *uses* Jira"): the same predicate as
+        # "we use", not a value of its own.
+        return singular(token)
     if len(token) == 1 and token.isascii() and not token.isdigit():
         # Single letters are noise; a single digit is a value ("March 3" vs "March 10").
         return "skip"

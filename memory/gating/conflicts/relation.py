@@ -27,10 +27,11 @@ EmbedFn = Callable[[list[str]], npt.NDArray[np.float32]]
 Kind = Literal["duplicate", "contradiction", "list_add", "unrelated"]
 
 # Categories whose statements fill slots that a newer statement can overwrite. Facts qualify
-# only as stable states ("I live in X", "my manager is X"), never as events ("I went to X").
+# only as stable states ("I live in X", "my manager is X", "my team uses X"), never as events
+# ("I went to X").
 SLOT_CATEGORIES = frozenset({Category.PREFERENCE, Category.CONSTRAINT, Category.DECISION})
 _FAMILY = {Category.PREFERENCE: "rule", Category.CONSTRAINT: "rule"}
-_STATE_WORDS = frozenset("is are am 'm live lives work works 我 是 住 在".split())
+_STATE_WORDS = frozenset("is are am 'm live lives work works use 我 是 住 在".split())
 FRAME_MIN = 0.6  # frames this alike describe the same slot (Jaccard over frame tokens)
 TYPE_MIN = 0.45  # values this alike (cosine) are of one type: coffee/tea 0.62, python/rust 0.20
 # Values this alike are alternatives for one liked thing ("I like tea" after "I like coffee"

@@ -27,7 +27,7 @@ CORRECTION = re.compile(
     r"\b(?:actually|now|nowadays|these days|instead|anymore|any more|no longer|changed my mind"
     r"|switched|switching|changed|correction|rather than|not anymore|from now on"
     r"|moved|postponed|rescheduled|delayed|pushed back|brought forward)\b"
-    r"|其实|现在|如今|改成|改用|改喝|改吃|改为|改|换成|不再|已经不|以后",
+    r"|其实|现在|如今|改成|改用|改喝|改吃|改为|改|换成|不再|已经不|以后|挪到|推迟|延期|提前到|调到",
     re.IGNORECASE,
 )
 NEGATION = re.compile(
@@ -47,17 +47,19 @@ SKIP = frozenset(
     "besides add addition again still moved postponed rescheduled delayed".split()
 )
 LIST = re.compile(r"(?<!\d),|,(?!\d)|[，、;；]|\band\b|和|以及|及|\btags?\b", re.IGNORECASE)
-# Longest first, so "更喜欢" is removed before "喜欢" and "我们" before "我".
+# Longest first, so "更喜欢" is removed before "喜欢" and "我们" before "我". Scheduling verbs
+# ("定在", "改到", "推迟到") are frame words: inside a run without spaces they would otherwise
+# glue onto the event or the time ("周会定"), and two schedules of one event would share nothing.
 ZH_FRAME = sorted(
     "再加上 还有 加上 也要 另外 再加 我们 我 你 他 她 更喜欢 最喜欢 比较喜欢 喜欢 偏好 习惯 爱 "
     "讨厌 想要 想 要 用 喝 吃 看 听 玩 穿 坐 住 在 现在 如今 其实 改成 改用 改为 换成 改 不再 已经 "
     "开始 还是 也 还 都 很 最 比较 更 了 的 是 请 一直 总是 平时 不 没 就 啊 吧 呢 吗 喔 哦 一下 "
-    "东西".split(),
+    "东西 定在 定于 安排在 改到 改在 挪到 推迟到 延期到 提前到 调到".split(),
     key=len,
     reverse=True,
 )
 ZH_PREF = frozenset("更喜欢 最喜欢 比较喜欢 喜欢 偏好 习惯 爱 讨厌 想要".split())
 ZH_MARKERS = frozenset(
     "再加上 还有 加上 也要 另外 再加 现在 如今 其实 改成 改用 改为 换成 改 不再 已经 开始 还是 "
-    "也 还 了 的 吧 啊 呢 吗".split()
+    "也 还 了 的 吧 啊 呢 吗 改到 改在 挪到 推迟到 延期到 提前到 调到".split()
 )
