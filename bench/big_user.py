@@ -41,15 +41,18 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 TENANT = "bigbench"
 BIG_USER = "big"
 CHUNK = 50_000
+NOISE = 0.02  # per dimension: a vector's cosine to its sentence's embedding ~0.93
 
 # Probes: (kind, gold memory, query). "dense": no query word is in the gold memory (after
 # stop words); "rare": the gold shares one rare word with a query full of words the synthetic
@@ -115,6 +118,11 @@ _ACTS = ["plays the violin on weekends", "is allergic to shellfish", "moved to P
          "visits the dentist every six months", "bought an electric car",
          "reviewed the pull request about caching", "planned a hiking trip in the Alps",
          "takes vitamin D in winter"]  # fmt: skip
+
+
+def _at(i: int) -> datetime:
+    """The i-th memory's time: one every 10 minutes from 2021 (200,000: until late 2024)."""
+    return datetime(2021, 1, 1, 9, tzinfo=UTC) + timedelta(minutes=10 * i)
 
 
 def _distractors() -> list[str]:
@@ -187,7 +195,7 @@ def _settings(database_url: str, chroma_url: str, root: Path, big: int) -> Any:
 
 async def _load(database_url: str, chroma_url: str, root: Path, big: int, others: int) -> Any:
     from bench import _scale_recall as sr
-    from memory.storage.bulk import BulkMemory, analyze, copy_memories
+    from memory.storage.bulk import BulkMemory, analyze
     from memory.storage.store import open_store
     from memory.types import Scope
 
@@ -200,9 +208,27 @@ async def _load(database_url: str, chroma_url: str, root: Path, big: int, others
         if scopes:
             await sr._load_users(store, scopes, 100, phases, chunk=500)
         whale = Scope(TENANT, BIG_USER)
+        combos = [f"{v} {s} {d}" for v in sr._VERBS for s in sr._SUBJECTS for d in sr._DETAILS]
+        centres = dict(zip(combos, await store.embedder.aembed(combos), strict=True))
         for start in range(0, big, CHUNK):
-            await sr._load(store, [(whale, min(CHUNK, big - start), 10_000_019 + start)], phases)
-            print(f"  big user: {min(big, start + CHUNK):,}/{big:,} ({phases.report()['total']:.0f} s)",
+            n = min(CHUNK, big - start)
+            t0 = time.perf_counter()
+            rng, nrng = random.Random(start), np.random.default_rng(start)
+            texts, vectors = [], np.empty((n, sr.DIM), dtype=np.float32)
+            for i in range(n):
+                combo = (
+                    f"{rng.choice(sr._VERBS)} {rng.choice(sr._SUBJECTS)} {rng.choice(sr._DETAILS)}"
+                )
+                texts.append(f"I {combo} (note {start + i})")
+                vectors[i] = centres[combo]
+            # Each memory's vector: its sentence's real embedding, moved by noise (cosine ~0.93
+            # to it), so the user's vectors lie where the model's vectors lie, as real ones do.
+            vectors += NOISE * nrng.standard_normal(vectors.shape).astype(np.float32)
+            vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+            items = [BulkMemory(whale, uuid.uuid4().hex, t, _at(start + i), v)
+                     for i, (t, v) in enumerate(zip(texts, vectors, strict=True))]  # fmt: skip
+            await _copy(store, items, phases, phases.add("generate", t0))
+            print(f"  big user: {start + n:,}/{big:,} ({phases.report()['total']:.0f} s)",
                   flush=True)  # fmt: skip
         # The planted set: real sentences, embedded by the model, spread over the same years.
         texts = [gold for _, gold, _ in PROBES] + _distractors()
@@ -211,23 +237,10 @@ async def _load(database_url: str, chroma_url: str, root: Path, big: int, others
         ids = [uuid.uuid4().hex for _ in texts]
         items = [
             BulkMemory(whale, mid, text,
-                       sr._BASE_TIME + timedelta(hours=rng.randrange(CHUNK)), vector)
+                       _at(rng.randrange(big)), vector)
             for mid, text, vector in zip(ids, texts, vectors, strict=True)
         ]  # fmt: skip
-        from memory.recall.features import encode, features_key
-        from memory.recall.representation import indexed_memory
-        from memory.recall.retrieval import features_of
-        from memory.types import NewMemory
-
-        with_features = []
-        for m in items:
-            item = indexed_memory(m.id, NewMemory(m.content, occurred_at=m.occurred_at), m.vector)
-            key = features_key(item.text, item.context, item.occurred_at)
-            with_features.append(replace(m, recall_features=encode(features_of(item), key)))
-        await copy_memories(store.pool, with_features, model=store.embedder.name,
-                            indexed_at=datetime.now(UTC))  # fmt: skip
-        await store.index.upsert_many_users("episodic", [whale] * len(items), ids,
-                                            vectors)  # fmt: skip
+        await _copy(store, items, phases, time.perf_counter())
         await analyze(store.pool)
         load.update(
             seconds=round(time.perf_counter() - began, 1),
@@ -238,6 +251,29 @@ async def _load(database_url: str, chroma_url: str, root: Path, big: int, others
             gold={gold: mid for (_, gold, _), mid in zip(PROBES, ids, strict=False)},
         )
     return load
+
+
+async def _copy(store: Any, items: list[Any], phases: Any, began: float) -> None:
+    """Features computed, then COPY to Postgres and batches to Chroma, each phase timed."""
+    from memory.recall.features import encode, features_key
+    from memory.recall.representation import indexed_memory
+    from memory.recall.retrieval import features_of
+    from memory.storage.bulk import copy_memories
+    from memory.types import NewMemory
+
+    with_features = []
+    for m in items:
+        item = indexed_memory(m.id, NewMemory(m.content, occurred_at=m.occurred_at), m.vector)
+        key = features_key(item.text, item.context, item.occurred_at)
+        with_features.append(replace(m, recall_features=encode(features_of(item), key)))
+    began = phases.add("features", began)
+    await copy_memories(store.pool, with_features, model=store.embedder.name,
+                        indexed_at=datetime.now(UTC))  # fmt: skip
+    began = phases.add("postgres", began)
+    await store.index.upsert_many_users("episodic", [m.scope for m in items],
+                                        [m.id for m in items],
+                                        np.vstack([m.vector for m in items]))  # fmt: skip
+    phases.add("chroma", began)
 
 
 # --- measuring ------------------------------------------------------------------------------
@@ -305,6 +341,7 @@ async def _measure(args: argparse.Namespace) -> dict[str, Any]:
         stages = _Stages()
         stages.wrap(store.embedder, "aembed", "embed")
         stages.wrap(store.index, "query_dominant", "chroma")
+        stages.wrap(store.index, "nearest", "chroma")
         stages.wrap(store.index, "query", "chroma")
         stages.wrap(store, "candidates", _candidates_label)
         stages.wrap(store, "sample_vectors", "sample")
@@ -317,6 +354,7 @@ async def _measure(args: argparse.Namespace) -> dict[str, Any]:
         per_stage: dict[str, list[float]] = {}
         quality: dict[str, dict[str, int]] = {}
         paths: dict[str, int] = {}
+        tops: dict[str, list[str]] = {}  # each query's top 8 (the first pass's)
         for _ in range(args.repeat):
             for q, kind, g in queries:
                 if memo is not None:
@@ -326,6 +364,7 @@ async def _measure(args: argparse.Namespace) -> dict[str, Any]:
                 found = await r.recall_traced(whale, q, k=8, record_access=False,
                                               relevant_only=False)  # fmt: skip
                 totals.append((time.perf_counter() - t0) * 1000.0)
+                tops.setdefault(q, [h.record.id for h in found.hits])
                 paths[found.path] = paths.get(found.path, 0) + 1
                 for name, ms in stages.now.items():
                     per_stage.setdefault(name, []).append(ms)
@@ -343,9 +382,12 @@ async def _measure(args: argparse.Namespace) -> dict[str, Any]:
         p50=_pct(totals, 50),
         p95=_pct(totals, 95),
         mean=round(statistics.fmean(totals), 2),
-        stages={k: {"p50": _pct(v, 50), "p95": _pct(v, 95), "mean": round(statistics.fmean(v), 2)}
-                for k, v in per_stage.items()},  # fmt: skip
+        stages={
+            k: {"p50": _pct(v, 50), "p95": _pct(v, 95), "mean": round(statistics.fmean(v), 2)}
+            for k, v in per_stage.items()
+        },  # fmt: skip
         quality=quality,
+        tops=tops,
         paths=paths,
         load_avg_after=_load_avg(),
     )
@@ -362,6 +404,8 @@ def _measure_in(tree: Path, args: argparse.Namespace, label: str) -> dict[str, A
            "--database-url", args.database_url, "--chroma-url", args.chroma_url,
            "--label", label, "--repeat", str(args.repeat), "--out", str(out)]  # fmt: skip
     env = {**os.environ, "PYTHONPATH": str(tree)}
+    if label == "this":
+        env.update(item.split("=", 1) for item in args.this_env)
     subprocess.run(cmd, cwd=tree, env=env, check=True)
     result: dict[str, Any] = json.loads(out.read_text())
     return result
@@ -369,7 +413,7 @@ def _measure_in(tree: Path, args: argparse.Namespace, label: str) -> dict[str, A
 
 def _summary(rounds: list[dict[str, Any]]) -> dict[str, Any]:
     def med(key: str) -> float:
-        return round(statistics.median(r[key] for r in rounds), 2)
+        return round(float(statistics.median(r[key] for r in rounds)), 2)
 
     stages = sorted({s for r in rounds for s in r["stages"]})
     return {
@@ -385,8 +429,11 @@ def _summary(rounds: list[dict[str, Any]]) -> dict[str, Any]:
 
 def main() -> int:
     """Load once (or reuse), then measure this tree and optionally a baseline tree."""
-    parser = argparse.ArgumentParser(prog="python -m bench.big_user", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.big_user",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--dir", type=Path, required=True, help="kept servers' files")
     parser.add_argument("--port", type=int, default=21110, help="Postgres; Chroma: port + 1")
     parser.add_argument("--memories", type=int, default=200_000, help="synthetic memories")
@@ -396,6 +443,8 @@ def main() -> int:
                         help="another checkout whose `memory` package is measured too")  # fmt: skip
     parser.add_argument("--rounds", type=int, default=2, help="measuring rounds per tree")
     parser.add_argument("--repeat", type=int, default=2, help="passes over the queries a round")
+    parser.add_argument("--this-env", nargs="*", default=[], metavar="NAME=VALUE",
+                        help="this tree's rounds only (a setting to try)")  # fmt: skip
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--measure", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--database-url", default="", help=argparse.SUPPRESS)
@@ -422,10 +471,10 @@ def main() -> int:
         meta_file = args.dir / "load.json"
         if fresh or not meta_file.exists():
             print(f"loading {args.memories:,} memories into {args.dir} ...", flush=True)
-            run: Callable[[], Awaitable[Any]] = lambda: _load(  # noqa: E731
-                args.database_url, args.chroma_url, args.dir, args.memories, args.others
+            loaded = asyncio.run(
+                _load(args.database_url, args.chroma_url, args.dir, args.memories, args.others)
             )
-            meta_file.write_text(json.dumps(asyncio.run(run())))
+            meta_file.write_text(json.dumps(loaded))
         meta = json.loads(meta_file.read_text())
         report["load"] = {k: meta[k] for k in ("seconds", "phases", "memories", "others",
                                                "load_avg_before", "load_avg_after")}  # fmt: skip
@@ -444,6 +493,15 @@ def main() -> int:
                       f" quality {result['quality']}", flush=True)  # fmt: skip
         report["runs"] = runs
         report["summary"] = {label: _summary(rs) for label, rs in runs.items()}
+        if "baseline" in runs:
+            # How far this tree's answers moved from the baseline's: the share of each query's
+            # baseline top 8 that this tree also returns (1.0: the same memories).
+            base, this = runs["baseline"][0]["tops"], runs["this"][0]["tops"]
+            shares = [len(set(base[q]) & set(this.get(q, []))) / max(1, len(base[q]))
+                      for q in base]  # fmt: skip
+            report["summary"]["this"]["top8_overlap_with_baseline"] = round(
+                statistics.fmean(shares), 3
+            )
     finally:
         servers.stop()
     report["machine"]["load_after"] = _load_avg()

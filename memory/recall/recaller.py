@@ -44,7 +44,7 @@ from memory.recall.retrieval import UserIndex, features_of
 from memory.storage.cache_sync import Change
 from memory.storage.embedding import Vectors
 from memory.storage.store import Candidates, MemoryStore
-from memory.storage.vector import VectorIndexError
+from memory.storage.vector import LAYERS, VectorIndexError
 from memory.types import MemoryKind, MemoryRecord, Scope, ScoredMemory
 
 log = logging.getLogger(__name__)
@@ -206,9 +206,9 @@ class Recaller:
         self._loading: set[str] = set()
         self._too_large: dict[str, int] = {}  # user key -> the version found too large for L1
         self._samples: OrderedDict[str, tuple[float, np.ndarray]] = OrderedDict()
-        # Users with more rows than the candidate budget -> whether they own their Chroma shard
-        # (their nearest memories are then found without a metadata filter).
-        self._large: OrderedDict[str, bool] = OrderedDict()
+        # Users with more rows than the candidate budget -> the layers of their Chroma shard
+        # they do not hold most of (searched with the owner filter; the others without it).
+        self._large: OrderedDict[str, frozenset[str]] = OrderedDict()
         self._samples_lock = threading.Lock()
         store.cache.add(self)
 
@@ -366,9 +366,9 @@ class Recaller:
     ) -> Candidates | None:
         """Chroma's nearest rows and Postgres's lexical matches; None when Chroma is unusable.
 
-        The lexical query runs while Chroma searches (neither needs the other), and the dense
-        hits' rows are fetched as soon as Chroma answers, while the lexical query may still run:
-        the wait is about the slower of the two legs, not their sum.
+        The lexical query runs while the query is embedded and Chroma searches (neither needs
+        the other), and the dense hits' rows are fetched as soon as Chroma answers, while the
+        lexical query may still run: the wait is about the slower of the two legs, not their sum.
         """
         if self.store.index_health.down:
             return None
@@ -379,46 +379,53 @@ class Recaller:
                 self.store.candidates(scope, terms=words, phrases=phrases, limit=limit, whole=False)
             )
         try:
-            ids = await self._nearest(scope, await _ready(vector), limit)
+            dense = await self._dense(scope, await _ready(vector), limit)
         except VectorIndexError as exc:
             self.store.index_failed(exc)
-            ids = None
+            dense = None
         except BaseException:
             if pending is not None:  # no orphaned query
                 await asyncio.gather(pending, return_exceptions=True)
             raise
-        if ids is None:
+        if dense is None:
             if pending is not None:
                 await pending
             return None
-        if pending is None:
-            assert lexical is not None
-            have = {r.id for r in lexical.records}
-            ids = [mid for mid in ids if mid not in have]
-            if not ids:
-                return lexical
-            dense = await self.store.candidates(scope, ids=ids, limit=limit, whole=False)
-            return _merged(lexical, dense)
-        if not ids:
-            return await pending
-        matched, dense = await asyncio.gather(
-            pending, self.store.candidates(scope, ids=ids, limit=limit, whole=False)
-        )
+        matched = lexical if pending is None else await pending
+        assert matched is not None
         return _merged(matched, dense)
 
-    async def _nearest(self, scope: Scope, vector: np.ndarray, limit: int) -> list[str]:
-        """Chroma's nearest memories of a large user: unfiltered while they own their shard."""
+    async def _dense(self, scope: Scope, vector: np.ndarray, limit: int) -> Candidates:
+        """The user's `limit` nearest rows: Chroma's ids, then their rows from Postgres.
+
+        Layers of the user's shard that they hold most of are searched without the owner
+        filter (`VectorIndex.nearest`); Postgres keeps the nearest `limit` of those that are
+        the user's. A layer that turns out to hold fewer than that of theirs among all it
+        returned is searched again with the filter, and from then on for this user.
+        """
         index = self.store.index
-        if self._large.get(scope.key, True):  # not yet known not to own their shard
-            hits, dominant = await index.query_dominant(scope, vector, k=limit)
-            self._large[scope.key] = dominant
-        else:
-            hits = await index.query(scope, vector, k=limit)
-        return [mid for mid, _ in hits]
+        filtered = self._large.get(scope.key, frozenset())
+        found = await index.nearest(
+            scope, vector, k=limit, unfiltered=[x for x in LAYERS if x not in filtered]
+        )
+        hits = sorted((h for layer in found for h in layer.hits), key=lambda h: -h[1])
+        ids = list(dict.fromkeys(mid for mid, _ in hits))
+        rows = await self.store.candidates(scope, ids=ids, nearest=limit, limit=limit, whole=False)
+        if len(rows.records) >= limit:
+            return rows
+        short = [layer.layer for layer in found if layer.full]
+        if not short:  # every layer was seen whole, or searched with the filter
+            return rows
+        self._large[scope.key] = filtered | set(short)
+        again = await index.query(scope, vector, k=limit, layers=short)
+        more = await self.store.candidates(
+            scope, ids=[mid for mid, _ in again], limit=limit, whole=False
+        )
+        return _merged(rows, more)
 
     def _remember_large(self, scope: Scope) -> None:
         """Note a user with more rows than the candidate budget (bounded: most recent first)."""
-        self._large[scope.key] = self._large.get(scope.key, True)
+        self._large[scope.key] = self._large.get(scope.key, frozenset())
         self._large.move_to_end(scope.key)
         while len(self._large) > LARGE_USERS:
             self._large.popitem(last=False)
