@@ -377,6 +377,18 @@ async def _measure(args: argparse.Namespace) -> dict[str, Any]:
                         q_stats["hits_at_8"] += 1
                         relevance = hit.breakdown.relevance
                         q_stats["passed_at_8"] += relevance is None or relevance.passed
+        if args.reference:
+            # The same queries with a larger candidate budget: how much of that ranking's top 8
+            # this budget's top 8 keeps (the synthetic memories repeat their sentences, so the
+            # top 8 among near-duplicates can differ between any two budgets).
+            r.candidates = args.reference
+            shares = []
+            for q, _, _ in queries:
+                found = await r.recall_traced(whale, q, k=8, record_access=False,
+                                              relevant_only=False)  # fmt: skip
+                ref = {h.record.id for h in found.hits}
+                shares.append(len(ref & set(tops[q])) / max(1, len(ref)))
+            out["overlap_with_reference"] = round(statistics.fmean(shares), 3)
     out.update(
         n=len(totals),
         p50=_pct(totals, 50),
@@ -402,7 +414,8 @@ def _measure_in(tree: Path, args: argparse.Namespace, label: str) -> dict[str, A
     out = args.dir / f"round-{label}.json"
     cmd = [sys.executable, str(Path(__file__).resolve()), "--measure", "--dir", str(args.dir),
            "--database-url", args.database_url, "--chroma-url", args.chroma_url,
-           "--label", label, "--repeat", str(args.repeat), "--out", str(out)]  # fmt: skip
+           "--label", label, "--repeat", str(args.repeat), "--out", str(out),
+           "--reference", str(args.reference)]  # fmt: skip
     env = {**os.environ, "PYTHONPATH": str(tree)}
     if label == "this":
         env.update(item.split("=", 1) for item in args.this_env)
@@ -424,6 +437,7 @@ def _summary(rounds: list[dict[str, Any]]) -> dict[str, Any]:
         "stages_p95": {s: round(statistics.median(r["stages"][s]["p95"] for r in rounds
                                                   if s in r["stages"]), 2) for s in stages},
         "quality": rounds[-1]["quality"],
+        "overlap_with_reference": rounds[-1].get("overlap_with_reference"),
     }  # fmt: skip
 
 
@@ -445,6 +459,8 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=2, help="passes over the queries a round")
     parser.add_argument("--this-env", nargs="*", default=[], metavar="NAME=VALUE",
                         help="this tree's rounds only (a setting to try)")  # fmt: skip
+    parser.add_argument("--reference", type=int, default=0,
+                        help="also rank with this budget; the top 8's overlap with it")  # fmt: skip
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--measure", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--database-url", default="", help=argparse.SUPPRESS)
@@ -490,7 +506,8 @@ def main() -> int:
                 print(f"round {i + 1} {label}: p50 {result['p50']} p95 {result['p95']}"
                       f" load {result['load_avg_after']} stages "
                       f"{ {k: v['p50'] for k, v in result['stages'].items()} }"
-                      f" quality {result['quality']}", flush=True)  # fmt: skip
+                      f" quality {result['quality']}"
+                      f" reference {result.get('overlap_with_reference')}", flush=True)  # fmt: skip
         report["runs"] = runs
         report["summary"] = {label: _summary(rs) for label, rs in runs.items()}
         if "baseline" in runs:
