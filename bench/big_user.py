@@ -23,6 +23,12 @@ Quality: every probe names its gold memory; the report gives how many golds are 
 shares no word with its gold: only the dense leg finds it), `rare` (a rare word among common
 ones: only the lexical leg's per-term bound keeps it), `both`.
 
+`--pristine` puts the Postgres cluster back as it was right after the load before every round
+(a copy is kept in `--dir`), so a tree whose migrations change the database (e.g. index storage
+settings) is compared with the baseline on the same starting state; without it, whatever the
+last round's tree migrated stays. `--reference N` also ranks each query with a candidate budget
+of N and reports how much of that top 8 the measured top 8 keeps.
+
 `--baseline-tree PATH` measures another checkout's `memory` package too (e.g. a worktree of the
 main branch), in the same run, rounds alternating, each in its own process; the JSON holds
 {machine {load_before, load_after}, load_s, runs {label: [round, ...]}, summary {label: {...}}}.
@@ -173,6 +179,23 @@ class _Servers:
         self.chroma.stop()
         if self.pg.is_running():
             self.pg.stop()
+
+    @property
+    def pristine(self) -> Path:
+        return self.root / "pg-pristine"
+
+    def snapshot(self) -> None:
+        """Keep a copy of the cluster as loaded (before any tree's migrations ran on it)."""
+        self.pg.stop()
+        subprocess.run(["cp", "-a", str(self.pg.data), str(self.pristine)], check=True)
+        self.pg.start()
+
+    def restore(self) -> None:
+        """Put the cluster back as loaded, so each round starts from the same state."""
+        self.pg.stop()
+        shutil.rmtree(self.pg.data)
+        subprocess.run(["cp", "-a", str(self.pristine), str(self.pg.data)], check=True)
+        self.pg.start()
 
 
 def _settings(database_url: str, chroma_url: str, root: Path, big: int) -> Any:
@@ -461,8 +484,11 @@ def main() -> int:
                         help="this tree's rounds only (a setting to try)")  # fmt: skip
     parser.add_argument("--reference", type=int, default=0,
                         help="also rank with this budget; the top 8's overlap with it")  # fmt: skip
+    parser.add_argument("--pristine", action="store_true",
+                        help="each round on the cluster as loaded (before migrations)")  # fmt: skip
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--measure", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--load", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--database-url", default="", help=argparse.SUPPRESS)
     parser.add_argument("--chroma-url", default="", help=argparse.SUPPRESS)
     parser.add_argument("--label", default="this", help=argparse.SUPPRESS)
@@ -471,6 +497,12 @@ def main() -> int:
     from memory.settings import apply_privacy_defaults
 
     apply_privacy_defaults()
+    if args.load:
+        loaded = asyncio.run(
+            _load(args.database_url, args.chroma_url, args.dir, args.memories, args.others)
+        )
+        (args.dir / "load.json").write_text(json.dumps(loaded))
+        return 0
     if args.measure:
         result = asyncio.run(_measure(args))
         assert args.out is not None
@@ -485,22 +517,28 @@ def main() -> int:
         fresh = servers.start()
         args.database_url, args.chroma_url = servers.pg.url, servers.chroma.url
         meta_file = args.dir / "load.json"
+        trees = [("this", Path(__file__).resolve().parents[1])]
+        if args.baseline_tree is not None:
+            trees.insert(0, ("baseline", args.baseline_tree.resolve()))
         if fresh or not meta_file.exists():
+            # Loaded by the first tree's code (the baseline's, when given): its migrations
+            # shape the database as that code would have left it.
             print(f"loading {args.memories:,} memories into {args.dir} ...", flush=True)
-            loaded = asyncio.run(
-                _load(args.database_url, args.chroma_url, args.dir, args.memories, args.others)
-            )
-            meta_file.write_text(json.dumps(loaded))
+            cmd = [sys.executable, str(Path(__file__).resolve()), "--load", "--dir", str(args.dir),
+                   "--database-url", args.database_url, "--chroma-url", args.chroma_url,
+                   "--memories", str(args.memories), "--others", str(args.others)]  # fmt: skip
+            env = {**os.environ, "PYTHONPATH": str(trees[0][1])}
+            subprocess.run(cmd, cwd=trees[0][1], env=env, check=True)
+            servers.snapshot()
         meta = json.loads(meta_file.read_text())
         report["load"] = {k: meta[k] for k in ("seconds", "phases", "memories", "others",
                                                "load_avg_before", "load_avg_after")}  # fmt: skip
         print(f"load: {report['load']}", flush=True)
-        trees = [("this", Path(__file__).resolve().parents[1])]
-        if args.baseline_tree is not None:
-            trees.insert(0, ("baseline", args.baseline_tree.resolve()))
         runs: dict[str, list[dict[str, Any]]] = {label: [] for label, _ in trees}
         for i in range(args.rounds):
             for label, tree in trees:
+                if args.pristine:
+                    servers.restore()
                 result = _measure_in(tree, args, label)
                 runs[label].append(result)
                 print(f"round {i + 1} {label}: p50 {result['p50']} p95 {result['p95']}"
