@@ -368,7 +368,10 @@ async def _measure(args: argparse.Namespace) -> dict[str, Any]:
         stages.wrap(store.index, "query", "chroma")
         stages.wrap(store, "candidates", _candidates_label)
         stages.wrap(store, "sample_vectors", "sample")
-        stages.wrap_sync(recaller_module, "_entry_of", "index")
+        # Indexing candidates: `_index_into` where it exists (`_entry_of` calls it), so the
+        # lexical rows indexed while Chroma searches count too, once.
+        indexer = "_index_into" if hasattr(recaller_module, "_index_into") else "_entry_of"
+        stages.wrap_sync(recaller_module, indexer, "index")
         stages.wrap_sync(r, "_rank", "rank")
         memo = getattr(store.embedder, "memo", None)
         for q, _, _ in queries[:5]:  # warm-up: model, pools, Chroma segments, the large flag

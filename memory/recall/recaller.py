@@ -135,7 +135,21 @@ def _entry_of(
     """
     entry = ScopeEntry(version=version, index=UserIndex())
     fresh: list[tuple[str, str]] = []
+    _index_into(entry, fresh, records, vectors, stored)
+    return entry, fresh
+
+
+def _index_into(
+    entry: ScopeEntry,
+    fresh: list[tuple[str, str]],
+    records: Sequence[MemoryRecord],
+    vectors: Vectors,
+    stored: Sequence[object] | None,
+) -> None:
+    """Add `records` that `entry` lacks (`_entry_of`), noting computed features in `fresh`."""
     for i, (record, vector) in enumerate(zip(records, vectors, strict=True)):
+        if record.id in entry.records:
+            continue
         item = indexed_from_record(record, vector)
         key = features_key(item.text, item.context, item.occurred_at)
         features = decode(stored[i], key) if stored is not None else None
@@ -144,7 +158,6 @@ def _entry_of(
             fresh.append((record.id, encode(features, key)))
         item.features = features
         entry.put(record, item)
-    return entry, fresh
 
 
 # A query's embedding, or its computation under way (the Postgres legs do not need it).
@@ -341,19 +354,22 @@ class Recaller:
                 # Larger: these are already the lexical leg's rows; the dense leg is added.
                 self._remember_large(scope)
                 lexical, found = found, None
-        if found is None:
-            found = await self._large_candidates(scope, vector, words, phrases, lexical)
-            if found is None:
-                path = "l2-fallback"
-                found = await self.store.candidates(
-                    scope, terms=words, phrases=phrases, limit=limit, recent=limit, whole=False
-                )
-        self.paths[path] += count
-        entry, fresh = _entry_of(found.records, found.vectors, version, found.features)
-        self._store_features(scope, fresh)
-        if found.complete:
+        if found is not None:
+            self.paths[path] += count
+            entry, fresh = _entry_of(found.records, found.vectors, version, found.features)
+            self._store_features(scope, fresh)
             # Every row is indexed: its spread is the user's own, as L1 measures it.
             return _Source(entry, path)
+        indexed = await self._large_candidates(scope, vector, words, phrases, lexical, version)
+        if indexed is None:
+            path = "l2-fallback"
+            found = await self.store.candidates(
+                scope, terms=words, phrases=phrases, limit=limit, recent=limit, whole=False
+            )
+            indexed = _entry_of(found.records, found.vectors, version, found.features)
+        self.paths[path] += count
+        entry, fresh = indexed
+        self._store_features(scope, fresh)
         return _Source(entry, path, spread=await self._spread(scope, await _ready(vector)))
 
     async def _large_candidates(
@@ -363,37 +379,43 @@ class Recaller:
         words: list[str],
         phrases: list[str],
         lexical: Candidates | None,
-    ) -> Candidates | None:
-        """Chroma's nearest rows and Postgres's lexical matches; None when Chroma is unusable.
+        version: int,
+    ) -> tuple[ScopeEntry, list[tuple[str, str]]] | None:
+        """Chroma's nearest rows and Postgres's lexical matches, indexed; None if Chroma is down.
 
         The lexical query runs while the query is embedded and Chroma searches (neither needs
-        the other), and the dense hits' rows are fetched as soon as Chroma answers, while the
-        lexical query may still run: the wait is about the slower of the two legs, not their sum.
+        the other), and its rows are indexed as soon as they come, while Chroma may still
+        search; the dense hits' rows are fetched as soon as Chroma answers. The wait is about
+        the slower of the two legs, not their sum. The index is the one `_entry_of` builds
+        from the lexical rows followed by the dense rows they lack, so the ranking is the same.
         """
         if self.store.index_health.down:
             return None
         limit = self.candidates
-        pending = None
-        if lexical is None:
-            pending = asyncio.ensure_future(
-                self.store.candidates(scope, terms=words, phrases=phrases, limit=limit, whole=False)
-            )
+
+        async def lexical_index() -> tuple[ScopeEntry, list[tuple[str, str]]]:
+            rows = lexical
+            if rows is None:
+                rows = await self.store.candidates(
+                    scope, terms=words, phrases=phrases, limit=limit, whole=False
+                )
+            return _entry_of(rows.records, rows.vectors, version, rows.features)
+
+        pending = asyncio.ensure_future(lexical_index())
         try:
             dense = await self._dense(scope, await _ready(vector), limit)
         except VectorIndexError as exc:
             self.store.index_failed(exc)
             dense = None
         except BaseException:
-            if pending is not None:  # no orphaned query
-                await asyncio.gather(pending, return_exceptions=True)
+            await asyncio.gather(pending, return_exceptions=True)  # no orphaned query
             raise
         if dense is None:
-            if pending is not None:
-                await pending
+            await pending
             return None
-        matched = lexical if pending is None else await pending
-        assert matched is not None
-        return _merged(matched, dense)
+        entry, fresh = await pending
+        _index_into(entry, fresh, dense.records, dense.vectors, dense.features)
+        return entry, fresh
 
     async def _dense(self, scope: Scope, vector: np.ndarray, limit: int) -> Candidates:
         """The user's `limit` nearest rows: Chroma's ids, then their rows from Postgres.
