@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib
 import json
 import os
 import random
@@ -376,6 +377,11 @@ async def _measure(args: argparse.Namespace) -> dict[str, Any]:
         memo = getattr(store.embedder, "memo", None)
         for q, _, _ in queries[:5]:  # warm-up: model, pools, Chroma segments, the large flag
             await r.recall_traced(whale, q, k=8, record_access=False)
+        # What the tree's server does once its store is open (absent in older trees).
+        freeze = getattr(importlib.import_module("memory.system"), "freeze_long_lived", None)
+        if freeze is not None:
+            freeze()
+        out["froze_long_lived"] = freeze is not None
         totals: list[float] = []
         per_stage: dict[str, list[float]] = {}
         quality: dict[str, dict[str, int]] = {}
