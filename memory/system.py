@@ -45,9 +45,18 @@ def freeze_long_lived() -> None:
     tracked object. Recall allocates ~30 objects per candidate (a large user's L2 recall indexes
     ~400); with ~110,000 such objects alive, the collections this triggered took decoding 400
     candidate rows from 2.5 ms to 9 ms. Garbage is collected first, so none is frozen with them.
+    Only the first call acts (a process that opens stores on several event loops, or a test
+    session that opens one per test, would otherwise freeze what those later leave behind).
     """
+    global _frozen
+    if _frozen:
+        return
+    _frozen = True
     gc.collect()
     gc.freeze()
+
+
+_frozen = False
 
 
 def profile_invalidator(scope: Scope | None) -> None:
