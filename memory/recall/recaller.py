@@ -44,7 +44,7 @@ from memory.recall.retrieval import UserIndex, features_of
 from memory.storage.cache_sync import Change
 from memory.storage.embedding import Vectors
 from memory.storage.store import Candidates, MemoryStore
-from memory.storage.vector import LAYERS, VectorIndexError
+from memory.storage.vector import VectorIndexError
 from memory.types import MemoryKind, MemoryRecord, Scope, ScoredMemory
 
 log = logging.getLogger(__name__)
@@ -420,23 +420,27 @@ class Recaller:
     async def _dense(self, scope: Scope, vector: np.ndarray, limit: int) -> Candidates:
         """The user's `limit` nearest rows: Chroma's ids, then their rows from Postgres.
 
-        Layers of the user's shard that they hold most of are searched without the owner
-        filter (`VectorIndex.nearest`); Postgres keeps the nearest `limit` of those that are
-        the user's. A layer that turns out to hold fewer than that of theirs among all it
-        returned is searched again with the filter, and from then on for this user.
+        The episodic layer, where a user with a very large memory holds most of their shard,
+        is searched without the owner filter (`VectorIndex.nearest`), and Postgres keeps the
+        nearest `limit` of those hits that are the user's. If fewer than that are theirs
+        among all it returned, the layer is searched again with the filter, and from then on
+        for this user. Long-term memories are consolidated, so few: their layer is always
+        searched with the filter (shared with other users, its unfiltered neighbours could
+        all be theirs).
         """
         index = self.store.index
         filtered = self._large.get(scope.key, frozenset())
-        found = await index.nearest(
-            scope, vector, k=limit, unfiltered=[x for x in LAYERS if x not in filtered]
+        unfiltered = [x for x in ("episodic",) if x not in filtered]
+        found = await index.nearest(scope, vector, k=limit, unfiltered=unfiltered)
+        checked = [mid for layer in found if not layer.unchecked for mid, _ in layer.hits]
+        unchecked = [layer for layer in found if layer.unchecked]
+        seen = [mid for layer in unchecked for mid, _ in layer.hits]
+        rows = await self.store.candidates(
+            scope, ids=checked, nearest=seen, limit=limit, whole=False
         )
-        hits = sorted((h for layer in found for h in layer.hits), key=lambda h: -h[1])
-        ids = list(dict.fromkeys(mid for mid, _ in hits))
-        rows = await self.store.candidates(scope, ids=ids, nearest=limit, limit=limit, whole=False)
-        if len(rows.records) >= limit:
-            return rows
-        short = [layer.layer for layer in found if layer.full]
-        if not short:  # every layer was seen whole, or searched with the filter
+        kept = set(seen).intersection(r.id for r in rows.records)
+        short = [layer.layer for layer in unchecked if layer.full and len(kept) < limit]
+        if not short:  # enough of theirs, or the layer was seen whole
             return rows
         self._large[scope.key] = filtered | set(short)
         again = await index.query(scope, vector, k=limit, layers=short)

@@ -28,7 +28,7 @@ from memory.storage.migrations import MIGRATIONS
 from memory.storage.rows import INSERT_SQL, insert_params, new_id
 from memory.storage.store import MemoryStore, cjk_owner, open_store
 from memory.system import recaller
-from memory.types import NewMemory, Scope, ScoreBreakdown
+from memory.types import MemoryKind, NewMemory, Scope, ScoreBreakdown
 from tests.integration.test_recall_tiers import QUERIES, TOPICS
 from tests.support.chroma_server import ChromaServer
 from tests.support.memory_stores import truncate
@@ -250,7 +250,7 @@ async def test_a_user_who_holds_the_shard_is_searched_without_a_filter(
             # Unfiltered: the 16 nearest of the 112 entries, whoever owns them.
             assert episodic.unchecked and episodic.full and len(episodic.hits) == 16
             seen = [mid for mid, _ in episodic.hits]
-            rows = await store.candidates(scope, ids=seen, nearest=8, limit=8, whole=False)
+            rows = await store.candidates(scope, nearest=seen, limit=8, whole=False)
             kept = {r.id for r in rows.records}
             assert all(mid.startswith(scope.user_id + "-") for mid in kept)  # only their own
             if holds:
@@ -268,6 +268,30 @@ async def test_a_user_who_holds_the_shard_is_searched_without_a_filter(
                 assert found.path == "l2"
                 assert found.hits[0].record.id == nearest
                 assert all(h.record.user_id == scope.user_id for h in found.hits)
+        # The long-term layer is searched with the filter even for the whale: other users' rules
+        # crowd its unfiltered neighbours, and the whale's episodic hits fill the budget.
+        others = Scope("features", "crowd")
+        await store.write_many(
+            others,
+            [
+                NewMemory(
+                    f"Always review pull request {i} before merging", kind=MemoryKind.PROCEDURAL
+                )
+                for i in range(30)
+            ],
+        )
+        [rule] = await store.write_many(
+            whale,
+            [
+                NewMemory(
+                    "Always review pull requests before " "merging", kind=MemoryKind.PROCEDURAL
+                )
+            ],
+        )
+        vector = (await store.embedder.aembed(["review pull requests before merging"]))[0]
+        found = await r.recall_traced(whale, "zzz", k=8, relevant_only=False, query_vector=vector)
+        assert found.hits[0].record.id == rule.id
+        assert all(h.record.user_id == "whale" for h in found.hits)
 
 
 async def test_gin_pending_lists_are_kept_small(store: MemoryStore) -> None:
