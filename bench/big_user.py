@@ -342,8 +342,8 @@ class _Stages:
         self.now[name] = self.now.get(name, 0.0) + (time.perf_counter() - t0) * 1000.0
 
 
-def _candidates_label(*_: Any, ids: Any = (), **kw: Any) -> str:
-    return "rows" if ids else "lexical"
+def _candidates_label(*_: Any, ids: Any = (), nearest: Any = (), **kw: Any) -> str:
+    return "rows" if ids or nearest else "lexical"
 
 
 async def _measure(args: argparse.Namespace) -> dict[str, Any]:

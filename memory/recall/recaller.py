@@ -44,7 +44,7 @@ from memory.recall.retrieval import UserIndex, features_of
 from memory.storage.cache_sync import Change
 from memory.storage.embedding import Vectors
 from memory.storage.store import Candidates, MemoryStore
-from memory.storage.vector import VectorIndexError
+from memory.storage.vector import LAYERS, VectorIndexError
 from memory.types import MemoryKind, MemoryRecord, Scope, ScoredMemory
 
 log = logging.getLogger(__name__)
@@ -418,29 +418,28 @@ class Recaller:
         return entry, fresh
 
     async def _dense(self, scope: Scope, vector: np.ndarray, limit: int) -> Candidates:
-        """The user's `limit` nearest rows: Chroma's ids, then their rows from Postgres.
+        """The user's `limit` nearest rows of each layer: Chroma's ids, then rows from Postgres.
 
-        The episodic layer, where a user with a very large memory holds most of their shard,
-        is searched without the owner filter (`VectorIndex.nearest`), and Postgres keeps the
-        nearest `limit` of those hits that are the user's. If fewer than that are theirs
-        among all it returned, the layer is searched again with the filter, and from then on
-        for this user. Long-term memories are consolidated, so few: their layer is always
-        searched with the filter (shared with other users, its unfiltered neighbours could
-        all be theirs).
+        Each layer of the user's shard is searched without the owner filter while they hold
+        most of it (`VectorIndex.nearest`), and Postgres keeps, layer by layer, the nearest
+        `limit` of those hits that are the user's. A layer where fewer than that are theirs
+        among all it returned (the long-term layer, shared and small, typically) is searched
+        again with the filter, and from then on for this user.
         """
         index = self.store.index
         filtered = self._large.get(scope.key, frozenset())
-        unfiltered = [x for x in ("episodic",) if x not in filtered]
+        unfiltered = [x for x in LAYERS if x not in filtered]
         found = await index.nearest(scope, vector, k=limit, unfiltered=unfiltered)
         checked = [mid for layer in found if not layer.unchecked for mid, _ in layer.hits]
         unchecked = [layer for layer in found if layer.unchecked]
-        seen = [mid for layer in unchecked for mid, _ in layer.hits]
+        seen = [[mid for mid, _ in layer.hits] for layer in unchecked]
         rows = await self.store.candidates(
             scope, ids=checked, nearest=seen, limit=limit, whole=False
         )
-        kept = set(seen).intersection(r.id for r in rows.records)
-        short = [layer.layer for layer in unchecked if layer.full and len(kept) < limit]
-        if not short:  # enough of theirs, or the layer was seen whole
+        have = {r.id for r in rows.records}
+        short = [layer.layer for layer, ids in zip(unchecked, seen, strict=True)
+                 if layer.full and len(have.intersection(ids)) < limit]  # fmt: skip
+        if not short:  # enough of theirs in each layer, or the layer was seen whole
             return rows
         self._large[scope.key] = filtered | set(short)
         again = await index.query(scope, vector, k=limit, layers=short)

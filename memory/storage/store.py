@@ -571,7 +571,7 @@ class MemoryStore:
         limit: int = 200,
         recent: int = 0,
         whole: bool = True,
-        nearest: Sequence[str] = (),
+        nearest: Sequence[Sequence[str]] = (),
     ) -> Candidates:
         """Active memories of one user that may answer a query, in one round trip.
 
@@ -585,9 +585,9 @@ class MemoryStore:
         (when Chroma is down and there is no dense leg). Each row comes with its stored vector
         and its stored recall features (see `memory.recall.features`).
 
-        `nearest`: more dense hits, nearest first, that may name other users' entries (an
-        unfiltered Chroma search): the first `limit` of them that are this user's active rows
-        are taken.
+        `nearest`: more dense hits, lists of ids nearest first (one per Chroma layer searched
+        without the owner filter), which may name other users' entries: from each list, the
+        first `limit` that are this user's active rows are taken.
         """
         lexemes = _tsquery_terms(terms)
         query = " | ".join(lexemes)
@@ -631,10 +631,13 @@ class MemoryStore:
                 ), dense AS (
                     -- The dense leg's ids in Chroma's order, kept to this user's rows (a
                     -- search without the owner filter also returns other users' entries).
-                    SELECT d.id FROM unnest($11::text[]) WITH ORDINALITY AS d (id, pos)
-                    JOIN memories m ON m.id = d.id AND m.tenant_id = $1 AND m.user_id = $2
-                    AND m.status = 'active' AND (m.expires_at IS NULL OR m.expires_at > now())
-                    ORDER BY d.pos LIMIT $5
+                    SELECT id FROM (
+                        SELECT d.id, row_number() OVER (PARTITION BY d.list ORDER BY d.pos) AS n
+                        FROM unnest($11::text[], $12::int[]) WITH ORDINALITY AS d (id, list, pos)
+                        JOIN memories m ON m.id = d.id AND m.tenant_id = $1
+                        AND m.user_id = $2 AND m.status = 'active'
+                        AND (m.expires_at IS NULL OR m.expires_at > now())
+                    ) mine WHERE n <= $5
                 ), lagging AS (
                     SELECT id FROM memories WHERE {_MINE} AND indexed_at IS NULL
                     AND NOT (SELECT yes FROM small) ORDER BY created_at DESC LIMIT $5
@@ -671,7 +674,8 @@ class MemoryStore:
                 whole,
                 _per_term(limit, len(lexemes)),
                 lexemes,
-                list(nearest),
+                [mid for ids in nearest for mid in ids],
+                [i for i, ids in enumerate(nearest) for _ in ids],
             )
         complete = bool(rows[0]["complete"])
         rows = [r for r in rows if r["id"] is not None]

@@ -250,7 +250,7 @@ async def test_a_user_who_holds_the_shard_is_searched_without_a_filter(
             # Unfiltered: the 16 nearest of the 112 entries, whoever owns them.
             assert episodic.unchecked and episodic.full and len(episodic.hits) == 16
             seen = [mid for mid, _ in episodic.hits]
-            rows = await store.candidates(scope, nearest=seen, limit=8, whole=False)
+            rows = await store.candidates(scope, nearest=[seen], limit=8, whole=False)
             kept = {r.id for r in rows.records}
             assert all(mid.startswith(scope.user_id + "-") for mid in kept)  # only their own
             if holds:
@@ -268,8 +268,8 @@ async def test_a_user_who_holds_the_shard_is_searched_without_a_filter(
                 assert found.path == "l2"
                 assert found.hits[0].record.id == nearest
                 assert all(h.record.user_id == scope.user_id for h in found.hits)
-        # The long-term layer is searched with the filter even for the whale: other users' rules
-        # crowd its unfiltered neighbours, and the whale's episodic hits fill the budget.
+        # The long-term layer, shared with another user's rules, is checked on its own: the
+        # whale's episodic hits filling the budget do not hide their nearest rule.
         others = Scope("features", "crowd")
         await store.write_many(
             others,
