@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from memory.governed_store import GovernedStore
     from memory.settings import Settings, apply_privacy_defaults
     from memory.storage.store import MemoryStore, open_store
-    from memory.system import open_cache_sync, recaller
+    from memory.system import freeze_long_lived, open_cache_sync, recaller
     from memory.types import (
         Category,
         MemoryKind,
@@ -36,6 +36,7 @@ _WHERE = {
     "apply_privacy_defaults": ".settings",
     "MemoryStore": ".storage.store",
     "open_store": ".storage.store",
+    "freeze_long_lived": ".system",
     "open_cache_sync": ".system",
     "recaller": ".system",
     **{
@@ -74,6 +75,7 @@ __all__ = [
     "Source",
     "Status",
     "apply_privacy_defaults",
+    "freeze_long_lived",
     "open_cache_sync",
     "open_store",
     "recaller",

@@ -44,7 +44,7 @@ from memory.recall.retrieval import UserIndex, features_of
 from memory.storage.cache_sync import Change
 from memory.storage.embedding import Vectors
 from memory.storage.store import Candidates, MemoryStore
-from memory.storage.vector import VectorIndexError
+from memory.storage.vector import LAYERS, VectorIndexError
 from memory.types import MemoryKind, MemoryRecord, Scope, ScoredMemory
 
 log = logging.getLogger(__name__)
@@ -135,7 +135,21 @@ def _entry_of(
     """
     entry = ScopeEntry(version=version, index=UserIndex())
     fresh: list[tuple[str, str]] = []
+    _index_into(entry, fresh, records, vectors, stored)
+    return entry, fresh
+
+
+def _index_into(
+    entry: ScopeEntry,
+    fresh: list[tuple[str, str]],
+    records: Sequence[MemoryRecord],
+    vectors: Vectors,
+    stored: Sequence[object] | None,
+) -> None:
+    """Add `records` that `entry` lacks (`_entry_of`), noting computed features in `fresh`."""
     for i, (record, vector) in enumerate(zip(records, vectors, strict=True)):
+        if record.id in entry.records:
+            continue
         item = indexed_from_record(record, vector)
         key = features_key(item.text, item.context, item.occurred_at)
         features = decode(stored[i], key) if stored is not None else None
@@ -144,7 +158,6 @@ def _entry_of(
             fresh.append((record.id, encode(features, key)))
         item.features = features
         entry.put(record, item)
-    return entry, fresh
 
 
 # A query's embedding, or its computation under way (the Postgres legs do not need it).
@@ -206,9 +219,9 @@ class Recaller:
         self._loading: set[str] = set()
         self._too_large: dict[str, int] = {}  # user key -> the version found too large for L1
         self._samples: OrderedDict[str, tuple[float, np.ndarray]] = OrderedDict()
-        # Users with more rows than the candidate budget -> whether they own their Chroma shard
-        # (their nearest memories are then found without a metadata filter).
-        self._large: OrderedDict[str, bool] = OrderedDict()
+        # Users with more rows than the candidate budget -> the layers of their Chroma shard
+        # they do not hold most of (searched with the owner filter; the others without it).
+        self._large: OrderedDict[str, frozenset[str]] = OrderedDict()
         self._samples_lock = threading.Lock()
         store.cache.add(self)
 
@@ -341,19 +354,22 @@ class Recaller:
                 # Larger: these are already the lexical leg's rows; the dense leg is added.
                 self._remember_large(scope)
                 lexical, found = found, None
-        if found is None:
-            found = await self._large_candidates(scope, vector, words, phrases, lexical)
-            if found is None:
-                path = "l2-fallback"
-                found = await self.store.candidates(
-                    scope, terms=words, phrases=phrases, limit=limit, recent=limit, whole=False
-                )
-        self.paths[path] += count
-        entry, fresh = _entry_of(found.records, found.vectors, version, found.features)
-        self._store_features(scope, fresh)
-        if found.complete:
+        if found is not None:
+            self.paths[path] += count
+            entry, fresh = _entry_of(found.records, found.vectors, version, found.features)
+            self._store_features(scope, fresh)
             # Every row is indexed: its spread is the user's own, as L1 measures it.
             return _Source(entry, path)
+        indexed = await self._large_candidates(scope, vector, words, phrases, lexical, version)
+        if indexed is None:
+            path = "l2-fallback"
+            found = await self.store.candidates(
+                scope, terms=words, phrases=phrases, limit=limit, recent=limit, whole=False
+            )
+            indexed = _entry_of(found.records, found.vectors, version, found.features)
+        self.paths[path] += count
+        entry, fresh = indexed
+        self._store_features(scope, fresh)
         return _Source(entry, path, spread=await self._spread(scope, await _ready(vector)))
 
     async def _large_candidates(
@@ -363,62 +379,78 @@ class Recaller:
         words: list[str],
         phrases: list[str],
         lexical: Candidates | None,
-    ) -> Candidates | None:
-        """Chroma's nearest rows and Postgres's lexical matches; None when Chroma is unusable.
+        version: int,
+    ) -> tuple[ScopeEntry, list[tuple[str, str]]] | None:
+        """Chroma's nearest rows and Postgres's lexical matches, indexed; None if Chroma is down.
 
-        The lexical query runs while Chroma searches (neither needs the other), and the dense
-        hits' rows are fetched as soon as Chroma answers, while the lexical query may still run:
-        the wait is about the slower of the two legs, not their sum.
+        The lexical query runs while the query is embedded and Chroma searches (neither needs
+        the other), and its rows are indexed as soon as they come, while Chroma may still
+        search; the dense hits' rows are fetched as soon as Chroma answers. The wait is about
+        the slower of the two legs, not their sum. The index is the one `_entry_of` builds
+        from the lexical rows followed by the dense rows they lack, so the ranking is the same.
         """
         if self.store.index_health.down:
             return None
         limit = self.candidates
-        pending = None
-        if lexical is None:
-            pending = asyncio.ensure_future(
-                self.store.candidates(scope, terms=words, phrases=phrases, limit=limit, whole=False)
-            )
+
+        async def lexical_index() -> tuple[ScopeEntry, list[tuple[str, str]]]:
+            rows = lexical
+            if rows is None:
+                rows = await self.store.candidates(
+                    scope, terms=words, phrases=phrases, limit=limit, whole=False
+                )
+            return _entry_of(rows.records, rows.vectors, version, rows.features)
+
+        pending = asyncio.ensure_future(lexical_index())
         try:
-            ids = await self._nearest(scope, await _ready(vector), limit)
+            dense = await self._dense(scope, await _ready(vector), limit)
         except VectorIndexError as exc:
             self.store.index_failed(exc)
-            ids = None
+            dense = None
         except BaseException:
-            if pending is not None:  # no orphaned query
-                await asyncio.gather(pending, return_exceptions=True)
+            await asyncio.gather(pending, return_exceptions=True)  # no orphaned query
             raise
-        if ids is None:
-            if pending is not None:
-                await pending
+        if dense is None:
+            await pending
             return None
-        if pending is None:
-            assert lexical is not None
-            have = {r.id for r in lexical.records}
-            ids = [mid for mid in ids if mid not in have]
-            if not ids:
-                return lexical
-            dense = await self.store.candidates(scope, ids=ids, limit=limit, whole=False)
-            return _merged(lexical, dense)
-        if not ids:
-            return await pending
-        matched, dense = await asyncio.gather(
-            pending, self.store.candidates(scope, ids=ids, limit=limit, whole=False)
-        )
-        return _merged(matched, dense)
+        entry, fresh = await pending
+        _index_into(entry, fresh, dense.records, dense.vectors, dense.features)
+        return entry, fresh
 
-    async def _nearest(self, scope: Scope, vector: np.ndarray, limit: int) -> list[str]:
-        """Chroma's nearest memories of a large user: unfiltered while they own their shard."""
+    async def _dense(self, scope: Scope, vector: np.ndarray, limit: int) -> Candidates:
+        """The user's `limit` nearest rows of each layer: Chroma's ids, then rows from Postgres.
+
+        Each layer of the user's shard is searched without the owner filter while they hold
+        most of it (`VectorIndex.nearest`), and Postgres keeps, layer by layer, the nearest
+        `limit` of those hits that are the user's. A layer where fewer than that are theirs
+        among all it returned (the long-term layer, shared and small, typically) is searched
+        again with the filter, and from then on for this user.
+        """
         index = self.store.index
-        if self._large.get(scope.key, True):  # not yet known not to own their shard
-            hits, dominant = await index.query_dominant(scope, vector, k=limit)
-            self._large[scope.key] = dominant
-        else:
-            hits = await index.query(scope, vector, k=limit)
-        return [mid for mid, _ in hits]
+        filtered = self._large.get(scope.key, frozenset())
+        unfiltered = [x for x in LAYERS if x not in filtered]
+        found = await index.nearest(scope, vector, k=limit, unfiltered=unfiltered)
+        checked = [mid for layer in found if not layer.unchecked for mid, _ in layer.hits]
+        unchecked = [layer for layer in found if layer.unchecked]
+        seen = [[mid for mid, _ in layer.hits] for layer in unchecked]
+        rows = await self.store.candidates(
+            scope, ids=checked, nearest=seen, limit=limit, whole=False
+        )
+        have = {r.id for r in rows.records}
+        short = [layer.layer for layer, ids in zip(unchecked, seen, strict=True)
+                 if layer.full and len(have.intersection(ids)) < limit]  # fmt: skip
+        if not short:  # enough of theirs in each layer, or the layer was seen whole
+            return rows
+        self._large[scope.key] = filtered | set(short)
+        again = await index.query(scope, vector, k=limit, layers=short)
+        more = await self.store.candidates(
+            scope, ids=[mid for mid, _ in again], limit=limit, whole=False
+        )
+        return _merged(rows, more)
 
     def _remember_large(self, scope: Scope) -> None:
         """Note a user with more rows than the candidate budget (bounded: most recent first)."""
-        self._large[scope.key] = self._large.get(scope.key, True)
+        self._large[scope.key] = self._large.get(scope.key, frozenset())
         self._large.move_to_end(scope.key)
         while len(self._large) > LARGE_USERS:
             self._large.popitem(last=False)

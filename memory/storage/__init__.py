@@ -56,6 +56,7 @@ if TYPE_CHECKING:
         open_store,
     )
     from memory.storage.vector import (
+        Nearest,
         VectorIndex,
         VectorIndexError,
     )
@@ -73,6 +74,7 @@ _WHERE = {
     "DatabaseError": ".pg",
     "open_pool": ".pg",
     "release_embedded_databases": ".pg",
+    "Nearest": ".vector",
     "VectorIndex": ".vector",
     "VectorIndexError": ".vector",
     "embed_text": ".embedding",
@@ -108,6 +110,7 @@ __all__ = [
     "MemoryStore",
     "MemoryStoreUnavailable",
     "ModelDownloadError",
+    "Nearest",
     "PgListener",
     "Row",
     "RowCache",

@@ -575,6 +575,7 @@ class MemoryStore:
         limit: int = 200,
         recent: int = 0,
         whole: bool = True,
+        nearest: Sequence[Sequence[str]] = (),
     ) -> Candidates:
         """Active memories of one user that may answer a query, in one round trip.
 
@@ -587,6 +588,10 @@ class MemoryStore:
         hides nothing); and, with `recent`, the user's most recent and most important rows
         (when Chroma is down and there is no dense leg). Each row comes with its stored vector
         and its stored recall features (see `memory.recall.features`).
+
+        `nearest`: more dense hits, lists of ids nearest first (one per Chroma layer searched
+        without the owner filter), which may name other users' entries: from each list, the
+        first `limit` that are this user's active rows are taken.
         """
         lexemes = _tsquery_terms(terms)
         query = " | ".join(lexemes)
@@ -627,6 +632,16 @@ class MemoryStore:
                     ORDER BY (SELECT count(*) FROM unnest(cjk_grams) g WHERE g = ANY($4::text[]))
                              DESC, occurred_at DESC
                     LIMIT $5
+                ), dense AS (
+                    -- The dense leg's ids in Chroma's order, kept to this user's rows (a
+                    -- search without the owner filter also returns other users' entries).
+                    SELECT id FROM (
+                        SELECT d.id, row_number() OVER (PARTITION BY d.list ORDER BY d.pos) AS n
+                        FROM unnest($11::text[], $12::int[]) WITH ORDINALITY AS d (id, list, pos)
+                        JOIN memories m ON m.id = d.id AND m.tenant_id = $1
+                        AND m.user_id = $2 AND m.status = 'active'
+                        AND (m.expires_at IS NULL OR m.expires_at > now())
+                    ) mine WHERE n <= $5
                 ), lagging AS (
                     SELECT id FROM memories WHERE {_MINE} AND indexed_at IS NULL
                     AND NOT (SELECT yes FROM small) ORDER BY created_at DESC LIMIT $5
@@ -646,7 +661,8 @@ class MemoryStore:
                     UNION ALL
                     SELECT {RECORD_COLUMNS}, embedding, recall_features
                     FROM memories WHERE {_MINE} AND NOT (SELECT yes FROM small) AND id IN (
-                        SELECT unnest($7::text[]) UNION SELECT id FROM lexical
+                        SELECT unnest($7::text[]) UNION SELECT id FROM dense
+                        UNION SELECT id FROM lexical
                         UNION SELECT id FROM grams UNION SELECT id FROM lagging
                         UNION SELECT id FROM recent UNION SELECT id FROM important
                     )
@@ -662,11 +678,14 @@ class MemoryStore:
                 whole,
                 _per_term(limit, len(lexemes)),
                 lexemes,
+                [mid for ids in nearest for mid in ids],
+                [i for i, ids in enumerate(nearest) for _ in ids],
             )
         complete = bool(rows[0]["complete"])
         rows = [r for r in rows if r["id"] is not None]
         records, vectors = await self.vectors_for(rows)
-        return Candidates(records, vectors, [r["recall_features"] for r in rows], complete)
+        features = [r["recall_features"] for r in rows]
+        return Candidates(records, vectors, features, complete)
 
     async def active_with_features(self, scope: Scope) -> Candidates:
         """All the user's active, unexpired memories with vectors and stored recall features."""

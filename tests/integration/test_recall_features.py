@@ -11,6 +11,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import asyncpg
@@ -22,11 +23,12 @@ from memory.recall.recaller import Recaller
 from memory.recall.representation import indexed_from_record
 from memory.recall.retrieval import features_of
 from memory.settings import Settings
+from memory.storage.bulk import BulkMemory, copy_memories
 from memory.storage.migrations import MIGRATIONS
 from memory.storage.rows import INSERT_SQL, insert_params, new_id
 from memory.storage.store import MemoryStore, cjk_owner, open_store
 from memory.system import recaller
-from memory.types import NewMemory, Scope, ScoreBreakdown
+from memory.types import MemoryKind, NewMemory, Scope, ScoreBreakdown
 from tests.integration.test_recall_tiers import QUERIES, TOPICS
 from tests.support.chroma_server import ChromaServer
 from tests.support.memory_stores import truncate
@@ -222,26 +224,90 @@ async def test_stats_moves_an_old_chroma_layout(
         assert await store.ensure_layout() == (0, [])  # recorded: Chroma is not asked again
 
 
-async def test_a_user_who_owns_the_shard_is_searched_without_a_filter(
+async def test_a_user_who_holds_the_shard_is_searched_without_a_filter(
     pg_db_url: str, tmp_data_dir: Path, embedding_model_dir: Path, chroma_server: ChromaServer
 ) -> None:
     settings = _settings(pg_db_url, tmp_data_dir, embedding_model_dir, chroma_server.url)
     async with open_store(replace(settings, chroma_shards=1)) as store:
+        await truncate(store)
         whale, minnow = Scope("features", "whale"), Scope("features", "minnow")
         rng = np.random.default_rng(7)
-        vectors = rng.standard_normal((105, 384)).astype(np.float32)
+        vectors = rng.standard_normal((112, 384)).astype(np.float32)
         vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-        owners = [whale] * 100 + [minnow] * 5
+        owners = [whale] * 100 + [minnow] * 12
         ids = [f"{o.user_id}-{i}" for i, o in enumerate(owners)]
+        start = datetime(2025, 1, 6, tzinfo=UTC)
+        items = [BulkMemory(o, mid, f"entry {i}", start + timedelta(hours=i), vectors[i])
+                 for i, (o, mid) in enumerate(zip(owners, ids, strict=True))]  # fmt: skip
+        await copy_memories(store.pool, items, model=store.embedder.name,
+                            indexed_at=datetime.now(UTC))  # fmt: skip
         await store.index.upsert_many_users("episodic", owners, ids, vectors)
         query = vectors[3] + 0.1 * vectors[102]
-        for scope, expect_dominant in ((whale, True), (minnow, False)):
-            filtered = await store.index.query(scope, query, k=8)
-            hits, dominant = await store.index.query_dominant(scope, query, k=8)
-            assert dominant is expect_dominant
-            # The same neighbours, and never another user's entry.
-            assert [h[0] for h in hits] == [h[0] for h in filtered]
-            assert all(mid.startswith(scope.user_id + "-") for mid, _ in hits)
+        for scope, holds in ((whale, True), (minnow, False)):
+            filtered = {mid for mid, _ in await store.index.query(scope, query, k=8)}
+            layers = await store.index.nearest(scope, query, k=8, unfiltered=["episodic"])
+            [episodic] = [n for n in layers if n.layer == "episodic"]
+            # Unfiltered: the 16 nearest of the 112 entries, whoever owns them.
+            assert episodic.unchecked and episodic.full and len(episodic.hits) == 16
+            seen = [mid for mid, _ in episodic.hits]
+            rows = await store.candidates(scope, nearest=[seen], limit=8, whole=False)
+            kept = {r.id for r in rows.records}
+            assert all(mid.startswith(scope.user_id + "-") for mid in kept)  # only their own
+            if holds:
+                assert kept == filtered  # the same neighbours as the filtered search
+            else:
+                assert len(kept) < 8  # too few of theirs among the 16: the filter is needed
+        # Through the recaller: each user gets their own nearest memory first, and only theirs
+        # (the minnow's recall found too few of theirs unfiltered and searched with the filter).
+        r = recaller(store)
+        _cold(r)
+        for scope, nearest in ((whale, "whale-3"), (minnow, "minnow-102")):
+            for _ in range(2):  # the second time the user is known to be large
+                found = await r.recall_traced(scope, "zzz", k=8, relevant_only=False,
+                                              query_vector=query)  # fmt: skip
+                assert found.path == "l2"
+                assert found.hits[0].record.id == nearest
+                assert all(h.record.user_id == scope.user_id for h in found.hits)
+        # The long-term layer, shared with another user's rules, is checked on its own: the
+        # whale's episodic hits filling the budget do not hide their nearest rule.
+        others = Scope("features", "crowd")
+        await store.write_many(
+            others,
+            [
+                NewMemory(
+                    f"Always review pull request {i} before merging", kind=MemoryKind.PROCEDURAL
+                )
+                for i in range(30)
+            ],
+        )
+        [rule] = await store.write_many(
+            whale,
+            [
+                NewMemory(
+                    "Always review pull requests before " "merging", kind=MemoryKind.PROCEDURAL
+                )
+            ],
+        )
+        vector = (await store.embedder.aembed(["review pull requests before merging"]))[0]
+        found = await r.recall_traced(whale, "zzz", k=8, relevant_only=False, query_vector=vector)
+        assert found.hits[0].record.id == rule.id
+        assert all(h.record.user_id == "whale" for h in found.hits)
+
+
+async def test_gin_pending_lists_are_kept_small(store: MemoryStore) -> None:
+    # A full default pending list (4 MB) is read whole by every lexical lookup.
+    async with store.pool.acquire() as conn:
+        options = {
+            r["relname"]: r["reloptions"]
+            for r in await conn.fetch(
+                "SELECT relname, reloptions FROM pg_class"
+                " WHERE relname IN ('memories_tsv', 'memories_cjk_grams')"
+            )
+        }
+    assert options == {
+        "memories_tsv": ["gin_pending_list_limit=64"],
+        "memories_cjk_grams": ["gin_pending_list_limit=64"],
+    }
 
 
 _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff]+")
