@@ -24,9 +24,11 @@ agent graph with the Postgres checkpointer and opens its own memory store and ca
                  baseline, in the same run and alternating level by level: a second worker
                  with the overhead fixes undone (the checkpointer's process-wide lock, no
                  embedding memo and onnxruntime's spinning threads, one access-statistics
-                 transaction per recall, synchronous Chroma indexing). Every message carries
-                 a word of its own, so no turn reuses an earlier turn's embedding. With
-                 `--small` the baseline runs at concurrency 1 and 50 only.
+                 transaction per recall, synchronous Chroma indexing, a liveness round trip
+                 at every checkpointer checkout, the thread's ownership written every turn).
+                 Every message carries a word of its own, so no turn reuses an earlier
+                 turn's embedding. With `--small` the baseline runs at concurrency 1 and 50
+                 only.
   recall_latency L1/L2 recall at 100k / 1M memories (`--scale 100k` or `--scale 1m` runs one
                  alone), one 200k-memory user and RSS after touching every user under the L1
                  budget, from `bench._scale_recall`, each load phase timed. Data at that scale
