@@ -436,6 +436,7 @@ async def overhead(
     levels: Sequence[int] = (1, 10, 50),
     profile: Path | None = None,
     baseline: bool = True,
+    c1_turns: int | None = None,
 ) -> dict[str, Any]:
     """Per-node memory overhead at concurrency 1, 10 and 50 on one worker.
 
@@ -462,7 +463,8 @@ async def overhead(
             await _seed(workers, users[0], per_user)
         report: dict[str, Any] = {}
         base: dict[str, Any] = {}
-        rounds = {1: 30 if small else 200, 10: 3 if small else 20, 50: 1 if small else 6}
+        rounds = {1: c1_turns or (30 if small else 200), 10: 3 if small else 20,
+                  50: 1 if small else 6}  # fmt: skip
         # `--small` keeps its 3 minutes: the baseline runs at 1 and 50 only.
         base_levels = (1, 50) if small else tuple(rounds)
         for concurrency, n_rounds in rounds.items():
@@ -622,6 +624,7 @@ async def overhead_repeated(srv: Servers, args: argparse.Namespace) -> dict[str,
             levels=args.overhead_levels,
             profile=args.profile,
             baseline=not args.no_baseline,
+            c1_turns=args.c1_turns,
         )
         runs.append({"load": [round(x, 2) for x in os.getloadavg()], **_compact(report)})
         print(overhead_table(runs[-1], f"overhead repeat {i + 1}/{args.repeats}"), flush=True)
@@ -733,6 +736,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=1,
                         help="overhead: run the section this many times, fresh workers "
                         "each")  # fmt: skip
+    parser.add_argument("--c1-turns", type=int, default=None,
+                        help="overhead: turns at concurrency 1 (default 30 with --small, "
+                        "else 200); a p95 of 30 turns rests on their three slowest")  # fmt: skip
     parser.add_argument("--no-baseline", action="store_true",
                         help="overhead: skip the same-run baseline worker")  # fmt: skip
     parser.add_argument("--profile", type=Path, default=None,
