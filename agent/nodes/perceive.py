@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Sequence
 from typing import Any
@@ -17,7 +16,7 @@ from agent.identity import resolve_scope
 from agent.images import perceive_images, turn_text, with_text, without_images
 from agent.resources import get_store
 from agent.state import State
-from memory.multimodal import ImageInputError, text_parts
+from memory.multimodal import ImageInputError
 from memory.offload import run_cpu
 from memory.settings import Settings
 from memory.system import recaller
@@ -38,10 +37,6 @@ from memory.working.task_state import (
 from memory.working.turn_kind import TurnKind, classify_turn
 
 log = logging.getLogger(__name__)
-
-# The embedding model reads 256 tokens (~1,000 characters); the lexical side gains nothing from
-# more, and tokenising a 64,000-character message on the event loop stalls every other request.
-RECALL_QUERY_CHARS = 2_000
 
 
 def latest_human(messages: Sequence[BaseMessage]) -> HumanMessage | None:
@@ -143,45 +138,4 @@ async def perceive(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     trip = check_brakes(task, _limits(ctx))
     if trip is not None:
         update.update(_brake({**state, "task": task}, ctx, trip))
-    else:
-        current = update["messages"][0] if "messages" in update else human
-        await _prefetch_query_vector(recall_query(text_parts(current.content), task))
     return update
-
-
-# A few milliseconds' head start, held here so the task is not collected before it finishes.
-_PREFETCHING: set[asyncio.Task[Any]] = set()
-
-
-def recall_query(text: str, task: TaskState | None) -> str:
-    """What recall searches with for a turn of `text`: the text, then the task's goal.
-
-    The goal keeps recall on topic when the latest turn is terse ("and the second one?").
-    """
-    text = text[:RECALL_QUERY_CHARS]
-    goal = task["goal"] if task else None
-    return f"{text}\n{goal}" if goal and goal not in text else text
-
-
-async def _prefetch_query_vector(query: str) -> None:
-    """Start embedding recall's query now; recall, next, finds it done or joins it.
-
-    The embedding is most of recall's time at concurrency 1 (~5-10 ms); started here it runs
-    in its thread while this step's checkpoint is written and the graph moves on.
-    """
-    if not query.strip():
-        return
-    try:
-        embedder = (await get_store(get_config())).embedder
-    except Exception as exc:  # recall reports an unreachable store; this only saves time
-        log.debug("no query prefetch: %s", exc)
-        return
-    task = asyncio.ensure_future(embedder.aembed([query]))
-    _PREFETCHING.add(task)
-    task.add_done_callback(_prefetched)
-
-
-def _prefetched(task: asyncio.Task[Any]) -> None:
-    _PREFETCHING.discard(task)
-    if not task.cancelled() and task.exception() is not None:
-        log.debug("query prefetch failed (recall embeds it itself): %s", task.exception())

@@ -11,7 +11,7 @@ from langgraph.runtime import Runtime
 from agent.context import Context
 from agent.identity import resolve_scope
 from agent.images import image_evidence
-from agent.nodes.perceive import latest_human, recall_query
+from agent.nodes.perceive import latest_human
 from agent.resources import get_store
 from agent.shared_memory import recall_shared
 from agent.state import State
@@ -23,11 +23,18 @@ from memory.types import MemoryKind, MemoryRecord, ScoredMemory
 from memory.working.prompt_sections import EvidenceItem, PrefItem
 
 LONG_TERM = (MemoryKind.PREFERENCE, MemoryKind.PROCEDURAL, MemoryKind.SEMANTIC)
+# The embedding model reads 256 tokens (~1,000 characters); the lexical side gains nothing from
+# more, and tokenising a 64,000-character message on the event loop stalls every other request.
+RECALL_QUERY_CHARS = 2_000
 
 
 def _query(state: State) -> str:
     human = latest_human(list(state["messages"]))
-    return recall_query(text_parts(human.content) if human is not None else "", state.get("task"))
+    text = text_parts(human.content)[:RECALL_QUERY_CHARS] if human is not None else ""
+    task = state.get("task")
+    goal = task["goal"] if task else None
+    # The task goal keeps recall on topic when the latest turn is terse ("and the second one?").
+    return f"{text}\n{goal}" if goal and goal not in text else text
 
 
 def _as_item(rec: MemoryRecord, score: float | None = None) -> EvidenceItem:
