@@ -61,6 +61,10 @@ class ThreadRegistry:
         while len(self._recorded) > MAX_REMEMBERED:
             self._recorded.popitem(last=False)
 
+    def remembers(self, scope: Scope) -> bool:
+        """Whether a thread of `scope` is remembered as recorded (its next turn writes none)."""
+        return any(k[0] == scope.tenant_id and k[1] == scope.user_id for k in self._recorded)
+
     def on_change(self, change: Change) -> None:
         """A change notification from any process: a deleted user's threads are recorded again.
 

@@ -58,15 +58,10 @@ async def test_a_forget_in_another_process_reaches_this_ones_memory(
         assert clean_store.threads.writes == writes  # remembered
         await forget_user(other, who)  # the other process deletes the user
         # The deletion notification arrives: the thread is recorded again on the next turn.
-        await _until(lambda: _recorded_again(clean_store, who))
+        await _until(lambda: not clean_store.threads.remembers(who))
         await clean_store.touch_thread(who, "t1")
         assert clean_store.threads.writes == writes + 1
         assert await user_thread_ids(other, who) == ["t1"]
-
-
-def _recorded_again(store: MemoryStore, who: Scope) -> bool:
-    # Nothing remembered for the user: the next touch writes.
-    return not any(k[:2] == (who.tenant_id, who.user_id) for k in vars(store.threads)["_recorded"])
 
 
 async def _until(condition: Any, timeout: float = 5.0) -> None:
