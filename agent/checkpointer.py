@@ -23,6 +23,8 @@ import base64
 import binascii
 import contextlib
 import os
+import time
+import weakref
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, cast
@@ -40,7 +42,7 @@ from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph.checkpoint.serde.base import CipherProtocol, SerializerProtocol
 from langgraph.checkpoint.serde.encrypted import EncryptedSerializer
 from psycopg.rows import dict_row
-from psycopg_pool import AsyncConnectionPool
+from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from memory.gating.privacy.deep import StructureRedactor
 from memory.settings import Settings, apply_privacy_defaults
@@ -55,6 +57,12 @@ _CIPHER_NAME = "aesgcm"
 # Inline checkpoint strings up to this many characters are redacted on the event loop.
 _INLINE_ON_LOOP_CHARS = 2_000
 _NONCE_BYTES = 12  # GCM's standard nonce; random per blob (2^-32 collision odds after 2^32 blobs)
+# A connection back in the pool for less than this is handed out without the pool's liveness
+# round trip. A turn checks out a connection about 14 times (a read, then a write per step)
+# and each check cost one more round trip to Postgres; the first use of a connection after a
+# pause is still checked. A connection that died within the window (a restart) fails its
+# statement instead, and the saver then drops every broken connection and retries once.
+_RECHECK_AFTER_S = 2.0
 
 
 class CheckpointKeyError(ValueError):
@@ -151,6 +159,24 @@ def _text_chars(value: object, limit: int) -> int:
     return total
 
 
+class _RecentUse:
+    """The pool's `check` and `reset` callbacks: check a connection only after a pause."""
+
+    def __init__(self) -> None:
+        """No connection returned yet."""
+        self._returned: weakref.WeakKeyDictionary[Any, float] = weakref.WeakKeyDictionary()
+
+    async def check(self, conn: Any) -> None:
+        """Raise if `conn` is dead; skipped when it came back moments ago."""
+        returned = self._returned.pop(conn, None)
+        if returned is None or time.monotonic() - returned > _RECHECK_AFTER_S:
+            await AsyncConnectionPool.check_connection(conn)
+
+    async def reset(self, conn: Any) -> None:
+        """Remember when `conn` came back (it worked until then)."""
+        self._returned[conn] = time.monotonic()
+
+
 class GovernedPostgresSaver(AsyncPostgresSaver):
     """`AsyncPostgresSaver` that redacts inline values and reports an outage clearly."""
 
@@ -175,7 +201,7 @@ class GovernedPostgresSaver(AsyncPostgresSaver):
             sealed, meta = self._redact_inline(checkpoint, metadata)
         else:  # in a worker thread, as the saver serialises blobs: CPU work on user text
             sealed, meta = await asyncio.to_thread(self._redact_inline, checkpoint, metadata)
-        saved: RunnableConfig = await _guard(super().aput, config, sealed, meta, new_versions)
+        saved: RunnableConfig = await self._guard(super().aput, config, sealed, meta, new_versions)
         return saved
 
     def _redact_inline(
@@ -197,25 +223,40 @@ class GovernedPostgresSaver(AsyncPostgresSaver):
         task_path: str = "",
     ) -> None:
         """Save a node's pending writes (serialised, so redacted, by `serde`)."""
-        await _guard(super().aput_writes, config, writes, task_id, task_path)
+        await self._guard(super().aput_writes, config, writes, task_id, task_path)
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """Load a checkpoint."""
-        result: CheckpointTuple | None = await _guard(super().aget_tuple, config)
+        result: CheckpointTuple | None = await self._guard(super().aget_tuple, config)
         return result
 
     async def adelete_thread(self, thread_id: str) -> None:
         """Delete a thread's checkpoints."""
-        await _guard(super().adelete_thread, thread_id)
+        await self._guard(super().adelete_thread, thread_id)
 
+    async def _guard(self, call: Callable[..., Any], *args: Any) -> Any:
+        """Run one read or write; an outage is reported as `MemoryStoreUnavailable`.
 
-async def _guard(call: Callable[..., Any], *args: Any) -> Any:
-    try:
-        return await call(*args)
-    except Exception as exc:
-        if is_unavailable(exc):
-            raise unavailable_from(exc) from exc
-        raise
+        A connection that died while it sat in the pool (a database restart) was handed out
+        unchecked if it had been used moments before: the pool then drops every broken
+        connection and the call runs once more. Every call here is safe to repeat (reads, and
+        writes that upsert by their keys). Not when no connection could be had at all: that
+        already waited for the pool's timeout.
+        """
+        try:
+            return await call(*args)
+        except Exception as exc:
+            if not is_unavailable(exc):
+                raise
+            if isinstance(exc, PoolTimeout) or not isinstance(self.conn, AsyncConnectionPool):
+                raise unavailable_from(exc) from exc
+        try:
+            await self.conn.check()
+            return await call(*args)
+        except Exception as exc:
+            if is_unavailable(exc):
+                raise unavailable_from(exc) from exc
+            raise
 
 
 @asynccontextmanager
@@ -228,18 +269,21 @@ async def open_checkpointer(
     url = await asyncio.to_thread(database_url, settings)
     # autocommit + prepare_threshold=0: what the saver expects, and safe behind pgbouncer.
     kwargs = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
-    # check_connection: one round trip per checkout replaces connections a database restart
-    # killed, so the first turn after an outage does not fail on a dead socket.
+    # The check replaces connections a database restart killed, so the first turn after an
+    # outage does not fail on a dead socket; a connection used moments ago skips it (see
+    # `_RECHECK_AFTER_S`), and the saver retries a call that met a dead one anyway.
+    recent = _RecentUse()
     async with AsyncConnectionPool(
         url,
         min_size=1,
         max_size=max_size,
         kwargs=kwargs,
         open=False,
-        check=AsyncConnectionPool.check_connection,
+        check=recent.check,
+        reset=recent.reset,
         timeout=_CHECKOUT_TIMEOUT_S,
     ) as pool:
-        saver = GovernedPostgresSaver(pool)  # type: ignore[arg-type]
+        saver = GovernedPostgresSaver(pool)
         saver.serde = checkpoint_serializer(saver.serde)
         # The saver runs every statement behind one process-wide asyncio.Lock, which a single
         # shared connection needs; over a pool it queues all concurrent turns' checkpoint I/O

@@ -68,7 +68,7 @@ def in_process(shapes: tuple[str, ...]) -> list[dict[str, Any]]:
             raw = _text(shape, size)
             start = time.perf_counter()
             try:
-                kept, _, _ = _sense(raw, limit)
+                kept, _, _, _ = _sense(raw, limit, None)
             except InputError:  # only blanks: perceive refuses it, the gate never runs
                 kept = ""
             perceive_s = time.perf_counter() - start

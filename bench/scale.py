@@ -24,9 +24,11 @@ agent graph with the Postgres checkpointer and opens its own memory store and ca
                  baseline, in the same run and alternating level by level: a second worker
                  with the overhead fixes undone (the checkpointer's process-wide lock, no
                  embedding memo and onnxruntime's spinning threads, one access-statistics
-                 transaction per recall, synchronous Chroma indexing). Every message carries
-                 a word of its own, so no turn reuses an earlier turn's embedding. With
-                 `--small` the baseline runs at concurrency 1 and 50 only.
+                 transaction per recall, synchronous Chroma indexing, a liveness round trip
+                 at every checkpointer checkout, the thread's ownership written every turn).
+                 Every message carries a word of its own, so no turn reuses an earlier
+                 turn's embedding. With `--small` the baseline runs at concurrency 1 and 50
+                 only.
   recall_latency L1/L2 recall at 100k / 1M memories (`--scale 100k` or `--scale 1m` runs one
                  alone), one 200k-memory user and RSS after touching every user under the L1
                  budget, from `bench._scale_recall`, each load phase timed. Data at that scale
@@ -44,8 +46,8 @@ reindex; null if not within 45 s),
 turn_ms_during_outage, turn_ms_outside_outage {p50, p95}, stored, active, missing_in_postgres,
 unindexed_rows_before_reindex,
 missing_in_chroma_before_reindex, reindexed, missing_in_chroma_after_reindex,
-lost_memories}, overhead {c1, c10, c50: {concurrency, turns, total_ms, wall_ms, model_ms,
-nodes_ms {node: {p50, p95}}, checkpoint_ms {put, put_writes, get: {p50, p95}}, share,
+lost_memories}, overhead {c1, c10, c50: {concurrency, turns, short_turns, total_ms, wall_ms,
+model_ms, nodes_ms {node: {p50, p95}}, checkpoint_ms {put, put_writes, get: {p50, p95}}, share,
 process {turns_per_s, loop_lag_ms {p50, p95, max, samples}, redact_ms_per_turn,
 serialize_ms_per_turn, serialize_calls_per_turn,
 checkpoint_pool_wait_ms_per_turn, checkpoint_pool_queued_per_turn, texts_embedded_per_turn,
@@ -53,6 +55,8 @@ embedding_memo_hits_per_turn, index_upserts_per_turn, indexed_in_background_per_
 access_transactions_per_turn, access_records_per_turn, cpu_ms_per_turn (CPU time of the
 worker process, all threads)}}, target_total_p95_ms,
 c1_total_p95_meets_target, baseline {c1, c10, c50: as above (no c10 with --small)},
+repeats [{load, measured {c1, c10, c50: {total_ms, nodes_ms, checkpoint_ms, short_turns,
+cpu_ms_per_turn, redact_ms_per_turn}}, baseline {as measured}}] (one per `--repeats`),
 versus_baseline {c1, c10, c50:
 {total_p50_ms, total_p95_ms, turns_per_s: [baseline, measured]}}}, recall_latency {scales
 {small | 100k | 1m: {users, per_user, memories, load_s {generate, features, postgres, chroma,
@@ -432,6 +436,7 @@ async def overhead(
     levels: Sequence[int] = (1, 10, 50),
     profile: Path | None = None,
     baseline: bool = True,
+    c1_turns: int | None = None,
 ) -> dict[str, Any]:
     """Per-node memory overhead at concurrency 1, 10 and 50 on one worker.
 
@@ -458,7 +463,8 @@ async def overhead(
             await _seed(workers, users[0], per_user)
         report: dict[str, Any] = {}
         base: dict[str, Any] = {}
-        rounds = {1: 30 if small else 200, 10: 3 if small else 20, 50: 1 if small else 6}
+        rounds = {1: c1_turns or (30 if small else 200), 10: 3 if small else 20,
+                  50: 1 if small else 6}  # fmt: skip
         # `--small` keeps its 3 minutes: the baseline runs at 1 and 50 only.
         base_levels = (1, 50) if small else tuple(rounds)
         for concurrency, n_rounds in rounds.items():
@@ -550,12 +556,22 @@ async def _turn(worker: Any, user: str, thread: str, n: int) -> dict[str, Any]:
     return answer
 
 
+# Turns per benchmark thread. A turn counts two steps of its task (perceive, respond) and the
+# task brake stops a task at 50 steps, so a thread continued past 24 turns ends every further
+# turn at perceive with an interrupt: turns that do no memory work and would pull the figures
+# down. Each user starts a new thread after this many turns (and each level uses threads of
+# its own), so every measured turn runs the whole graph; `short_turns` counts any that did not.
+TURNS_PER_THREAD = 20
+
+
 async def _rounds(worker: Any, users: Sequence[str], n_rounds: int) -> list[dict[str, Any]]:
     answers: list[dict[str, Any]] = []
+    level = uuid.uuid4().hex[:6]
 
     async def user_run(user: str) -> None:
         for n in range(n_rounds):
-            answers.append(await _turn(worker, user, f"{user}-t", n + 1))
+            thread = f"{user}-{level}-t{n // TURNS_PER_THREAD}"
+            answers.append(await _turn(worker, user, thread, n + 1))
 
     await asyncio.gather(*(user_run(u) for u in users))
     return answers
@@ -574,9 +590,13 @@ def overhead_summary(concurrency: int, answers: Sequence[dict[str, Any]]) -> dic
              for n, v in nodes.items()}  # fmt: skip
     checkpoint = {k: summary([a["checkpoint_ms"][k] for a in answers])
                   for k in ("put", "put_writes", "get")}  # fmt: skip
+    full = [a for a in answers if "gate_and_store" in a["nodes_ms"]]
     return {
         "concurrency": concurrency,
         "turns": len(answers),
+        # Turns that ended before gate_and_store (a brake, a refused input): they did not do a
+        # turn's memory work, so a run with any is not a fair measure of it.
+        "short_turns": len(answers) - len(full),
         "total_ms": summary(totals),
         "wall_ms": summary([a["wall_ms"] for a in answers]),
         "model_ms": summary([a["model_ms"] for a in answers]),
@@ -586,6 +606,58 @@ def overhead_summary(concurrency: int, answers: Sequence[dict[str, Any]]) -> dic
         # (1 - sum) is the graph's own scheduling, checkpoint waits and event-loop queueing.
         "share": dict(sorted(share.items(), key=_node_order)),
     }
+
+
+async def overhead_repeated(srv: Servers, args: argparse.Namespace) -> dict[str, Any]:
+    """The overhead section `args.repeats` times, each with fresh workers and its baseline.
+
+    The report is the last repeat's, with every repeat's totals and node figures under
+    `repeats` (one run on a shared machine is one sample of its load). Each repeat's table is
+    printed as it finishes, with the load average beside it.
+    """
+    runs: list[dict[str, Any]] = []
+    report: dict[str, Any] = {}
+    for i in range(args.repeats):
+        report = await overhead(
+            srv,
+            args.small,
+            levels=args.overhead_levels,
+            profile=args.profile,
+            baseline=not args.no_baseline,
+            c1_turns=args.c1_turns,
+        )
+        runs.append({"load": [round(x, 2) for x in os.getloadavg()], **_compact(report)})
+        print(overhead_table(runs[-1], f"overhead repeat {i + 1}/{args.repeats}"), flush=True)
+    report["repeats"] = runs
+    return report
+
+
+def _compact(report: dict[str, Any]) -> dict[str, Any]:
+    """Totals and per-node p50/p95 of each level, measured and baseline."""
+
+    def levels(part: dict[str, Any]) -> dict[str, Any]:
+        return {k: {"total_ms": v["total_ms"], "nodes_ms": v["nodes_ms"],
+                    "checkpoint_ms": v["checkpoint_ms"], "short_turns": v.get("short_turns"),
+                    "cpu_ms_per_turn": v["process"]["cpu_ms_per_turn"],
+                    "redact_ms_per_turn": v["process"]["redact_ms_per_turn"]}
+                for k, v in part.items() if k in ("c1", "c10", "c50")}  # fmt: skip
+
+    return {"measured": levels(report), "baseline": levels(report.get("baseline", {}))}
+
+
+def overhead_table(run: dict[str, Any], title: str) -> str:
+    """One repeat as text: total and per-node p50/p95 per level, baseline beside it."""
+    lines = [f"{title} (load average {run['load']})"]
+    for part in ("measured", "baseline"):
+        for level, v in run[part].items():
+            nodes = "  ".join(f"{n.removesuffix('_excl_model')} {x['p50']:.1f}/{x['p95']:.1f}"
+                              for n, x in v["nodes_ms"].items())  # fmt: skip
+            lines.append(
+                f"  {part:8} {level:>3}: total p50 {v['total_ms']['p50']:.1f} p95 "
+                f"{v['total_ms']['p95']:.1f} ms | {nodes} | cpu/turn {v['cpu_ms_per_turn']:.1f}"
+                f" ms, short turns {v['short_turns']}"
+            )
+    return "\n".join(lines)
 
 
 def _node_order(item: tuple[str, Any]) -> int:
@@ -627,9 +699,10 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                 args.database_url = args.database_url or srv.database_url
                 args.chroma_url = args.chroma_url or srv.chroma.url
                 report[name] = await recall_latency(args)
+            elif name == "overhead":
+                report[name] = await overhead_repeated(srv, args)
             else:
-                section = {"multi_worker": multi_worker, "chroma_killed": chroma_killed,
-                           "overhead": overhead}[name]  # fmt: skip
+                section = {"multi_worker": multi_worker, "chroma_killed": chroma_killed}[name]
                 report[name] = await section(srv, args.small)
             report["seconds"][name] = round(time.perf_counter() - began, 1)
             print(json.dumps({name: report[name]}, indent=2), flush=True)
@@ -657,7 +730,22 @@ def main(argv: list[str] | None = None) -> int:
                         help="recall_latency: memories per user (default 100)")  # fmt: skip
     parser.add_argument("--recall-queries", type=int, default=None,
                         help="recall_latency: timed recalls per measurement")  # fmt: skip
+    parser.add_argument("--overhead-levels", nargs="+", type=int, choices=(1, 10, 50),
+                        default=[1, 10, 50],
+                        help="overhead: the concurrency levels to run")  # fmt: skip
+    parser.add_argument("--repeats", type=int, default=1,
+                        help="overhead: run the section this many times, fresh workers "
+                        "each")  # fmt: skip
+    parser.add_argument("--c1-turns", type=int, default=None,
+                        help="overhead: turns at concurrency 1 (default 30 with --small, "
+                        "else 200); a p95 of 30 turns rests on their three slowest")  # fmt: skip
+    parser.add_argument("--no-baseline", action="store_true",
+                        help="overhead: skip the same-run baseline worker")  # fmt: skip
+    parser.add_argument("--profile", type=Path, default=None,
+                        help="overhead: write the measured worker's cProfile here")  # fmt: skip
     args = parser.parse_args(argv)
+    if args.repeats < 1:
+        parser.error("--repeats must be at least 1")
     args.database_url = args.chroma_url = None
     began = time.perf_counter()
     report = asyncio.run(run(args))

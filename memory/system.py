@@ -80,8 +80,9 @@ async def open_cache_sync(
     async with cache_sync.open_cache_sync(
         store.pool,
         *extra,
+        store.threads.on_lost,
         *invalidators,
-        watchers=(recaller(store).on_change,),
+        watchers=(recaller(store).on_change, store.threads.on_change),
         listener=listener,
     ) as sync:
         yield sync

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Sequence
 from typing import Any
@@ -29,7 +28,12 @@ from memory.working.sensory import (
     extract_features,
     normalise_input,
 )
-from memory.working.task_state import new_task_state, record_step, update_task_from_turn
+from memory.working.task_state import (
+    TaskState,
+    new_task_state,
+    record_step,
+    update_task_from_turn,
+)
 from memory.working.turn_kind import TurnKind, classify_turn
 
 log = logging.getLogger(__name__)
@@ -43,14 +47,20 @@ def latest_human(messages: Sequence[BaseMessage]) -> HumanMessage | None:
     return None
 
 
-def _sense(raw: str | bytes, max_chars: int) -> tuple[str, TurnKind, SensoryFeatures]:
-    """Clean, classify and measure one input: the CPU-bound part of perceive, run in a thread.
+def _sense(
+    raw: str | bytes, max_chars: int, task: TaskState | None
+) -> tuple[str, TurnKind, SensoryFeatures, TaskState]:
+    """Clean, classify, measure and update the task state: perceive's CPU-bound part.
 
-    Every pattern here is linear in the input, but a 64,000-character message still costs tens
-    of milliseconds: off the event loop, other users' requests are served meanwhile.
+    Run in a thread, or in a process for a large input. Every pattern here is linear in the
+    input, but a 64,000-character message still costs tens of milliseconds (task-state
+    extraction alone ~70 ms): off the event loop, other users' requests are served meanwhile.
+    One hop for both: each hop to a worker thread waits its turn in the pool (0.5-2.5 ms on a
+    loaded machine).
     """
     text = normalise_input(raw, max_chars, on_overflow="truncate")
-    return text, classify_turn(text), extract_features(text)
+    kind = classify_turn(text)
+    return text, kind, extract_features(text), update_task_from_turn(task, text, kind)
 
 
 def _limits(ctx: Context) -> BrakeLimits:
@@ -109,7 +119,9 @@ async def perceive(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     try:
         seen = await perceive_images(human)
         raw = turn_text(human, seen)
-        text, kind, features = await run_cpu(_sense, raw, max_chars, size=len(raw))
+        text, kind, features, task = await run_cpu(
+            _sense, raw, max_chars, state.get("task"), size=len(raw)
+        )
     except (InputError, ImageInputError) as exc:
         reply = AIMessage(f"I could not use that message: {exc}.")
         # A refused image is not kept in the thread's state: its text stays, the image goes.
@@ -121,8 +133,6 @@ async def perceive(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         update.update(images=seen.features, image_needles=seen.needles)
     elif text != human.content:  # cleaned or truncated: replace the stored message (same id)
         update["messages"] = [HumanMessage(content=text, id=human.id)]
-    # Task-state extraction reads the whole turn too (~70 ms at 64,000 characters): a thread.
-    task = await asyncio.to_thread(update_task_from_turn, state.get("task"), text, kind)
     task = record_step(task, tokens=features["tokens"])
     update.update(sensory=features, turn_kind=kind, task=task)
     trip = check_brakes(task, _limits(ctx))

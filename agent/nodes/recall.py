@@ -72,12 +72,10 @@ async def recall(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     scope = resolve_scope(ctx, config)
     store = await get_store(config)
     query = _query(state)
-    if query.strip() and ctx.recall_shared_k > 0:
-        # The user's recall and the tenant's shared recall embed the same query: embed it once
-        # here (the embedder keeps it), so both run side by side without embedding it twice.
-        await store.embedder.aembed([query])
     # Independent reads, each mostly waiting on Postgres or Chroma: side by side, a turn waits
-    # for the slowest instead of their sum. Image matches: with an image embedding model only.
+    # for the slowest instead of their sum. The user's recall and the tenant's shared recall
+    # embed the same query at the same moment: the embedder computes it once for both, while
+    # each checks its user's version. Image matches: with an image embedding model only.
     found, images, shared = await asyncio.gather(
         recaller(store).recall_turn(scope, query, k=ctx.recall_k, weights=ctx.ranking()),
         image_evidence(store, scope, query, k=ctx.recall_k),

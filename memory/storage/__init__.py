@@ -55,6 +55,9 @@ if TYPE_CHECKING:
         StoreCaches,
         open_store,
     )
+    from memory.storage.threads import (
+        ThreadRegistry,
+    )
     from memory.storage.vector import (
         Nearest,
         VectorIndex,
@@ -67,6 +70,7 @@ _WHERE = {
     "open_store": ".store",
     "RowCache": ".store",
     "StoreCaches": ".store",
+    "ThreadRegistry": ".threads",
     "Connection": ".db",
     "Database": ".db",
     "Row": ".db",
@@ -115,6 +119,7 @@ __all__ = [
     "Row",
     "RowCache",
     "StoreCaches",
+    "ThreadRegistry",
     "VectorIndex",
     "VectorIndexError",
     "Vectors",

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -126,6 +126,29 @@ def _memoised(
     return out
 
 
+Running = dict[tuple[int, str], "asyncio.Future[Vectors]"]
+
+
+async def _once(
+    running: Running, text: str, compute: Callable[[], Coroutine[Any, Any, Vectors]]
+) -> Vectors:
+    """`compute()` for one text, shared with every caller that asks while it runs.
+
+    A turn's recall of the user's memories and of the tenant's shared memory embed the same
+    query at the same moment: one computes it, the other waits for that result. Per event loop
+    (a future belongs to one). Shielded: a cancelled caller does not cancel the others' result;
+    each gets its own copy, so none can change what another got.
+    """
+    key = (id(asyncio.get_running_loop()), text)
+    future = running.get(key)
+    if future is None:
+        future = asyncio.ensure_future(compute())
+        running[key] = future
+        future.add_done_callback(lambda _: running.pop(key, None))
+    vectors: Vectors = (await asyncio.shield(future)).copy()
+    return vectors
+
+
 def _find_onnx_dir(model_dir: Path) -> Path:
     found = onnx_dir(model_dir)
     if found is None:
@@ -203,6 +226,7 @@ class OnnxEmbedder:
         # not guaranteed to be; one lock keeps batches whole.
         self._lock = threading.Lock()
         self.memo = RecentVectors()
+        self._running: Running = {}
 
     def embed(self, texts: list[str]) -> Vectors:
         """Embed texts (recently embedded ones are not computed again)."""
@@ -247,7 +271,9 @@ class OnnxEmbedder:
         held = self.memo.all_held(texts)
         if held is not None:
             return held
-        return await asyncio.to_thread(self.embed, texts)
+        if len(texts) != 1:
+            return await asyncio.to_thread(self.embed, texts)
+        return await _once(self._running, texts[0], lambda: asyncio.to_thread(self.embed, texts))
 
 
 class LangChainEmbedder:
@@ -264,6 +290,7 @@ class LangChainEmbedder:
         self.name = spec
         self.dim = len(self._inner.embed_query("dimension probe"))
         self.memo = RecentVectors()
+        self._running: Running = {}
 
     def embed(self, texts: list[str]) -> Vectors:
         """Embed through the provider and normalise (recent texts from the memo)."""
@@ -279,6 +306,11 @@ class LangChainEmbedder:
         """Embed through the provider's async API and normalise (recent texts from the memo)."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
+        if len(texts) == 1 and self.memo.all_held(texts) is None:
+            return await _once(self._running, texts[0], lambda: self._aembed(texts))
+        return await self._aembed(texts)
+
+    async def _aembed(self, texts: list[str]) -> Vectors:
         held = self.memo.get_all(texts)
         missing = [i for i, v in enumerate(held) if v is None]
         if missing:

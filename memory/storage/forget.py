@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from memory.storage.cache_sync import CACHE_CHANNEL
 from memory.storage.db import Connection
 from memory.storage.deletion_outbox import CHROMA_TARGETS, enqueue, owner_digest, pending_targets
 from memory.storage.store import MemoryStore
@@ -245,6 +246,12 @@ async def forget_user(
         await enqueue(conn, "chroma_ids", memory_ids, scope)
         await enqueue(conn, "chroma_scope", [""], scope)
         await enqueue(conn, "server_thread", threads, scope)
+        # Tell every process the user is gone, at commit, even one who never had a memory or
+        # a setting (whose deletion fires no trigger): processes that remember having
+        # recorded this user's threads must record them again if the user talks on.
+        await conn.execute(
+            "SELECT pg_notify($1, $2)", CACHE_CHANNEL, f"{scope.tenant_id}/{scope.user_id}/-"
+        )
     store.cache.invalidate(scope)
     tables = dict.fromkeys(k.split(".", 1)[1] for k in receipt.counts)  # each once, in order
     receipt.vacuumed = await _vacuum(store, tables)

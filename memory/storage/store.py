@@ -46,6 +46,7 @@ from memory.storage.rows import (
     record_from_row,
     vector_from_bytes,
 )
+from memory.storage.threads import ThreadRegistry
 from memory.storage.vector import VectorIndex, VectorIndexError
 from memory.types import MemoryKind, MemoryRecord, NewMemory, Scope, Status
 
@@ -216,6 +217,8 @@ class MemoryStore:
         )
         self.cache = StoreCaches()
         self.cache.add(_EmbeddingMemo(embedder))
+        self.threads = ThreadRegistry(pool)
+        self.cache.add(self.threads)
         self.access_log = AccessLog(pool)
         self._background: set[asyncio.Task[Any]] = set()
         # True until the outbox is known to hold no Chroma deletion: the first check looks.
@@ -954,15 +957,11 @@ class MemoryStore:
         return done
 
     async def touch_thread(self, scope: Scope, thread_id: str) -> None:
-        """Remember that `thread_id` belongs to this user (for deletion of their checkpoints)."""
-        async with self.pool.acquire() as conn:
-            await conn.execute(
-                "INSERT INTO user_threads (tenant_id, user_id, thread_id) VALUES ($1, $2, $3)"
-                " ON CONFLICT (tenant_id, user_id, thread_id) DO UPDATE SET last_seen = now()",
-                scope.tenant_id,
-                scope.user_id,
-                thread_id,
-            )
+        """Remember that `thread_id` belongs to this user (for deletion of their checkpoints).
+
+        Written once per thread and process while the user exists (`memory.storage.threads`).
+        """
+        await self.threads.touch(scope, thread_id)
 
     async def set_consent(self, scope: Scope, consent: bool) -> None:
         """Record whether the user consents to long-term memory."""

@@ -45,3 +45,34 @@ def test_the_memo_is_bounded_and_skips_long_texts() -> None:
     assert memo.all_held(["b", "c"]) is not None and memo.all_held(["b", "zz"]) is None
     memo.clear()
     assert memo.get_all(["b", "c"], count=False) == [None, None]
+
+
+def test_a_text_asked_for_twice_at_once_is_computed_once(embedding_model_dir: Path) -> None:
+    embedder = OnnxEmbedder(embedding_model_dir)
+
+    async def both() -> tuple[np.ndarray, np.ndarray]:
+        one, two = await asyncio.gather(
+            embedder.aembed(["where did I park the car"]),
+            embedder.aembed(["where did I park the car"]),
+        )
+        return one, two
+
+    one, two = asyncio.run(both())
+    assert embedder.memo.misses == 1  # one computation for both callers
+    assert np.array_equal(one, two)
+    one[0][:] = 0.0  # each caller has its own copy
+    assert not np.array_equal(one, two)
+
+
+def test_a_cancelled_caller_does_not_cancel_the_other(embedding_model_dir: Path) -> None:
+    embedder = OnnxEmbedder(embedding_model_dir)
+
+    async def run() -> np.ndarray:
+        first = asyncio.ensure_future(embedder.aembed(["the quarterly report is late"]))
+        second = asyncio.ensure_future(embedder.aembed(["the quarterly report is late"]))
+        await asyncio.sleep(0)
+        first.cancel()
+        return await second
+
+    got = asyncio.run(run())
+    assert got.shape == (1, embedder.dim) and abs(float(np.linalg.norm(got[0])) - 1.0) < 1e-4

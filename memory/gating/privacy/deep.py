@@ -9,6 +9,8 @@ is never a secret the user typed, and changing one would break the thread.
 
 from __future__ import annotations
 
+import hashlib
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping
@@ -22,8 +24,12 @@ _KEEP_KEYS = frozenset(
     {"id", "ids", "type", "role", "name", "hash", "kind", "status", "tool_call_id", "lc"}
 )
 # A state is re-serialised on every step with mostly the same strings (the whole message list):
-# remembering the last few thousand answers keeps a step's cost to the new text only.
-_CACHE_SIZE = 4096
+# remembering what was already redacted keeps a step's cost to the new text only. The filter
+# costs about 1 ms per 500 characters; a remembered string costs one keyed hash (~1 us) and a
+# lookup. Bounded twice: by entries and by the characters of redacted text held (a few MB),
+# since one message may be 64,000 characters.
+_CACHE_ENTRIES = 8192
+_CACHE_CHARS = 4_000_000
 
 
 def _is_identifier_key(key: object) -> bool:
@@ -43,25 +49,54 @@ class StructureRedactor:
     def __init__(self, privacy: PrivacyFilter | None = None) -> None:
         """Use `privacy`, or the default filter (every built-in rule, emails and phones)."""
         self._privacy = privacy or PrivacyFilter()
-        self._cache: OrderedDict[str, str] = OrderedDict()
+        # Keys are keyed hashes of the raw strings, never the strings: the cache must not become
+        # a second place where a secret the user typed is kept. The key is random per redactor,
+        # so a hash says nothing outside this process (no guessing a short secret offline).
+        self._key = os.urandom(32)
+        # None for a string the filter left as it was: the caller's own string is the answer,
+        # so no text is held for it and an unchanged value keeps its identity (the message that
+        # holds it is not copied).
+        self._cache: OrderedDict[bytes, str | None] = OrderedDict()
+        self._chars = 0
         # The checkpointer serialises in worker threads, several at once.
         self._lock = threading.Lock()
 
+    def _digest(self, value: str) -> bytes:
+        data = value.encode("utf-8", "surrogatepass")
+        return hashlib.blake2b(data, key=self._key, digest_size=16).digest()
+
     def text(self, value: str) -> str:
-        """The redacted form of one string (cached)."""
-        if not value.strip():
+        """The redacted form of one string (remembered, so a string is filtered once)."""
+        if not value or value.isspace():
             return value
+        key = self._digest(value)
         with self._lock:
-            hit = self._cache.get(value)
-            if hit is not None:
-                self._cache.move_to_end(value)
-                return hit
+            if key in self._cache:
+                self._cache.move_to_end(key)
+                hit = self._cache[key]
+                return value if hit is None else hit
         cleaned = self._privacy.clean(value)  # outside the lock: threads redact in parallel
+        entries: list[tuple[bytes, str | None]] = [(key, None if cleaned == value else cleaned)]
+        if cleaned != value and self._privacy.clean(cleaned) == cleaned:
+            # The redacted text comes back as it is when the checkpoint is loaded and saved
+            # again on the next turn: known clean, it is not filtered a second time. Only when
+            # filtering it again really changes nothing (checked once, here).
+            entries.append((self._digest(cleaned), None))
         with self._lock:
-            self._cache[value] = cleaned
-            if len(self._cache) > _CACHE_SIZE:
-                self._cache.popitem(last=False)
+            for k, v in entries:
+                self._remember(k, v)
         return cleaned
+
+    def _remember(self, key: bytes, cleaned: str | None) -> None:
+        size = len(cleaned or "")
+        if size > _CACHE_CHARS // 8:
+            return  # one huge value would push out everything else
+        if key in self._cache:
+            self._chars -= len(self._cache.pop(key) or "")
+        self._cache[key] = cleaned
+        self._chars += size
+        while len(self._cache) > _CACHE_ENTRIES or self._chars > _CACHE_CHARS:
+            self._chars -= len(self._cache.popitem(last=False)[1] or "")
 
     def value(self, value: Any) -> Any:
         """A copy of `value` with every free-text string redacted."""
