@@ -112,8 +112,7 @@ class Context:
         default=RelevanceFloor().threshold,
         metadata=_describe(
             "Injection floor: calibrated query-level score (0-1, from the best cosine, word "
-            "overlap, coverage of the query's words, whether one memory stands out, and how much "
-            "closer the query is to the best memory than that memory's neighbours are) at "
+            "overlap, coverage of the query's words, and whether one memory stands out) at "
             "which a query counts as about something the user told; then its top results are "
             "injected. 1.0 injects only paraphrase-level matches; 0.0 any query with content "
             "words."

@@ -5,8 +5,10 @@
 
 For every question of every development set, the system's top-10 hits and the query's
 `QueryEvidence` against the user's memories are collected. On-topic queries are each question
-asked of its own conversation. Off-topic queries are every set's questions asked of the next
-set's conversations (a coding question against planning chats, ...), greetings and chit-chat
+asked of its own conversation. Off-topic queries are every set's questions asked of one
+conversation of every other set (a coding question against planning chats, dated notes, ...:
+asked only of the next set's, a set's rate rested on whichever set happened to sort after it),
+greetings and chit-chat
 against every conversation, and, within the personal-assistant set, each chat's questions
 against the next chat (its chats are about unrelated things by construction; the other sets'
 conversations share their filler replies, so within-set pairs there are not off-topic).
@@ -89,16 +91,16 @@ async def collect(files: list[Path], vectors: VectorCache) -> list[Sample]:
             await backend.ingest(scope_for(conv), memories_for(conv))
     names = list(sets)
     out: list[Sample] = []
-    for j, name in enumerate(names):
-        convs, foreign = sets[name], sets[names[(j + 1) % len(names)]]
+    for name in names:
+        convs = sets[name]
         for i, conv in enumerate(convs):
             for q in conv.questions:
                 if not q.evidence:
                     continue
                 out.append(await _ask(backend, conv, q.question, set(q.evidence), name))
-                if len(names) > 1:
-                    other = foreign[i % len(foreign)]
-                    out.append(await _ask(backend, other, q.question, set(), name))
+                for foreign in (sets[other] for other in names if other != name):
+                    other_conv = foreign[i % len(foreign)]
+                    out.append(await _ask(backend, other_conv, q.question, set(), name))
                 if name in DISTINCT_WITHIN and len(convs) > 1:
                     other = convs[(i + 1) % len(convs)]
                     out.append(await _ask(backend, other, q.question, set(), name))

@@ -53,20 +53,6 @@ class IndexedMemory:
     features: Features | None = None
 
 
-# Neighbourhoods kept per user index at most (~200 bytes each); past it they start over.
-_DENSITY_KEPT = 4096
-
-
-@dataclass(frozen=True, slots=True)
-class _Density:
-    """A memory's nearest other memories: their mean cosine with it, the farthest one's."""
-
-    mean: float
-    least: float
-    neighbours: frozenset[int]
-    full: bool  # as many neighbours as counted; fewer existed otherwise
-
-
 def features_of(item: IndexedMemory) -> Features:
     """The item's text features: the ones it carries, else computed now."""
     if item.features is not None:
@@ -96,10 +82,6 @@ class UserIndex:
         self._spans: dict[int, int] = {}
         self._speakers: dict[str, int] = {}
         self._group_ids: dict[str, int] = {}
-        # Per slot: its neighbourhood (`_neighbourhood`), kept while no write changes it. Each
-        # write starts a new generation, so a value computed across a write is not kept.
-        self._density: dict[int, _Density] = {}
-        self._generation = 0
 
     def __len__(self) -> int:
         return len(self._slots)
@@ -133,11 +115,6 @@ class UserIndex:
                 self._groups.subtract(gslot, tokens)
             del self._ids[slot], self._spans[slot]
             self._cols.release(slot)
-            self._generation += 1
-            self._density.pop(slot, None)
-            for held, density in list(self._density.items()):
-                if slot in density.neighbours:
-                    self._density.pop(held, None)
 
     def _insert(self, item: IndexedMemory) -> None:
         cols = self._cols
@@ -154,15 +131,6 @@ class UserIndex:
         self._window.add(slot, tokens + features.context_tokens)
         cols.vectors[slot] = vector
         cols.alive[slot] = True
-        self._generation += 1
-        if self._density:
-            # The newcomer changes a kept neighbourhood only by coming closer than its farthest
-            # neighbour (or by filling one that had fewer than it counts).
-            held = list(self._density.items())
-            sims = cols.vectors[np.array([s for s, _ in held], dtype=np.int64)] @ vector
-            for (kept, density), sim in zip(held, sims, strict=True):
-                if not density.full or float(sim) > density.least:
-                    self._density.pop(kept, None)
         occurred = as_utc(item.occurred_at)
         cols.occurred[slot] = occurred.timestamp()
         cols.expires[slot] = as_utc(item.expires_at).timestamp() if item.expires_at else np.inf
@@ -266,11 +234,6 @@ class UserIndex:
             shares.append(word_share(terms, own, self._window.terms(slot).keys(), idfs))
             cosines.append(float(self._cols.vectors[slot] @ qv))
         best = max(cosines, default=0.0)
-        lead = (
-            best - self._neighbourhood(found[int(np.argmax(cosines))], floor.background[0])
-            if found
-            else 0.0
-        )
         top = np.sort(sims)[::-1]
         fifth = float(top[4]) if len(top) >= 5 else spread[0]
         z = (best - spread[0]) / spread[1] if spread[1] > 1e-6 else 0.0
@@ -281,40 +244,8 @@ class UserIndex:
             coverage=coverage,
             unseen_name=unseen_names(query, self._window.vocabulary()),
             gap=best - fifth,
-            lead=lead,
         )
         return evidence, cosines, shares
-
-    def _neighbourhood(self, memory_id: str, background: float) -> float:
-        """Mean cosine of a memory with its nearest other memories in the index.
-
-        One matrix-vector product over the user's memories (p50 ~0.3 ms at 10,000, ~24 ms at
-        50,000 on a busy 2-core machine), kept until a write changes it: between two writes a
-        user's recalls keep landing on the same few memories, and most writes are far from them.
-        """
-        slot = self._slots[memory_id]
-        held = self._density.get(slot)
-        if held is not None:
-            return held.mean
-        generation, n = self._generation, self._cols.size
-        sims = self._cols.vectors[:n] @ self._cols.vectors[slot]
-        sims[~self._cols.alive[:n]] = -np.inf
-        sims[slot] = -np.inf
-        k = min(QueryEvidence.NEIGHBOURS, int(self._cols.alive[:n].sum()) - 1)
-        if k < 1:
-            return background
-        nearest = np.argpartition(-sims, k - 1)[:k]
-        density = _Density(
-            mean=float(sims[nearest].mean()),
-            least=float(sims[nearest].min()),
-            neighbours=frozenset(int(i) for i in nearest),
-            full=k == QueryEvidence.NEIGHBOURS,
-        )
-        if generation == self._generation:
-            if len(self._density) >= _DENSITY_KEPT:
-                self._density.clear()
-            self._density[slot] = density
-        return density.mean
 
     def _relevance(
         self,

@@ -122,7 +122,6 @@ def _evidence(**over: float | bool) -> QueryEvidence:
         "coverage": 0.0,
         "unseen_name": False,
         "gap": 0.01,
-        "lead": -0.2,
     }
     base.update(over)
     return QueryEvidence(**base)  # type: ignore[arg-type]
@@ -131,17 +130,11 @@ def _evidence(**over: float | bool) -> QueryEvidence:
 def test_the_query_score_rises_with_each_signal() -> None:
     weak = _evidence()
     assert weak.score(FLOOR) < FLOOR.threshold
-    for change in (
-        {"cosine": 0.6},
-        {"coverage": 1.0},
-        {"words": 1.0},
-        {"gap": 0.2},
-        {"lead": 0.3},
-    ):
+    for change in ({"cosine": 0.6}, {"coverage": 1.0}, {"words": 1.0}, {"gap": 0.2}):
         assert _evidence(**change).score(FLOOR) > weak.score(FLOOR), change
     named = _evidence(cosine=0.5, coverage=0.5, unseen_name=True)
     assert named.score(FLOOR) < _evidence(cosine=0.5, coverage=0.5).score(FLOOR)
-    assert 0.0 < _evidence(cosine=1e9, gap=1e9, lead=1e9).score(FLOOR) <= 1.0  # no overflow
+    assert 0.0 < _evidence(cosine=1e9, gap=1e9).score(FLOOR) <= 1.0  # no overflow
 
 
 def test_query_verdicts_pass_all_or_nothing_and_say_why() -> None:
