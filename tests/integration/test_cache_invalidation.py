@@ -23,7 +23,7 @@ from memory.storage.store import MemoryStore, open_store
 from memory.system import open_cache_sync, recaller
 from memory.types import Category, MemoryKind, NewMemory, Scope
 from tests.support.memory_stores import store_settings, truncate
-from tests.support.ports import REPO_ROOT, child_env
+from tests.support.ports import REPO_ROOT, child_env, eventually
 
 ALICE = Scope("acme", "alice")
 
@@ -158,17 +158,9 @@ async def test_invalidation_resumes_after_a_dropped_connection(
         pid = sync.listener.backend_pid
         async with writer.pool.acquire() as conn:
             await conn.fetchval("SELECT pg_terminate_backend($1)", pid)
-        await _until(lambda: sync.listener.reconnects == 1)
+        await eventually(lambda: sync.listener.reconnects == 1)
         assert len(profiles) == 0  # notifications may have been missed: everything dropped
         profiles[ALICE.key] = {"language": "fr"}
         await writer.write(ALICE, _pref("I prefer answers in German."))
-        await _until(lambda: len(profiles) == 0)  # the new connection heard the write
+        await eventually(lambda: len(profiles) == 0)  # the new connection heard the write
         assert sync.received >= 1
-
-
-async def _until(condition: Any, timeout: float = 5.0) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not condition():
-        assert loop.time() < deadline, "condition not met in time"
-        await asyncio.sleep(0.01)

@@ -5,16 +5,15 @@ Real Postgres, two stores (two processes' worth: each its own pool and change li
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 from pathlib import Path
-from typing import Any
 
 from memory.settings import Settings
 from memory.storage.forget import forget_user, user_thread_ids
 from memory.storage.store import MemoryStore, open_store
 from memory.system import open_cache_sync
 from memory.types import Scope
+from tests.support.ports import eventually
 
 
 def _scope() -> Scope:
@@ -58,15 +57,7 @@ async def test_a_forget_in_another_process_reaches_this_ones_memory(
         assert clean_store.threads.writes == writes  # remembered
         await forget_user(other, who)  # the other process deletes the user
         # The deletion notification arrives: the thread is recorded again on the next turn.
-        await _until(lambda: not clean_store.threads.remembers(who))
+        await eventually(lambda: not clean_store.threads.remembers(who))
         await clean_store.touch_thread(who, "t1")
         assert clean_store.threads.writes == writes + 1
         assert await user_thread_ids(other, who) == ["t1"]
-
-
-async def _until(condition: Any, timeout: float = 5.0) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not condition():
-        assert loop.time() < deadline, "condition not met in time"
-        await asyncio.sleep(0.01)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import re
@@ -167,3 +168,12 @@ def stop_with(
             os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
         raise
+
+
+async def eventually(condition: Callable[[], bool], timeout: float = 5.0) -> None:
+    """Poll `condition` every 10 ms on the running loop; fail the test after `timeout` s."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not condition():
+        assert loop.time() < deadline, "condition not met in time"
+        await asyncio.sleep(0.01)
