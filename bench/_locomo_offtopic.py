@@ -68,16 +68,37 @@ async def offtopic(backend: Backend, convs: list[Conversation]) -> dict[str, Any
 async def cross_offtopic(
     backend: Backend, sets: dict[str, list[Conversation]]
 ) -> dict[str, dict[str, Any]]:
-    """Each set's questions asked of the next set's conversations (backends must hold them all).
+    """Each set's questions asked of one conversation of every other set.
 
-    Within one development set the conversations share their domain and filler replies (two
-    coding chats both discuss queues), so a question from one is not clearly off-topic for the
-    other; a question from another set is.
+    Backends must hold them all. Within one development set the conversations share their
+    domain and filler replies (two coding chats both discuss queues), so a question from one is
+    not clearly off-topic for the other; a question from another set is. Asked of the next set
+    only, a set's rate rested on whichever set happened to sort after it.
     """
     names = list(sets)
     out: dict[str, dict[str, Any]] = {}
     if len(names) < 2:
         return out
+    for name in names:
+        others = [n for n in names if n != name]
+        asked = injected = 0
+        for i, conv in enumerate(sets[name]):
+            for foreign in (sets[n] for n in others):
+                other = foreign[i % len(foreign)]
+                for question in conv.questions:
+                    if question.category not in MAIN_CATEGORIES:
+                        continue
+                    hits = await backend.recall(
+                        scope_for(other), question.question, K, now=other.last_date
+                    )
+                    asked += 1
+                    injected += any(h.passed for h in hits)
+        out[name] = {
+            "against": others,
+            "queries": asked,
+            "injection_rate": round(injected / max(asked, 1), 4),
+        }
+    return out
     for j, name in enumerate(names):
         foreign = sets[names[(j + 1) % len(names)]]
         asked = injected = 0

@@ -54,7 +54,8 @@ def render(result: dict[str, Any]) -> str:
         if "cross_set_offtopic" in block:
             cross = block["cross_set_offtopic"]
             lines.append(
-                f"system: {name} questions against {cross['against']} memories inject "
+                f"system: {name} questions against the other {len(cross['against'])} sets' "
+                "memories inject "
                 f"something for {cross['injection_rate']:.3f} of {cross['queries']} queries "
                 "(cross-set off-topic)"
             )
