@@ -89,9 +89,12 @@ class RelevanceFloor:
     set (eight sets, the two multi-hop ones included), this floor's foreign questions inject
     3.6-33% (mean 11.1%; planning's questions the most) at a mean gap of 16.3 points between
     recall@10 and recall@10 above the floor, and no threshold keeps every set at 10% without
-    losing most of the above-floor recall. A seventh signal, the best memory's lead over its
-    own neighbourhood, moved along the same trade-off (mean 10.8% at a gap of 16.9, 16.2% at
-    4.9) instead of improving it, so it is not used.
+    losing most of the above-floor recall. Part of that is the measure: the sets share everyday
+    topics, so "what injury do I have?" or "where and when is the wedding?" asked of another
+    set's user often meets memories of an injury or a wedding, and injecting them is right; a
+    clean figure needs questions judged off-topic one by one. A seventh signal, the best
+    memory's lead over its own neighbourhood, moved along the same trade-off (mean 10.8% at a
+    gap of 16.9, 16.2% at 4.9) instead of improving it, so it is not used.
     """
 
     cosine: float = 0.725
