@@ -8,10 +8,11 @@ For every question of every development set, the system's top-10 hits and the qu
 asked of its own conversation. Off-topic queries are every set's questions asked of one
 conversation of every other set (a coding question against planning chats, dated notes, ...:
 asked only of the next set's, a set's rate rested on whichever set happened to sort after it),
-greetings and chit-chat
-against every conversation, and, within the personal-assistant set, each chat's questions
-against the next chat (its chats are about unrelated things by construction; the other sets'
-conversations share their filler replies, so within-set pairs there are not off-topic).
+greetings and chit-chat against every conversation, and, within the personal-assistant set,
+each chat's questions against the next chat (its chats are about unrelated things by
+construction; the other sets' conversations share their filler replies, so within-set pairs
+there are not off-topic). General-knowledge questions (`GENERAL_QUESTIONS`) are asked of every
+conversation too and reported only: the one off-topic kind where every injection is wrong.
 
 A logistic model (class-balanced, L2 0.01, plain gradient descent: deterministic) is fitted on
 the features, then the threshold with the best recall@10 above the floor is chosen among those
@@ -43,6 +44,34 @@ from memory.settings import Settings, apply_privacy_defaults
 from memory.storage.embedding import get_embedder
 
 K = 10
+# Questions about the world, not about the user: no memory of anyone's life answers them, so
+# unlike another set's questions (the sets share everyday topics: a wedding, an injury, a trip)
+# every injection here is a false one. Reported, not fitted on or constrained, so the floor's
+# choice stays as described; written for this check, about nothing the dev sets discuss.
+GENERAL_QUESTIONS = (
+    "What is the capital of Australia?",
+    "Who wrote Pride and Prejudice?",
+    "How many bones are in the adult human body?",
+    "What is the boiling point of water at sea level in Fahrenheit?",
+    "When did the Berlin Wall fall?",
+    "What is the chemical symbol for gold?",
+    "How far is the Moon from the Earth?",
+    "Who painted the ceiling of the Sistine Chapel?",
+    "What is the square root of 144?",
+    "Which planet has the most moons?",
+    "What language is spoken in Brazil?",
+    "How does photosynthesis work?",
+    "What is the longest river in Africa?",
+    "Who discovered penicillin?",
+    "What does DNA stand for?",
+    "How many players are on a volleyball team?",
+    "澳大利亚的首都是哪里？",
+    "《红楼梦》的作者是谁？",
+    "光速是多少？",
+    "长城有多长？",
+    "水的化学式是什么？",
+    "月球离地球有多远？",
+)
 # Sets whose conversations are about unrelated things, so one's questions are off-topic for
 # another of the same set.
 DISTINCT_WITHIN = frozenset({"assistant"})
@@ -60,6 +89,7 @@ class Sample:
     has_terms: bool
     on_topic: bool
     chitchat: bool = False
+    general: bool = False
 
 
 async def _ask(
@@ -108,12 +138,16 @@ async def collect(files: list[Path], vectors: VectorCache) -> list[Sample]:
                 chat = await _ask(backend, conv, text, set(), name)
                 chat.chitchat = True
                 out.append(chat)
+            for text in GENERAL_QUESTIONS:
+                general = await _ask(backend, conv, text, set(), name)
+                general.general = True
+                out.append(general)
     return out
 
 
 def fit(samples: list[Sample], l2: float = 0.01, steps: int = 5000) -> tuple[float, ...]:
     """Class-balanced logistic regression on the queries that have content terms."""
-    rows = [s for s in samples if s.has_terms]
+    rows = [s for s in samples if s.has_terms and not s.general]
     x = np.array([(1.0, *s.evidence.features()) for s in rows], dtype=np.float64)
     y = np.array([float(s.on_topic) for s in rows], dtype=np.float64)
     share = float(y.mean())
@@ -137,11 +171,12 @@ def _passes(s: Sample, floor: RelevanceFloor) -> np.ndarray:
 
 def table(
     samples: list[Sample], floor: RelevanceFloor
-) -> dict[str, tuple[float, float, float, float]]:
-    """Per set: (R@10 above the floor, R@10, injection of foreign questions, of chit-chat).
+) -> dict[str, tuple[float, float, float, float, float]]:
+    """Per set: above-floor R@10, R@10, and the injection rates of three off-topic kinds.
 
-    The two off-topic kinds are kept apart: a set has twice as many chit-chat queries as
-    questions, and pooled they would hide a floor that lets foreign questions in.
+    The kinds are foreign questions, chit-chat and general-knowledge questions, kept apart: a
+    set has twice as many chit-chat queries as questions, and pooled they would hide a floor
+    that lets foreign questions in.
     """
     by: dict[str, list[Sample]] = defaultdict(list)
     for s in samples:
@@ -149,13 +184,15 @@ def table(
     out = {}
     for name, rows in by.items():
         on = [s for s in rows if s.on_topic]
-        foreign = [s for s in rows if not s.on_topic and not s.chitchat]
+        foreign = [s for s in rows if not (s.on_topic or s.chitchat or s.general)]
         chat = [s for s in rows if s.chitchat]
+        general = [s for s in rows if s.general]
         above = np.mean([float((s.gold * _passes(s, floor)).sum()) / s.n_gold for s in on])
         plain = np.mean([float(s.gold.sum()) / s.n_gold for s in on])
         rate = np.mean([bool(_passes(s, floor).any()) for s in foreign])
         chat_rate = np.mean([bool(_passes(s, floor).any()) for s in chat])
-        out[name] = (float(above), float(plain), float(rate), float(chat_rate))
+        general_rate = np.mean([bool(_passes(s, floor).any()) for s in general])
+        out[name] = (float(above), float(plain), float(rate), float(chat_rate), float(general_rate))
     return out
 
 
@@ -179,7 +216,7 @@ def choose(samples: list[Sample], weights: tuple[float, ...], max_offtopic: floa
 
 def cross_validate(
     samples: list[Sample], max_offtopic: float
-) -> dict[str, tuple[float, float, float, float]]:
+) -> dict[str, tuple[float, float, float, float, float]]:
     """Each set scored by a model and threshold fitted on the other sets only.
 
     What the floor does on conversations it was not chosen on.
@@ -195,14 +232,16 @@ def cross_validate(
     return out
 
 
-def _print(rows: dict[str, tuple[float, float, float, float]]) -> None:
-    for name, (above, plain, rate, chat) in rows.items():
+def _print(rows: dict[str, tuple[float, float, float, float, float]]) -> None:
+    for name, (above, plain, rate, chat, general) in rows.items():
         print(f"  {name:<10} R@10 above floor {100 * above:5.1f} (R@10 {100 * plain:5.1f}, gap "
               f"{100 * (plain - above):4.1f}), injection: foreign questions {rate:.3f}, "
-              f"chit-chat {chat:.3f}")  # fmt: skip
-    gap = np.mean([100 * (plain - above) for above, plain, _, _ in rows.values()])
+              f"chit-chat {chat:.3f}, general questions {general:.3f}")  # fmt: skip
+    gap = np.mean([100 * (plain - above) for above, plain, *_ in rows.values()])
     rate = max(r[2] for r in rows.values())
-    print(f"  mean gap {gap:.1f} points, highest foreign-question injection {rate:.3f}")
+    general = np.mean([r[4] for r in rows.values()])
+    print(f"  mean gap {gap:.1f} points, highest foreign-question injection {rate:.3f}, "
+          f"general questions injecting {general:.3f} on average")  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:
