@@ -36,20 +36,26 @@ CHITCHAT = (
 )
 
 
+async def _foreign(backend: Backend, conv: Conversation, other: Conversation) -> tuple[int, int]:
+    """`conv`'s questions asked of `other`'s memories: (asked, injecting anything)."""
+    asked = injected = 0
+    for question in conv.questions:
+        if question.category not in MAIN_CATEGORIES:
+            continue
+        hits = await backend.recall(scope_for(other), question.question, K, now=other.last_date)
+        asked += 1
+        injected += any(h.passed for h in hits)
+    return asked, injected
+
+
 async def offtopic(backend: Backend, convs: list[Conversation]) -> dict[str, Any]:
     """Injection rates for foreign questions and for chit-chat (backends must hold `convs`)."""
     foreign = injected_foreign = 0
     if len(convs) > 1:
         for i, conv in enumerate(convs):
-            other = convs[(i + 1) % len(convs)]
-            for question in conv.questions:
-                if question.category not in MAIN_CATEGORIES:
-                    continue
-                hits = await backend.recall(
-                    scope_for(other), question.question, K, now=other.last_date
-                )
-                foreign += 1
-                injected_foreign += any(h.passed for h in hits)
+            asked, injected = await _foreign(backend, conv, convs[(i + 1) % len(convs)])
+            foreign += asked
+            injected_foreign += injected
     chat = injected_chat = 0
     for conv in convs:
         for text in CHITCHAT:
@@ -84,36 +90,10 @@ async def cross_offtopic(
         asked = injected = 0
         for i, conv in enumerate(sets[name]):
             for foreign in (sets[n] for n in others):
-                other = foreign[i % len(foreign)]
-                for question in conv.questions:
-                    if question.category not in MAIN_CATEGORIES:
-                        continue
-                    hits = await backend.recall(
-                        scope_for(other), question.question, K, now=other.last_date
-                    )
-                    asked += 1
-                    injected += any(h.passed for h in hits)
+                a, n = await _foreign(backend, conv, foreign[i % len(foreign)])
+                asked, injected = asked + a, injected + n
         out[name] = {
             "against": others,
-            "queries": asked,
-            "injection_rate": round(injected / max(asked, 1), 4),
-        }
-    return out
-    for j, name in enumerate(names):
-        foreign = sets[names[(j + 1) % len(names)]]
-        asked = injected = 0
-        for i, conv in enumerate(sets[name]):
-            other = foreign[i % len(foreign)]
-            for question in conv.questions:
-                if question.category not in MAIN_CATEGORIES:
-                    continue
-                hits = await backend.recall(
-                    scope_for(other), question.question, K, now=other.last_date
-                )
-                asked += 1
-                injected += any(h.passed for h in hits)
-        out[name] = {
-            "against": names[(j + 1) % len(names)],
             "queries": asked,
             "injection_rate": round(injected / max(asked, 1), 4),
         }
