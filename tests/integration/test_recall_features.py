@@ -8,10 +8,10 @@ from __future__ import annotations
 import argparse
 import re
 import time
-import uuid
 from collections.abc import AsyncIterator
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from pathlib import Path
 
 import asyncpg
@@ -31,7 +31,7 @@ from memory.system import recaller
 from memory.types import MemoryKind, NewMemory, Scope, ScoreBreakdown
 from tests.integration.test_recall_tiers import QUERIES, TOPICS
 from tests.support.chroma_server import ChromaServer
-from tests.support.memory_stores import truncate
+from tests.support.memory_stores import server_settings, truncate
 from tests.support.postgres import PostgresServer
 
 pytestmark = pytest.mark.asyncio
@@ -41,24 +41,16 @@ COUSIN = "我的表妹王小红在杭州开了一家花店"  # "My cousin Wang X
 COUSIN_QUERY = "王小红开了什么店？"  # "What shop did Wang Xiaohong open?"
 
 
-def _settings(url: str, data_dir: Path, model_dir: Path, chroma_url: str, **extra: int) -> Settings:
-    return Settings(
-        database_url=url,
-        chroma_url=chroma_url,
-        data_dir=data_dir,
-        embedding_model_dir=model_dir,
-        chroma_prefix="feat" + uuid.uuid4().hex[:12],  # the Chroma server is shared
-        recall_l2_candidates=extra.pop("recall_l2_candidates", 8),
-        **extra,  # type: ignore[arg-type]
-    )
+_settings = partial(server_settings, prefix="feat")
 
 
 @pytest.fixture
 async def store(
     pg_db_url: str, tmp_data_dir: Path, embedding_model_dir: Path, chroma_server: ChromaServer
 ) -> AsyncIterator[MemoryStore]:
-    settings = _settings(pg_db_url, tmp_data_dir, embedding_model_dir, chroma_server.url)
-    async with open_store(settings) as s:
+    async with open_store(
+        _settings(pg_db_url, tmp_data_dir, embedding_model_dir, chroma_server.url)
+    ) as s:
         await truncate(s)
         yield s
 

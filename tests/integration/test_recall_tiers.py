@@ -13,6 +13,7 @@ import uuid
 from collections.abc import AsyncIterator
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -21,13 +22,12 @@ import pytest
 from memory.observability.metrics import collect_stats, render_prometheus
 from memory.recall.cache import deep_size
 from memory.recall.recaller import Recaller
-from memory.settings import Settings
 from memory.storage.bulk import BulkMemory, copy_memories
 from memory.storage.store import MemoryStore, open_store
 from memory.system import recaller
 from memory.types import NewMemory, Scope
 from tests.support.chroma_server import ChromaServer
-from tests.support.memory_stores import truncate
+from tests.support.memory_stores import server_settings, truncate
 
 pytestmark = pytest.mark.asyncio
 
@@ -88,24 +88,16 @@ QUERIES = {
 }
 
 
-def _settings(url: str, data_dir: Path, model_dir: Path, chroma_url: str, **extra: int) -> Settings:
-    return Settings(
-        database_url=url,
-        chroma_url=chroma_url,
-        data_dir=data_dir,
-        embedding_model_dir=model_dir,
-        chroma_prefix="tiers" + uuid.uuid4().hex[:12],  # the Chroma server is shared
-        recall_l2_candidates=8,
-        **extra,  # type: ignore[arg-type]
-    )
+_settings = partial(server_settings, prefix="tiers")
 
 
 @pytest.fixture
 async def store(
     pg_db_url: str, tmp_data_dir: Path, embedding_model_dir: Path, chroma_server: ChromaServer
 ) -> AsyncIterator[MemoryStore]:
-    settings = _settings(pg_db_url, tmp_data_dir, embedding_model_dir, chroma_server.url)
-    async with open_store(settings) as s:
+    async with open_store(
+        _settings(pg_db_url, tmp_data_dir, embedding_model_dir, chroma_server.url)
+    ) as s:
         await truncate(s)
         yield s
 

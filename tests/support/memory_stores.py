@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import uuid
 from contextlib import AsyncExitStack
 from pathlib import Path
+from typing import Any
 
 from memory.settings import Settings
 from memory.storage.store import MemoryStore, open_store
@@ -23,6 +25,25 @@ def store_settings(url: str, data_dir: Path, model_dir: Path) -> Settings:
         data_dir=data_dir,
         embedding_model_dir=model_dir,
         chroma_prefix="t" + data_dir.parent.name[-8:].replace("-", "_"),
+    )
+
+
+def server_settings(
+    url: str, data_dir: Path, model_dir: Path, chroma_url: str, *, prefix: str, **extra: Any
+) -> Settings:
+    """Settings for a store on `url` against the shared `chroma run` server at `chroma_url`.
+
+    Collections get a fresh `prefix`-ed name (the server outlives the test); the L2 candidate
+    budget is 8 unless given, so a user of a few dozen memories is already a large one.
+    """
+    fields: dict[str, Any] = {"recall_l2_candidates": 8, **extra}
+    return Settings(
+        database_url=url,
+        chroma_url=chroma_url,
+        data_dir=data_dir,
+        embedding_model_dir=model_dir,
+        chroma_prefix=prefix + uuid.uuid4().hex[:12],
+        **fields,
     )
 
 
