@@ -22,7 +22,8 @@ agent graph with the Postgres checkpointer and opens its own memory store and ca
                  one worker; checkpoint reads and writes timed separately (they run in the
                  background while the next node runs, so they overlap node times). The
                  baseline, in the same run and alternating level by level: a second worker
-                 with the overhead fixes undone (the checkpointer's process-wide lock, no
+                 with the overhead fixes undone (the checkpointer's process-wide lock, the
+                 recall query embedded only when recall runs (not from perceive on), no
                  embedding memo and onnxruntime's spinning threads, one access-statistics
                  transaction per recall, synchronous Chroma indexing, a liveness round trip
                  at every checkpointer checkout, the thread's ownership written every turn).

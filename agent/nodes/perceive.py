@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
 from typing import Any
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
@@ -14,6 +13,7 @@ from langgraph.types import interrupt
 from agent.context import Context
 from agent.identity import resolve_scope
 from agent.images import perceive_images, turn_text, with_text, without_images
+from agent.nodes.query import latest_human, recall_query
 from agent.resources import get_store
 from agent.state import State
 from memory.multimodal import ImageInputError
@@ -37,14 +37,6 @@ from memory.working.task_state import (
 from memory.working.turn_kind import TurnKind, classify_turn
 
 log = logging.getLogger(__name__)
-
-
-def latest_human(messages: Sequence[BaseMessage]) -> HumanMessage | None:
-    """The newest human message of the thread."""
-    for message in reversed(messages):
-        if isinstance(message, HumanMessage):
-            return message
-    return None
 
 
 def _sense(
@@ -106,6 +98,14 @@ async def _warm_recall(ctx: Context) -> None:
         log.warning("could not start preloading the recall cache: %s", exc)
 
 
+async def _prefetch_query(message: HumanMessage, task: TaskState) -> None:
+    """Start embedding the query recall will search with, while this step is checkpointed."""
+    try:
+        recaller(await get_store(get_config())).prefetch(recall_query(message, task))
+    except Exception as exc:  # prefetching only saves time: it never fails a turn
+        log.warning("could not start embedding the recall query: %s", exc)
+
+
 async def perceive(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """Normalise the input, extract features, classify, update task state, check brakes."""
     ctx = runtime.context or Context()
@@ -138,4 +138,6 @@ async def perceive(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     trip = check_brakes(task, _limits(ctx))
     if trip is not None:
         update.update(_brake({**state, "task": task}, ctx, trip))
+    else:
+        await _prefetch_query((update.get("messages") or [human])[0], task)
     return update

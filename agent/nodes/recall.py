@@ -11,30 +11,17 @@ from langgraph.runtime import Runtime
 from agent.context import Context
 from agent.identity import resolve_scope
 from agent.images import image_evidence
-from agent.nodes.perceive import latest_human
+from agent.nodes.query import query_of
 from agent.resources import get_store
 from agent.shared_memory import recall_shared
 from agent.state import State
 from memory.gating.gate import is_instruction_like
 from memory.longterm.profile import load_profile, profile_rules
-from memory.multimodal import text_parts
 from memory.system import recaller
 from memory.types import MemoryKind, MemoryRecord, ScoredMemory
 from memory.working.prompt_sections import EvidenceItem, PrefItem
 
 LONG_TERM = (MemoryKind.PREFERENCE, MemoryKind.PROCEDURAL, MemoryKind.SEMANTIC)
-# The embedding model reads 256 tokens (~1,000 characters); the lexical side gains nothing from
-# more, and tokenising a 64,000-character message on the event loop stalls every other request.
-RECALL_QUERY_CHARS = 2_000
-
-
-def _query(state: State) -> str:
-    human = latest_human(list(state["messages"]))
-    text = text_parts(human.content)[:RECALL_QUERY_CHARS] if human is not None else ""
-    task = state.get("task")
-    goal = task["goal"] if task else None
-    # The task goal keeps recall on topic when the latest turn is terse ("and the second one?").
-    return f"{text}\n{goal}" if goal and goal not in text else text
 
 
 def _as_item(rec: MemoryRecord, score: float | None = None) -> EvidenceItem:
@@ -71,7 +58,7 @@ async def recall(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     ctx = runtime.context or Context()
     scope = resolve_scope(ctx, config)
     store = await get_store(config)
-    query = _query(state)
+    query = query_of(state)
     # Independent reads, each mostly waiting on Postgres or Chroma: side by side, a turn waits
     # for the slowest instead of their sum. The user's recall and the tenant's shared recall
     # embed the same query at the same moment: the embedder computes it once for both, while

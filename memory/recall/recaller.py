@@ -42,7 +42,7 @@ from memory.recall.ranking import RankingWeights
 from memory.recall.representation import indexed_from_record
 from memory.recall.retrieval import UserIndex, features_of
 from memory.storage.cache_sync import Change
-from memory.storage.embedding import Vectors
+from memory.storage.embedding import MEMO_MAX_CHARS, Vectors
 from memory.storage.store import Candidates, MemoryStore
 from memory.storage.vector import LAYERS, VectorIndexError
 from memory.types import MemoryKind, MemoryRecord, Scope, ScoredMemory
@@ -223,6 +223,9 @@ class Recaller:
         # they do not hold most of (searched with the owner filter; the others without it).
         self._large: OrderedDict[str, frozenset[str]] = OrderedDict()
         self._samples_lock = threading.Lock()
+        # Query embeddings started ahead of their recall (held so none is collected mid-run).
+        self._prefetching: set[asyncio.Task[np.ndarray]] = set()
+        self.prefetch_queries = True
         store.cache.add(self)
 
     async def recall(
@@ -312,6 +315,27 @@ class Recaller:
         hits = self._rank(source, scope, query, vector, k, weights, None, None, True, True)
         self._observe(started)
         return TurnRecall(hits, strongest, version, source.path)
+
+    def prefetch(self, query: str) -> None:
+        """Start embedding a query that a recall will ask for in a moment.
+
+        The agent knows its recall query when it has read the turn, one graph step before
+        recall runs; embedding it from then on overlaps the model's few milliseconds with the
+        checkpoint write between the steps. The recall finds the vector in the embedder's memo
+        of recent texts, or joins the computation still under way: never computed twice. A
+        query too long for the memo is not prefetched (it would be computed again).
+        """
+        if not self.prefetch_queries or not query.strip() or len(query) > MEMO_MAX_CHARS:
+            return
+        task = asyncio.ensure_future(self._embed(query))
+        self._prefetching.add(task)
+        task.add_done_callback(self._prefetched)
+
+    def _prefetched(self, task: asyncio.Task[np.ndarray]) -> None:
+        self._prefetching.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            # The recall embeds the query again and reports a real failure itself.
+            log.debug("prefetching a query embedding failed: %s", task.exception())
 
     def _embedding(self, text: str) -> asyncio.Future[np.ndarray]:
         """The query's embedding, started now and awaited where it is needed."""

@@ -185,6 +185,16 @@ class Candidates:
     complete: bool  # every active row of the user is here
 
 
+@dataclass(frozen=True, slots=True)
+class AuditEvent:
+    """One audit event to append (`MemoryStore.record_events`)."""
+
+    memory_id: str | None
+    event: str
+    reason: str
+    detail: dict[str, Any]
+
+
 def cjk_owner(scope: Scope) -> str:
     """The owner prefix of a user's `cjk_grams` entries (as the column's SQL computes it)."""
     owner = f"{scope.tenant_id} {scope.user_id}".encode()
@@ -997,6 +1007,21 @@ class MemoryStore:
         async with self.pool.acquire() as conn:
             await self.add_event(conn, scope, memory_id, event, reason, detail or {})
 
+    async def record_events(self, scope: Scope, events: Sequence[AuditEvent]) -> None:
+        """Append several audit events of one user in one round trip (a turn's gate drops)."""
+        if not events:
+            return
+        async with self.pool.acquire() as conn:
+            await conn.executemany(
+                "INSERT INTO memory_events (tenant_id, user_id, memory_id, event, reason, detail)"
+                " VALUES ($1, $2, $3, $4, $5, $6::jsonb)",
+                [
+                    (scope.tenant_id, scope.user_id, e.memory_id, e.event, e.reason,
+                     json.dumps(e.detail, ensure_ascii=False, default=str))
+                    for e in events
+                ],
+            )  # fmt: skip
+
     async def bump_version(self, conn: Connection, scope: Scope) -> int:
         """Advance the user's data version inside the caller's transaction; the new version.
 
@@ -1120,4 +1145,12 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
-__all__ = ["Candidates", "MemoryInputError", "MemoryStore", "cjk_owner", "open_store", "utcnow"]
+__all__ = [
+    "AuditEvent",
+    "Candidates",
+    "MemoryInputError",
+    "MemoryStore",
+    "cjk_owner",
+    "open_store",
+    "utcnow",
+]

@@ -91,3 +91,25 @@ async def test_a_kept_text_longer_than_one_memory_is_dropped_with_a_reason(
     assert results and all(r.memory_id is None for r in results)
     assert any("too long for one memory" in r.reason for r in results)
     assert await store.list_memories(scope) == []
+
+
+async def test_each_dropped_statement_is_audited_by_hash_beside_what_was_kept(
+    store: MemoryStore,
+) -> None:
+    import hashlib
+
+    scope = Scope("acme", "drops")
+    text = "Thanks, that's all. I'm allergic to peanuts. Ok cool. Haha nice."
+    results = await ingest_text(store, scope, text, role="user", require_approval=False)
+    dropped = [r for r in results if r.action == "dropped"]
+    kept = [r for r in results if r.memory_id is not None]
+    assert len(dropped) >= 2 and len(kept) == 1  # the allergy only
+    events = [e for e in await store.events(scope) if e["event"] == "gate_drop"]
+    assert len(events) == len(dropped)
+    assert sorted(e["reason"] for e in events) == sorted(r.reason for r in dropped)
+    details = [e["detail"] if isinstance(e["detail"], dict) else json.loads(e["detail"])
+               for e in events]  # fmt: skip
+    digests = {hashlib.sha256(s.encode()).hexdigest()[:16]
+               for s in ("Thanks, that's all.", "Ok cool.", "Haha nice.")}  # fmt: skip
+    assert {d["sha256_16"] for d in details} <= digests
+    assert all("Thanks" not in json.dumps(e, default=str) for e in events)  # no raw text kept

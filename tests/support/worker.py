@@ -379,17 +379,19 @@ def _store_totals(store: Any) -> dict[str, float]:
 def _undo_overhead_fixes(saver: Any, store: Any) -> None:
     """The benchmark's baseline: the per-turn costs that were taken off a turn, put back.
 
-    The saver's process-wide lock, a fresh embedding of every text (no memo of recent ones)
-    by onnxruntime's spinning threads, one access-statistics transaction per recall, a
-    liveness round trip at every checkpointer checkout and the thread's ownership written on
-    every turn; synchronous indexing comes from `MEMORY_INDEX_IN_BACKGROUND=0` in the
-    environment. What changed in the nodes' code (reads run side by side, fewer thread hops)
-    and in the checkpoint redactor's memory cannot be undone here and is in both figures.
+    The saver's process-wide lock, the query embedded only when recall runs, a fresh embedding
+    of every text (no memo of recent ones) by onnxruntime's spinning threads, one
+    access-statistics transaction per recall, a liveness round trip at every checkpointer
+    checkout and the thread's ownership written on every turn; synchronous indexing comes from
+    `MEMORY_INDEX_IN_BACKGROUND=0` in the environment. What changed in the nodes' code (reads
+    run side by side, fewer thread hops) and in the checkpoint redactor's memory cannot be
+    undone here and is in both figures.
     """
     import agent.checkpointer
     import memory.storage.threads
     from memory.settings import Settings
     from memory.storage.embedding import OnnxEmbedder
+    from memory.system import recaller
 
     agent.checkpointer._RECHECK_AFTER_S = 0.0  # every checkout checked
     memory.storage.threads.REFRESH_S = 0.0  # every turn writes the thread's ownership
@@ -398,6 +400,7 @@ def _undo_overhead_fixes(saver: Any, store: Any) -> None:
         store.embedder = OnnxEmbedder(Settings.from_env().embedding_model_dir, spin_wait=True)
         store.embedder.memo.entries = 0
     store.access_log.linger_s = 0.0
+    recaller(store).prefetch_queries = False  # the query is embedded when recall runs
 
 
 async def _serve(out: TextIO, executor_threads: int | None, baseline: bool = False) -> None:

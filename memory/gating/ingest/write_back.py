@@ -27,7 +27,7 @@ from memory.gating.gate import (
 from memory.gating.ingest.apply import ConflictStrategy, apply_resolution
 from memory.gating.privacy import PrivacyFilter
 from memory.offload import run_cpu
-from memory.storage.store import MAX_CONTENT_CHARS, MemoryStore
+from memory.storage.store import MAX_CONTENT_CHARS, AuditEvent, MemoryStore
 from memory.types import NewMemory, Scope, Source, Status
 
 if TYPE_CHECKING:
@@ -177,6 +177,33 @@ async def ingest_text(
         elif not asking.cancelled():
             asking.exception()  # retrieved: a failed lookup is not also logged as unhandled
     results: list[IngestResult] = []
+    drops: list[AuditEvent] = []
+    try:
+        await _write_all(store, scope, decided, consent, results, drops, source=source,
+                         provenance=provenance, occurred_at=occurred_at,
+                         require_approval=require_approval,
+                         conflict_strategy=conflict_strategy)  # fmt: skip
+    finally:
+        # One round trip for a turn's drops, also when a later write failed.
+        await store.record_events(scope, drops)
+    return results
+
+
+async def _write_all(
+    store: MemoryStore,
+    scope: Scope,
+    decided: list[tuple[str, GateDecision]],
+    consent: bool,
+    results: list[IngestResult],
+    drops: list[AuditEvent],
+    *,
+    source: Source,
+    provenance: Mapping[str, Any] | None,
+    occurred_at: datetime | None,
+    require_approval: bool,
+    conflict_strategy: ConflictStrategy,
+) -> None:
+    """Write each kept candidate in order; each dropped one's audit event goes to `drops`."""
     for candidate, decision in decided:
         too_long = decision.keep and len(decision.content) > MAX_CONTENT_CHARS
         if not decision.keep or not consent or too_long:
@@ -193,7 +220,7 @@ async def ingest_text(
             else:
                 reason = "no consent to store memories"
             action = "dropped" if not decision.keep or too_long else "no_consent"
-            await _log_drop(store, scope, decision, reason, candidate)
+            drops.append(_drop_event(decision, reason, candidate))
             results.append(IngestResult(action, decision, None, reason))
             continue
         item = to_new_memory(
@@ -204,7 +231,6 @@ async def ingest_text(
             require_approval=require_approval,
         )
         results.append(await _write(store, scope, decision, item, conflict_strategy))
-    return results
 
 
 async def _write(
@@ -220,10 +246,8 @@ async def _write(
     )
 
 
-async def _log_drop(
-    store: MemoryStore, scope: Scope, decision: GateDecision, reason: str, raw: str
-) -> None:
+def _drop_event(decision: GateDecision, reason: str, raw: str) -> AuditEvent:
     # The hash lets an auditor match a complaint ("you kept X") without keeping X.
     digest = hashlib.sha256(raw.encode("utf-8", "replace")).hexdigest()[:16]
     detail = {"category": decision.category.value, "sha256_16": digest}
-    await store.record_event(scope, None, "gate_drop", reason, detail)
+    return AuditEvent(None, "gate_drop", reason, detail)
