@@ -27,10 +27,12 @@ features, postgres, chroma, total}, cold_l2_ms {n, p50, p95, paths}, touch {user
 l1 {budget_bytes, held_bytes, side_bytes, users_cached, evictions, bytes_per_memory,
 rss_start_mb, rss_before_touch_mb, rss_after_touch_mb, rss_limit_mb (budget + 300 MB),
 rss_within_limit}, warm_l1_ms {n, p50, p95, paths}, big_user {memories, load_s,
-loaded_into_l1, cached, n, p50, p95, paths}, seconds; and targets {warm_p95_ms, cold_p95_ms,
-big_user_p95_ms}. Each latency block also has `without_embedding` {n, p50, p95}: the same
-recalls with the query embedded beforehand (the tier's own cost; the embedding is the same
-for every tier, ~10-30 ms for MiniLM on this machine's shared CPUs).
+loaded_into_l1, cached, n, p50, p95, paths, filtered_layers (the layers searched with the owner
+filter), unbounded_filter {n, p50, p95, filtered_layers}: the same user with no bound on
+filtered searches, as before, over the first 30 queries}, seconds; and targets {warm_p95_ms,
+cold_p95_ms, big_user_p95_ms}. Each latency block also has `without_embedding` {n, p50,
+p95}: the same recalls with the query embedded beforehand (the tier's own cost; the embedding
+is the same for every tier, ~10-30 ms for MiniLM on this machine's shared CPUs).
 """
 
 from __future__ import annotations
@@ -122,6 +124,7 @@ def _pcts(samples: list[float]) -> dict[str, float]:
     }
 
 
+BASELINE_QUERIES = 30
 SCALES: dict[str, dict[str, int]] = {
     "small": {"users": 100, "per_user": 100, "big": 5_000, "queries": 100},
     "100k": {"users": 1_000, "per_user": 100, "big": 200_000, "queries": 300},
@@ -339,6 +342,13 @@ async def _one_scale(args: Any, scale: str) -> dict[str, Any]:
                 times.append(ms)
                 paths[path] = paths.get(path, 0) + 1
             big_ranked = [await _timed_ranked(r, whale, q) for _, q in picks]
+            # The same user, same run, as before the filtered search was bounded: a layer
+            # whose nearest entries are mostly other users' is then searched with the owner
+            # filter, on every query. Fewer queries: each may take seconds.
+            unbounded = Recaller(store, cache=r.cache)
+            unbounded.preload_on_miss = False
+            unbounded.filtered_search_max = 1 << 62
+            before = [(await _timed(unbounded, whale, q))[0] for _, q in picks[:BASELINE_QUERIES]]
             out["big_user"] = {
                 "memories": big,
                 "without_embedding": _pcts(big_ranked),
@@ -347,7 +357,10 @@ async def _one_scale(args: Any, scale: str) -> dict[str, Any]:
                 "cached": r.cache.peek(whale) is not None,
                 **_pcts(times),
                 "paths": paths,
-            }
+                "filtered_layers": sorted(r.filtered_layers(whale)),
+                "unbounded_filter": {**_pcts(before),
+                                     "filtered_layers": sorted(unbounded.filtered_layers(whale))},
+            }  # fmt: skip
             print(f"  big user: {out['big_user']}", flush=True)
     out["seconds"] = round(time.perf_counter() - started, 1)
     return out

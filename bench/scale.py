@@ -67,7 +67,8 @@ total}, cold_l2_ms
 rss_start_mb, rss_before_touch_mb,
 rss_after_touch_mb, rss_limit_mb, rss_within_limit, within_budget}, warm_l1_ms {n, p50, p95,
 paths, without_embedding}, big_user {memories, load_s, loaded_into_l1, cached, n, p50, p95,
-paths, without_embedding}, seconds}},
+paths, without_embedding, filtered_layers, unbounded_filter {n, p50, p95, filtered_layers}},
+seconds}},
 targets {warm_p95_ms, cold_p95_ms, big_user_p95_ms}} (or {available: false, reason}).
 """
 

@@ -70,6 +70,16 @@ SAMPLE_TTL_S = 600.0
 # Users known to have more rows than the candidate budget (their L2 recall asks Chroma at
 # once); ~100 bytes a key, so at most ~1 MB.
 LARGE_USERS = 10_000
+FILTERED_SEARCH_MAX = 5_000
+"""A layer with more of the user's entries than this is never searched with the owner filter.
+
+A filtered search is slow and grows with the entries the filter matches. Embedded Chroma, one
+60,000-entry collection, 200 nearest: 53 / 46 / 70 ms p50 for 1,000 / 5,000 / 20,000 matching
+entries, against 5 ms for an unfiltered search of 400. On the Chroma server with a million other
+entries, a 200,000-memory user whose query neighbourhood was mostly other users' paid over two
+seconds on every query (`bench.scale --scale 1m`). A user's small layer (their long-term memories
+beside everyone's) still needs the filter to be found at all."""
+LAYER_SIZES_TTL_S = 300.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,6 +232,9 @@ class Recaller:
         # Users with more rows than the candidate budget -> the layers of their Chroma shard
         # they do not hold most of (searched with the owner filter; the others without it).
         self._large: OrderedDict[str, frozenset[str]] = OrderedDict()
+        # Large users' entries per layer, when counted: is a filtered search affordable?
+        self._sizes: OrderedDict[str, tuple[float, dict[str, int]]] = OrderedDict()
+        self.filtered_search_max = FILTERED_SEARCH_MAX
         self._samples_lock = threading.Lock()
         # Query embeddings started ahead of their recall (held so none is collected mid-run).
         self._prefetching: set[asyncio.Task[np.ndarray]] = set()
@@ -448,7 +461,12 @@ class Recaller:
         most of it (`VectorIndex.nearest`), and Postgres keeps, layer by layer, the nearest
         `limit` of those hits that are the user's. A layer where fewer than that are theirs
         among all it returned (the long-term layer, shared and small, typically) is searched
-        again with the filter, and from then on for this user.
+        again with the filter, and from then on for this user, if the filter is affordable:
+        a filtered search costs in proportion to the user's entries in the layer (over a
+        second for 200,000), so a layer with more than `filtered_search_max` of them keeps the
+        unfiltered hits. Those are still exactly the user's nearest entries down to the
+        similarity of the last entry returned (anyone's); what is missing is further away,
+        and the lexical leg still finds any row that shares the query's words.
         """
         index = self.store.index
         filtered = self._large.get(scope.key, frozenset())
@@ -463,7 +481,10 @@ class Recaller:
         have = {r.id for r in rows.records}
         short = [layer.layer for layer, ids in zip(unchecked, seen, strict=True)
                  if layer.full and len(have.intersection(ids)) < limit]  # fmt: skip
-        if not short:  # enough of theirs in each layer, or the layer was seen whole
+        if short:
+            sizes = await self._layer_sizes(scope)
+            short = [x for x in short if sizes.get(x, 0) <= self.filtered_search_max]
+        if not short:  # enough of theirs in each layer, the layer was seen whole, or too large
             return rows
         self._large[scope.key] = filtered | set(short)
         again = await index.query(scope, vector, k=limit, layers=short)
@@ -471,6 +492,23 @@ class Recaller:
             scope, ids=[mid for mid, _ in again], limit=limit, whole=False
         )
         return _merged(rows, more)
+
+    async def _layer_sizes(self, scope: Scope) -> dict[str, int]:
+        """The user's entries per layer, counted at most every `LAYER_SIZES_TTL_S` seconds."""
+        now = time.monotonic()
+        held = self._sizes.get(scope.key)
+        if held is not None and now - held[0] < LAYER_SIZES_TTL_S:
+            return held[1]
+        sizes = await self.store.count_active_by_layer(scope)
+        self._sizes[scope.key] = (now, sizes)
+        self._sizes.move_to_end(scope.key)
+        while len(self._sizes) > LARGE_USERS:
+            self._sizes.popitem(last=False)
+        return sizes
+
+    def filtered_layers(self, scope: Scope) -> frozenset[str]:
+        """The Chroma layers this user's L2 recall searches with the owner filter."""
+        return self._large.get(scope.key, frozenset())
 
     def _remember_large(self, scope: Scope) -> None:
         """Note a user with more rows than the candidate budget (bounded: most recent first)."""

@@ -578,6 +578,20 @@ class MemoryStore:
             )
         return int(n or 0)
 
+    async def count_active_by_layer(self, scope: Scope) -> dict[str, int]:
+        """How many active, unexpired memories the user has in each Chroma layer."""
+        async with self.pool.acquire() as conn:
+            rows = await conn.fetch(
+                f"SELECT kind, count(*) AS n FROM memories WHERE {_MINE} GROUP BY kind",
+                scope.tenant_id,
+                scope.user_id,
+            )
+        counts: dict[str, int] = {}
+        for row in rows:
+            layer = MemoryKind(row["kind"]).layer
+            counts[layer] = counts.get(layer, 0) + int(row["n"])
+        return counts
+
     async def candidates(
         self,
         scope: Scope,

@@ -340,3 +340,58 @@ async def test_sharded_layout_serves_l2_and_a_rebuild_moves_everything(
         vector = (await store.embedder.aembed(["brakes"]))[0]
         hits = await store.index.query(users[0], vector, k=50)
         assert {h[0] for h in hits} <= set(written[users[0]])
+
+
+async def test_a_large_layer_is_never_searched_with_the_owner_filter(store: MemoryStore) -> None:
+    # A user far over the candidate budget whose query neighbourhood is all other users'
+    # entries: the unfiltered search returns few of theirs. A filtered search would find more,
+    # but costs in proportion to the user's entries (over a second at 200,000, on every later
+    # query): past `filtered_search_max` the unfiltered hits are kept, still only their own.
+    from memory.storage.vector import shard_of
+
+    shards = store.index.settings.chroma_shards
+    whale = Scope("tiers", "whale-far")
+    rng = np.random.default_rng(11)
+    query = rng.standard_normal(store.embedder.dim).astype(np.float32)
+    query /= np.linalg.norm(query)
+
+    def near(n: int, spread: float) -> np.ndarray:
+        v = query + spread * rng.standard_normal((n, store.embedder.dim)).astype(np.float32)
+        return (v / np.linalg.norm(v, axis=1, keepdims=True)).astype(np.float32)
+
+    # 40 of the whale's own, further from the query than every other user's entry.
+    own = await store.write_many(
+        whale, [NewMemory(f"whale note {i}") for i in range(40)], vectors=near(40, 0.35)
+    )
+    others = [s for s in (Scope("tiers", f"minnow{i}") for i in range(200))
+              if shard_of(s, shards) == shard_of(whale, shards)][:12]  # fmt: skip
+    for scope in others:
+        await store.write_many(
+            scope, [NewMemory(f"minnow note {i}") for i in range(2)], vectors=near(2, 0.05)
+        )
+    await store.drain()  # every entry indexed in Chroma
+    searched: list[list[str]] = []
+    original = store.index.query
+
+    async def counted(*args: object, **kwargs: object) -> object:
+        searched.append(list(kwargs.get("layers") or []))
+        return await original(*args, **kwargs)  # type: ignore[arg-type]
+
+    store.index.query = counted  # type: ignore[method-assign]
+    try:
+        r = recaller(store)
+        _cold(r)
+        r.filtered_search_max = 10  # the whale's 40 episodic entries are "too many"
+        got = await r.recall_traced(whale, "whale note", k=8, query_vector=query,
+                                    relevant_only=False)  # fmt: skip
+        assert got.path == "l2"
+        assert "episodic" not in [x for layers in searched for x in layers]
+        assert got.hits and {h.record.id for h in got.hits} <= {m.id for m in own}
+        # Within the bound the filtered search runs, and is remembered for this user.
+        r.filtered_search_max = 5_000
+        r._sizes.clear()
+        await r.recall_traced(whale, "whale note", k=8, query_vector=query, relevant_only=False)
+        assert ["episodic"] in searched
+        assert "episodic" in r._large[whale.key]
+    finally:
+        del store.index.query
