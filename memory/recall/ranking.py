@@ -9,7 +9,7 @@ numbers the ranking used.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
@@ -186,6 +186,31 @@ def top_k(
         total = total + column
     order = sorted(range(len(ids)), key=lambda i: (-total[i], ids[i]))[:k]
     return [(ids[i], _breakdown([float(c[i]) for c in columns])) for i in order]
+
+
+def distinct_first(
+    ranked: Sequence[tuple[str, ScoreBreakdown]], copies: Mapping[str, Hashable], k: int
+) -> list[tuple[str, ScoreBreakdown]]:
+    """The k first of `ranked` with every repeated copy moved behind all distinct results.
+
+    `copies` maps an id to its text key; ids with the same key say the same thing word for
+    word (a question asked twice, an assistant's stock reply, a history imported before
+    consolidation merged its duplicates). A copy adds nothing to what its best-ranked twin
+    already told, yet each takes a recall slot: three copies of a generic reply pushed the
+    one memory that answered the question out of the top 5. So the best copy keeps its place
+    and the others follow every distinct result, in their own order; a result list is
+    therefore sorted by total among distinct results, and copies come last.
+    """
+    seen: set[Hashable] = set()
+    first: list[tuple[str, ScoreBreakdown]] = []
+    repeats: list[tuple[str, ScoreBreakdown]] = []
+    for pair in ranked:
+        key = copies.get(pair[0], pair[0])
+        (repeats if key in seen else first).append(pair)
+        seen.add(key)
+        if len(first) >= k:
+            break
+    return (first + repeats)[:k]
 
 
 def _breakdown(values: list[float]) -> ScoreBreakdown:

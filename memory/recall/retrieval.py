@@ -18,7 +18,7 @@ import numpy as np
 from memory.recall import retrieval_signals as signals
 from memory.recall.features import Features, compute_features
 from memory.recall.lexical import LexicalIndex, name_terms, tokenize
-from memory.recall.ranking import RankingWeights, access_boost, recency, top_k
+from memory.recall.ranking import RankingWeights, access_boost, distinct_first, recency, top_k
 from memory.recall.relevance import (
     QueryEvidence,
     content_terms,
@@ -66,6 +66,21 @@ def _own_text(item: IndexedMemory) -> str:
     return item.text[len(prefix) :] if prefix and item.text.startswith(prefix) else item.text
 
 
+def copy_key(text: str) -> int:
+    """The key under which memories with the same words (case and spacing aside) are copies."""
+    return hash(" ".join(text.casefold().split()))
+
+
+# Greetings and thanks are short; longer texts are not checked (the check is per memory
+# indexed, and an L2 recall indexes a query's ~200 candidates).
+_CHATTER_CHARS = 120
+
+
+def is_chatter(own: str) -> bool:
+    """Whether a memory's own words carry no content: only greetings, thanks and assent."""
+    return len(own) <= _CHATTER_CHARS and not content_terms(own)
+
+
 class UserIndex:
     """Hybrid search over one user's memories. Not thread-safe: one writer, or a lock."""
 
@@ -80,6 +95,9 @@ class UserIndex:
         self._texts: dict[int, str] = {}  # own words, for the second hop's names
         self._names: dict[int, frozenset[str]] = {}  # computed when a memory is first a seed
         self._spans: dict[int, int] = {}
+        self._copies: dict[int, int] = {}  # slot -> key of its words: equal keys are copies
+        # Slots whose own words carry no content (greetings, thanks): see `_relevance`.
+        self._chatter: set[int] = set()
         self._speakers: dict[str, int] = {}
         self._group_ids: dict[str, int] = {}
 
@@ -113,7 +131,8 @@ class UserIndex:
             gslot = int(self._cols.group[slot])
             if gslot >= 0:
                 self._groups.subtract(gslot, tokens)
-            del self._ids[slot], self._spans[slot]
+            del self._ids[slot], self._spans[slot], self._copies[slot]
+            self._chatter.discard(slot)
             self._cols.release(slot)
 
     def _insert(self, item: IndexedMemory) -> None:
@@ -123,10 +142,13 @@ class UserIndex:
         slot = cols.allocate()
         self._slots[item.id], self._ids[slot] = slot, item.id
         self._spans[slot] = max(1, int(item.span))
+        self._copies[slot] = copy_key(item.text)
         features = features_of(item)
         tokens = features.tokens
         self._tokens[slot] = tokens
-        self._texts[slot] = _own_text(item)
+        own = self._texts[slot] = _own_text(item)
+        if is_chatter(own):
+            self._chatter.add(slot)
         self._own.add(slot, tokens)
         self._window.add(slot, tokens + features.context_tokens)
         cols.vectors[slot] = vector
@@ -259,6 +281,13 @@ class UserIndex:
         cols, n = self._cols, self._cols.size
         tokens = tokenize(query)
         similarity = weights.alpha * signals.dense(cols, query_vector, live)
+        if self._chatter:
+            # A memory that says nothing itself ("ok, thanks") is embedded with its context,
+            # so its vector is its neighbours' and matches whatever they are about: "hey"
+            # ranked second for a question about a knee injury, above the answer. The
+            # neighbours are memories of their own and rank on their own meaning, so chatter
+            # gets no dense similarity; its words and times still count.
+            similarity[np.fromiter(self._chatter, dtype=np.int64)] = 0.0
         lexical_indexes = (self._own, self._window)
         guard = weights.weak_leg_guard
         lexical = signals.lexical(lexical_indexes, tokens, [], live, guard=guard)
@@ -329,4 +358,5 @@ class UserIndex:
             "temporal": terms["temporal"][candidates],
         }
         ids = [self._ids[int(slot)] for slot in candidates]
-        return top_k(ids, parts, k)
+        copies = {self._ids[int(slot)]: self._copies[int(slot)] for slot in candidates}
+        return distinct_first(top_k(ids, parts, len(ids)), copies, k)
