@@ -102,9 +102,6 @@ class UserIndex:
         self._texts: dict[int, str] = {}  # own words, for the second hop's names
         self._names: dict[int, frozenset[str]] = {}  # computed when a memory is first a seed
         self._spans: dict[int, int] = {}
-        self._copies: dict[int, int] = {}  # slot -> key of its words: equal keys are copies
-        # Slots whose own words carry no content (greetings, thanks): see `_relevance`.
-        self._chatter: set[int] = set()
         self._speakers: dict[str, int] = {}
         self._group_ids: dict[str, int] = {}
 
@@ -138,8 +135,7 @@ class UserIndex:
             gslot = int(self._cols.group[slot])
             if gslot >= 0:
                 self._groups.subtract(gslot, tokens)
-            del self._ids[slot], self._spans[slot], self._copies[slot]
-            self._chatter.discard(slot)
+            del self._ids[slot], self._spans[slot]
             self._cols.release(slot)
 
     def _insert(self, item: IndexedMemory) -> None:
@@ -149,13 +145,12 @@ class UserIndex:
         slot = cols.allocate()
         self._slots[item.id], self._ids[slot] = slot, item.id
         self._spans[slot] = max(1, int(item.span))
-        self._copies[slot] = copy_key(item.text)
         features = features_of(item)
         tokens = features.tokens
         self._tokens[slot] = tokens
         own = self._texts[slot] = _own_text(item)
-        if is_chatter(own):
-            self._chatter.add(slot)
+        cols.copy[slot] = copy_key(item.text)
+        cols.chatter[slot] = is_chatter(own)
         self._own.add(slot, tokens)
         self._window.add(slot, tokens + features.context_tokens)
         cols.vectors[slot] = vector
@@ -288,13 +283,13 @@ class UserIndex:
         cols, n = self._cols, self._cols.size
         tokens = tokenize(query)
         similarity = weights.alpha * signals.dense(cols, query_vector, live)
-        if self._chatter:
+        if cols.chatter[:n].any():
             # A memory that says nothing itself ("ok, thanks") is embedded with its context,
             # so its vector is its neighbours' and matches whatever they are about: "hey"
             # ranked second for a question about a knee injury, above the answer. The
             # neighbours are memories of their own and rank on their own meaning, so chatter
             # gets no dense similarity; its words and times still count.
-            similarity[np.fromiter(self._chatter, dtype=np.int64)] = 0.0
+            similarity[cols.chatter[:n]] = 0.0
         lexical_indexes = (self._own, self._window)
         guard = weights.weak_leg_guard
         lexical = signals.lexical(lexical_indexes, tokens, [], live, guard=guard)
@@ -365,5 +360,5 @@ class UserIndex:
             "temporal": terms["temporal"][candidates],
         }
         ids = [self._ids[int(slot)] for slot in candidates]
-        copies = {self._ids[int(slot)]: self._copies[int(slot)] for slot in candidates}
+        copies = dict(zip(ids, cols.copy[candidates].tolist(), strict=True))
         return distinct_first(top_k(ids, parts, len(ids)), copies, k)
