@@ -172,29 +172,33 @@ _TERMS = ("similarity", "lexical", "recency", "importance", "access", "temporal"
 
 
 def top_k(
-    ids: Sequence[str], terms: Mapping[str, Array], k: int
+    ids: Sequence[str],
+    terms: Mapping[str, Array],
+    k: int,
+    copies: Sequence[Hashable] | None = None,
 ) -> list[tuple[str, ScoreBreakdown]]:
     """The k best (id, breakdown) pairs from weighted term arrays aligned with `ids`.
 
     Totals are summed in float64 in `ScoreBreakdown.total`'s order, exactly as Python sums the
     breakdown's floats, so the sort key is the very total each returned breakdown reports.
-    Ties go to the smaller id, so equal memories always come back in the same order.
+    Ties go to the smaller id, so equal memories always come back in the same order. With
+    `copies` (a text key per id) copies of a result already taken follow every distinct
+    result (see `distinct_first`).
     """
     columns = [np.asarray(terms[name], dtype=np.float64) for name in _TERMS]
     total = columns[0] + columns[1]
     for column in columns[2:]:
         total = total + column
-    order = sorted(range(len(ids)), key=lambda i: (-total[i], ids[i]))[:k]
+    order = sorted(range(len(ids)), key=lambda i: (-total[i], ids[i]))
+    order = distinct_first(order, copies, k) if copies is not None else order[:k]
     return [(ids[i], _breakdown([float(c[i]) for c in columns])) for i in order]
 
 
-def distinct_first(
-    ranked: Sequence[tuple[str, ScoreBreakdown]], copies: Mapping[str, Hashable], k: int
-) -> list[tuple[str, ScoreBreakdown]]:
-    """The k first of `ranked` with every repeated copy moved behind all distinct results.
+def distinct_first(order: Sequence[int], copies: Sequence[Hashable], k: int) -> list[int]:
+    """The k first positions of `order` with every repeated copy moved behind all distinct ones.
 
-    `copies` maps an id to its text key; ids with the same key say the same thing word for
-    word (a question asked twice, an assistant's stock reply, a history imported before
+    `copies[i]` is position i's text key; positions with the same key say the same thing word
+    for word (a question asked twice, an assistant's stock reply, a history imported before
     consolidation merged its duplicates). A copy adds nothing to what its best-ranked twin
     already told, yet each takes a recall slot: three copies of a generic reply pushed the
     one memory that answered the question out of the top 5. So the best copy keeps its place
@@ -202,11 +206,11 @@ def distinct_first(
     therefore sorted by total among distinct results, and copies come last.
     """
     seen: set[Hashable] = set()
-    first: list[tuple[str, ScoreBreakdown]] = []
-    repeats: list[tuple[str, ScoreBreakdown]] = []
-    for pair in ranked:
-        key = copies.get(pair[0], pair[0])
-        (repeats if key in seen else first).append(pair)
+    first: list[int] = []
+    repeats: list[int] = []
+    for i in order:
+        key = copies[i]
+        (repeats if key in seen else first).append(i)
         seen.add(key)
         if len(first) >= k:
             break

@@ -19,7 +19,7 @@ import numpy as np
 from memory.recall import retrieval_signals as signals
 from memory.recall.features import Features, compute_features
 from memory.recall.lexical import LexicalIndex, name_terms, tokenize
-from memory.recall.ranking import RankingWeights, access_boost, distinct_first, recency, top_k
+from memory.recall.ranking import RankingWeights, access_boost, recency, top_k
 from memory.recall.relevance import (
     QueryEvidence,
     content_terms,
@@ -360,5 +360,4 @@ class UserIndex:
             "temporal": terms["temporal"][candidates],
         }
         ids = [self._ids[int(slot)] for slot in candidates]
-        copies = dict(zip(ids, cols.copy[candidates].tolist(), strict=True))
-        return distinct_first(top_k(ids, parts, len(ids)), copies, k)
+        return top_k(ids, parts, k, cols.copy[candidates].tolist())
