@@ -64,6 +64,10 @@ class RankingWeights:
     `overfetch` (no value changes any set's recall). Those keep their earlier values, which
     were set on LoCoMo before the project ruled that weights are chosen on its own data only.
 
+    Since then recall collapses copies of one text and gives chatter no dense similarity
+    (`memory.recall.retrieval`); a one-pass search from these defaults on the eight sets
+    (`python -m bench.fit_ranking --passes 1 --no-loso`) moves none of them.
+
     Relevance (similarity, lexical, speaker, group, temporal) dominates; recency, importance and
     access are small so they order near-ties rather than override what the query asked for.
     """
