@@ -9,7 +9,7 @@ numbers the ranking used.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
@@ -63,6 +63,10 @@ class RankingWeights:
     have importance 0.5), `access` and `access_cap` (no memory has been recalled before) or
     `overfetch` (no value changes any set's recall). Those keep their earlier values, which
     were set on LoCoMo before the project ruled that weights are chosen on its own data only.
+
+    Since then recall collapses copies of one text and gives chatter no dense similarity
+    (`memory.recall.retrieval`); a one-pass search from these defaults on the eight sets
+    (`python -m bench.fit_ranking --passes 1 --no-loso`) moves none of them.
 
     Relevance (similarity, lexical, speaker, group, temporal) dominates; recency, importance and
     access are small so they order near-ties rather than override what the query asked for.
@@ -172,20 +176,49 @@ _TERMS = ("similarity", "lexical", "recency", "importance", "access", "temporal"
 
 
 def top_k(
-    ids: Sequence[str], terms: Mapping[str, Array], k: int
+    ids: Sequence[str],
+    terms: Mapping[str, Array],
+    k: int,
+    copies: Sequence[Hashable] | None = None,
 ) -> list[tuple[str, ScoreBreakdown]]:
     """The k best (id, breakdown) pairs from weighted term arrays aligned with `ids`.
 
     Totals are summed in float64 in `ScoreBreakdown.total`'s order, exactly as Python sums the
     breakdown's floats, so the sort key is the very total each returned breakdown reports.
-    Ties go to the smaller id, so equal memories always come back in the same order.
+    Ties go to the smaller id, so equal memories always come back in the same order. With
+    `copies` (a text key per id) copies of a result already taken follow every distinct
+    result (see `distinct_first`).
     """
     columns = [np.asarray(terms[name], dtype=np.float64) for name in _TERMS]
     total = columns[0] + columns[1]
     for column in columns[2:]:
         total = total + column
-    order = sorted(range(len(ids)), key=lambda i: (-total[i], ids[i]))[:k]
+    order = sorted(range(len(ids)), key=lambda i: (-total[i], ids[i]))
+    order = distinct_first(order, copies, k) if copies is not None else order[:k]
     return [(ids[i], _breakdown([float(c[i]) for c in columns])) for i in order]
+
+
+def distinct_first(order: Sequence[int], copies: Sequence[Hashable], k: int) -> list[int]:
+    """The k first positions of `order` with every repeated copy moved behind all distinct ones.
+
+    `copies[i]` is position i's text key; positions with the same key say the same thing word
+    for word (a question asked twice, an assistant's stock reply, a history imported before
+    consolidation merged its duplicates). A copy adds nothing to what its best-ranked twin
+    already told, yet each takes a recall slot: three copies of a generic reply pushed the
+    one memory that answered the question out of the top 5. So the best copy keeps its place
+    and the others follow every distinct result, in their own order; a result list is
+    therefore sorted by total among distinct results, and copies come last.
+    """
+    seen: set[Hashable] = set()
+    first: list[int] = []
+    repeats: list[int] = []
+    for i in order:
+        key = copies[i]
+        (repeats if key in seen else first).append(i)
+        seen.add(key)
+        if len(first) >= k:
+            break
+    return (first + repeats)[:k]
 
 
 def _breakdown(values: list[float]) -> ScoreBreakdown:

@@ -12,6 +12,7 @@ import math
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
+from functools import lru_cache
 
 import numpy as np
 
@@ -64,6 +65,27 @@ def _own_text(item: IndexedMemory) -> str:
     """The memory's words without the "speaker:" label (a speaker called May is no date)."""
     prefix = f"{item.speaker}: " if item.speaker else ""
     return item.text[len(prefix) :] if prefix and item.text.startswith(prefix) else item.text
+
+
+def copy_key(text: str) -> int:
+    """The key under which memories with the same words (case and spacing aside) are copies."""
+    return hash(" ".join(text.casefold().split()))
+
+
+# Greetings and thanks are short; longer texts are not checked. The check (~13 us) runs for
+# every memory indexed, and an L2 recall indexes a query's ~200 candidates, so its answers for
+# short texts, which repeat ("ok, thanks"), are kept.
+_CHATTER_CHARS = 120
+
+
+def is_chatter(own: str) -> bool:
+    """Whether a memory's own words carry no content: only greetings, thanks and assent."""
+    return len(own) <= _CHATTER_CHARS and _no_content(own)
+
+
+@lru_cache(maxsize=8192)
+def _no_content(text: str) -> bool:
+    return not content_terms(text)
 
 
 class UserIndex:
@@ -126,7 +148,9 @@ class UserIndex:
         features = features_of(item)
         tokens = features.tokens
         self._tokens[slot] = tokens
-        self._texts[slot] = _own_text(item)
+        own = self._texts[slot] = _own_text(item)
+        cols.copy[slot] = copy_key(item.text)
+        cols.chatter[slot] = is_chatter(own)
         self._own.add(slot, tokens)
         self._window.add(slot, tokens + features.context_tokens)
         cols.vectors[slot] = vector
@@ -259,6 +283,13 @@ class UserIndex:
         cols, n = self._cols, self._cols.size
         tokens = tokenize(query)
         similarity = weights.alpha * signals.dense(cols, query_vector, live)
+        if cols.chatter[:n].any():
+            # A memory that says nothing itself ("ok, thanks") is embedded with its context,
+            # so its vector is its neighbours' and matches whatever they are about: "hey"
+            # ranked second for a question about a knee injury, above the answer. The
+            # neighbours are memories of their own and rank on their own meaning, so chatter
+            # gets no dense similarity; its words and times still count.
+            similarity[cols.chatter[:n]] = 0.0
         lexical_indexes = (self._own, self._window)
         guard = weights.weak_leg_guard
         lexical = signals.lexical(lexical_indexes, tokens, [], live, guard=guard)
@@ -329,4 +360,4 @@ class UserIndex:
             "temporal": terms["temporal"][candidates],
         }
         ids = [self._ids[int(slot)] for slot in candidates]
-        return top_k(ids, parts, k)
+        return top_k(ids, parts, k, cols.copy[candidates].tolist())

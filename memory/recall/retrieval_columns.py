@@ -16,6 +16,7 @@ from memory.recall.temporal import TimeRange
 F32 = npt.NDArray[np.float32]
 F64 = npt.NDArray[np.float64]
 I32 = npt.NDArray[np.int32]
+I64 = npt.NDArray[np.int64]
 Bools = npt.NDArray[np.bool_]
 
 
@@ -46,6 +47,8 @@ class Columns:
         self.speaker: I32 = np.full(capacity, -1, dtype=np.int32)
         self.group: I32 = np.full(capacity, -1, dtype=np.int32)
         self.dated: Bools = np.zeros(capacity, dtype=np.bool_)
+        self.copy: I64 = np.zeros(capacity, dtype=np.int64)  # key of its words: equal = copies
+        self.chatter: Bools = np.zeros(capacity, dtype=np.bool_)  # own words carry no content
         self.events: dict[int, list[TimeRange]] = {}
         self._event_arrays: tuple[F64, F64, npt.NDArray[np.int64]] | None = None
 
@@ -60,6 +63,8 @@ class Columns:
         ("speaker", -1),
         ("group", -1),
         ("dated", False),
+        ("copy", 0),
+        ("chatter", False),
     )
 
     def allocate(self) -> int:

@@ -134,6 +134,37 @@ async def test_cold_user_through_l2_ranks_like_l1(store: MemoryStore) -> None:
             assert hit.breakdown.relevance is not None
 
 
+async def test_copies_and_chatter_rank_alike_in_l1_and_l2(store: MemoryStore) -> None:
+    """Copies of a stock reply follow the answer, chatter borrows no meaning, on both paths."""
+    await _write_corpus(store, ANA)
+    reply = "Good wedding gifts are personal or useful, something tied to the couple's story."
+    talk = "user: What should we give my sister for her wedding?\nassistant: " + reply
+    extra = [NewMemory(reply, context=talk) for _ in range(3)]
+    extra += [
+        NewMemory("ok, thanks", context=talk),
+        NewMemory("For the wedding gift we agreed on a set of hand-painted azulejo tiles"),
+    ]
+    written = await store.write_many(ANA, extra)
+    ids = [r.id for r in written]
+    r = recaller(store)
+    query = "what wedding present are we giving my sister?"
+    _cold(r)
+    cold = await r.recall_traced(ANA, query, k=8, record_access=False, relevant_only=False)
+    assert cold.path == "l2"
+    await r.preload(ANA)
+    warm = await r.recall_traced(ANA, query, k=8, record_access=False, relevant_only=False)
+    assert warm.path == "l1"
+    # The answer and the best copy are close, and L2 ranks a test-sized set of candidates,
+    # so which of the two leads may differ between the paths; the rules hold on both.
+    for hits in (cold.hits, warm.hits):
+        order = [h.record.id for h in hits]
+        copies = [i for i in order if i in ids[:3]]
+        # One copy may lead; the others come after the answer, which all three outscore.
+        assert ids[4] in order[:2] and all(order.index(c) > order.index(ids[4]) for c in copies[1:])
+        chatter = {h.record.id: h.breakdown for h in hits}.get(ids[3])
+        assert chatter is None or chatter.similarity == 0.0
+
+
 async def test_cold_recall_preloads_in_background(store: MemoryStore) -> None:
     await _write_corpus(store, ANA)
     r = recaller(store)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from memory.recall.ranking import RankingWeights, access_boost, normalise, recency
-from memory.recall.retrieval import UserIndex
+from memory.recall.retrieval import UserIndex, copy_key
 from memory.types import MemoryKind
 from tests.unit._index_helpers import NOW, filler, memory, unit
 
@@ -57,11 +57,19 @@ def test_half_life_is_per_kind() -> None:
 
 def test_breakdown_terms_sum_exactly_to_the_score_and_results_are_sorted() -> None:
     index = UserIndex()
-    index.upsert([*filler(40), memory("hit", "met Anna in Lisbon last week", days_ago=3,
-                                      speaker="Anna", group="s1", access_count=3)])  # fmt: skip
+    items = [*filler(40), memory("hit", "met Anna in Lisbon last week", days_ago=3,
+                                 speaker="Anna", group="s1", access_count=3)]  # fmt: skip
+    index.upsert(items)
+    texts = {item.id: item.text for item in items}
     hits = index.search("When did I meet Anna last week?", unit(0), k=10, now=NOW, weights=W)
-    totals = [b.total for _, b in hits]
+    # Distinct results are sorted by total; copies of a text already returned come after them.
+    keys = [copy_key(texts[mid]) for mid, _ in hits]
+    distinct = [i for i, key in enumerate(keys) if key not in keys[:i]]
+    assert distinct == list(range(len(distinct)))
+    totals = [hits[i][1].total for i in distinct]
     assert totals == sorted(totals, reverse=True)
+    copies = [b.total for _, b in hits[len(distinct) :]]
+    assert copies == sorted(copies, reverse=True)
     for _, b in hits:
         parts = [b.similarity, b.lexical, b.recency, b.importance, b.access, b.temporal]
         assert b.total == sum(parts)  # exact, not approximate

@@ -6,7 +6,7 @@ import numpy as np
 
 from memory.recall.ranking import RankingWeights
 from memory.recall.representation import embed_text, index_text, indexed_memory
-from memory.recall.retrieval import UserIndex
+from memory.recall.retrieval import UserIndex, copy_key, is_chatter
 from memory.types import MemoryKind, NewMemory
 from tests.unit._index_helpers import NOW, filler, memory, unit
 
@@ -165,3 +165,49 @@ def test_the_guard_lets_dense_similarity_order_weak_word_matches() -> None:
         first[guard] = found[0][0]
     assert first[True] == "fact"
     assert first[False] != "fact"  # without the guard, the shared common word wins
+
+
+def _near(query: np.ndarray, noise: float, seed: int) -> np.ndarray:
+    v = query + noise * unit(seed)
+    return v / np.linalg.norm(v)
+
+
+def test_copies_of_a_text_do_not_crowd_out_the_answer() -> None:
+    """Three copies of a stock reply outscore the answer; the best copy stays, two follow it."""
+    query = unit(1)
+    reply = "Good gifts are personal or useful, something connected to the place."
+    copies = [memory(f"c{i}", reply, vector=_near(query, 0.3 + 0.05 * i, 20 + i))
+              for i in range(3)]  # fmt: skip
+    answer = memory("answer", "For the gift we agreed on hand-painted tiles.",
+                    vector=_near(query, 0.9, 30))  # fmt: skip
+    index = UserIndex()
+    distinct = [memory(f"f{i}", f"note {i} on subject{i}", vector=unit(100 + i)) for i in range(30)]
+    index.upsert([*copies, answer, *distinct])
+    weights = RankingWeights(feedback_docs=0, hop=0.0)
+    ranked = index.search("what present are we giving", query, k=40, now=NOW, weights=weights)
+    ids = [mid for mid, _ in ranked]
+    scores = dict(ranked)
+    # Every copy scores above the answer: plain sorting would put all three first.
+    assert min(scores[f"c{i}"].total for i in range(3)) > scores["answer"].total
+    assert ids[:2] == ["c0", "answer"]
+    assert set(ids[-2:]) == {"c1", "c2"}  # nothing is lost: the copies come last
+    assert _ids(index, "what present are we giving", query, k=2) == ["c0", "answer"]
+    # Case and spacing do not make a different text.
+    assert copy_key(reply) == copy_key("  " + reply.upper().replace(" ", "  "))
+
+
+def test_chatter_borrows_no_similarity_from_its_context() -> None:
+    """ "ok, thanks" embedded with a talk about knees matches a knee question; it ranks last."""
+    query = unit(1)
+    thanks = memory("thanks", "ok, thanks", vector=_near(query, 0.1, 40))
+    answer = memory("answer", "I switched to Hoka shoes and the knee pain got better.",
+                    vector=_near(query, 0.6, 41))  # fmt: skip
+    index = UserIndex()
+    index.upsert([thanks, answer, *filler(30)])
+    weights = RankingWeights(feedback_docs=0, hop=0.0)
+    found = dict(index.search("what helped my knee", query, k=40, now=NOW, weights=weights))
+    assert found["thanks"].similarity == 0.0 < found["answer"].similarity
+    assert next(iter(found)) == "answer"
+    assert is_chatter("ok, thanks") and is_chatter("好的，谢谢") and is_chatter("Hey!")
+    assert not is_chatter("thanks, the oboe lesson moved to Friday")
+    assert not is_chatter("我爸下个月要做白内障手术")
