@@ -19,7 +19,13 @@ import numpy as np
 from bench._locomo_vectors import VectorCache
 from memory.recall.lexical import LexicalIndex, tokenize
 from memory.recall.ranking import RankingWeights
-from memory.recall.representation import embed_text, index_text, indexed_memory
+from memory.recall.representation import (
+    dense_vectors,
+    embed_text,
+    index_text,
+    indexed_memory,
+    own_text,
+)
 from memory.recall.retrieval import UserIndex
 from memory.types import NewMemory, Relevance, Scope
 
@@ -74,12 +80,26 @@ class SystemBackend:
     _turns: dict[tuple[Scope, str], list[str]] = field(default_factory=dict)
 
     async def ingest(self, scope: Scope, memories: Sequence[NewMemory]) -> None:
-        """Embed and index the memories (the store would also persist them)."""
+        """Embed and index the memories (the store would also persist them).
+
+        Each memory with context also gets its own text's vector and is ranked by the mean of
+        the two (`dense_vectors`), as the store does (`MemoryStore.embed_memories`).
+        """
         texts = [
             embed_text(m.content, speaker=_speaker(m), occurred_at=m.occurred_at, context=m.context)
             for m in memories
         ]
-        matrix = self.vectors.embed(texts)
+        owns = [
+            (i, t)
+            for i, m in enumerate(memories)
+            if (t := own_text(m.content, speaker=_speaker(m), context=m.context)) is not None
+        ]
+        both = self.vectors.embed(texts + [t for _, t in owns])
+        vectors = both[: len(texts)]
+        own = vectors.copy()
+        if owns:
+            own[[i for i, _ in owns]] = both[len(texts) :]
+        matrix = dense_vectors(vectors, own)
         index = self._indexes.setdefault(scope, UserIndex())
         items = []
         for i, (memory, vector) in enumerate(zip(memories, matrix, strict=True)):

@@ -39,7 +39,7 @@ from memory.recall.features import decode, encode, features_key
 from memory.recall.lexical import raw_words, stem, tokenize
 from memory.recall.lexical_stopwords import ENGLISH_STOPWORDS
 from memory.recall.ranking import RankingWeights
-from memory.recall.representation import indexed_from_record
+from memory.recall.representation import dense_vectors, indexed_from_record
 from memory.recall.retrieval import UserIndex, features_of
 from memory.storage.cache_sync import Change
 from memory.storage.embedding import MEMO_MAX_CHARS, Vectors
@@ -184,12 +184,20 @@ def _merged(first: Candidates, second: Candidates) -> Candidates:
     keep = [i for i, r in enumerate(second.records) if r.id not in have]
     if not keep:
         return first
+    first_own = first.vectors if first.own is None else first.own
+    second_own = second.vectors if second.own is None else second.own
     return Candidates(
         [*first.records, *(second.records[i] for i in keep)],
         np.vstack([first.vectors, second.vectors[keep]]),
         [*first.features, *(second.features[i] for i in keep)],
         False,
+        np.vstack([first_own, second_own[keep]]),
     )
+
+
+def _ranked(rows: Candidates) -> Vectors:
+    """The rows' vectors as recall ranks by them (`dense_vectors`)."""
+    return dense_vectors(rows.vectors, rows.own)
 
 
 def _strongest_long_term(entry: ScopeEntry, limit: int) -> list[MemoryRecord]:
@@ -393,7 +401,7 @@ class Recaller:
                 lexical, found = found, None
         if found is not None:
             self.paths[path] += count
-            entry, fresh = _entry_of(found.records, found.vectors, version, found.features)
+            entry, fresh = _entry_of(found.records, _ranked(found), version, found.features)
             self._store_features(scope, fresh)
             # Every row is indexed: its spread is the user's own, as L1 measures it.
             return _Source(entry, path)
@@ -403,7 +411,7 @@ class Recaller:
             found = await self.store.candidates(
                 scope, terms=words, phrases=phrases, limit=limit, recent=limit, whole=False
             )
-            indexed = _entry_of(found.records, found.vectors, version, found.features)
+            indexed = _entry_of(found.records, _ranked(found), version, found.features)
         self.paths[path] += count
         entry, fresh = indexed
         self._store_features(scope, fresh)
@@ -436,7 +444,7 @@ class Recaller:
                 rows = await self.store.candidates(
                     scope, terms=words, phrases=phrases, limit=limit, whole=False
                 )
-            return _entry_of(rows.records, rows.vectors, version, rows.features)
+            return _entry_of(rows.records, _ranked(rows), version, rows.features)
 
         pending = asyncio.ensure_future(lexical_index())
         try:
@@ -451,7 +459,7 @@ class Recaller:
             await pending
             return None
         entry, fresh = await pending
-        _index_into(entry, fresh, dense.records, dense.vectors, dense.features)
+        _index_into(entry, fresh, dense.records, _ranked(dense), dense.features)
         return entry, fresh
 
     async def _dense(self, scope: Scope, vector: np.ndarray, limit: int) -> Candidates:
@@ -565,7 +573,8 @@ class Recaller:
         with self._samples_lock:
             held = self._samples.get(scope.key)
         if held is None or now - held[0] > SAMPLE_TTL_S:
-            sample = (await self.store.sample_vectors(scope, SAMPLE_SIZE)).astype(np.float16)
+            vectors, own = await self.store.sample_vectors(scope, SAMPLE_SIZE)
+            sample = dense_vectors(vectors, own).astype(np.float16)
             held = (now, sample)
             with self._samples_lock:
                 old = self._samples.pop(scope.key, None)
@@ -659,7 +668,7 @@ class Recaller:
             self._too_large[scope.key] = version
             return 0
         rows = await self.store.active_with_features(scope)
-        entry, fresh = _entry_of(rows.records, rows.vectors, version, rows.features)
+        entry, fresh = _entry_of(rows.records, _ranked(rows), version, rows.features)
         self._store_features(scope, fresh)
         # Measuring walks every object of the entry; in slices, so recalls keep being served.
         entry.nbytes = await measure(entry)
@@ -716,12 +725,18 @@ class Recaller:
     # -- the store's change notices (`RowCache`) ---------------------------------------------
 
     def written(
-        self, scope: Scope, records: Sequence[MemoryRecord], vectors: Vectors, version: int
+        self,
+        scope: Scope,
+        records: Sequence[MemoryRecord],
+        vectors: Vectors,
+        version: int,
+        own: Vectors | None = None,
     ) -> None:
         """Add this process's new memories to the cached entry without a reload.
 
         Only if nothing else changed the user in between (then the next recall reloads).
         """
+        vectors = dense_vectors(vectors, own)
         # This process wrote them: compute their recall features once, for the cached entry and
         # for Postgres (stored off the hot path), so no later query, here or in another
         # process, tokenises them.

@@ -1,7 +1,8 @@
 """How a memory is represented for search: its index text, its embedding text, its index entry.
 
 Recall calls these when it preloads a user's index, the store computes each memory's vector from
-`embed_text` (kept beside the embedder in storage, re-exported here), and the LoCoMo benchmark
+`embed_text` and `own_text` (kept beside the embedder in storage, re-exported here) and ranks
+by `dense_vectors` of the two, and the LoCoMo benchmark
 calls the same functions, so what the benchmark measures is what the agent searches.
 
 Measured on LoCoMo (categories 1-4, recall@10): "speaker: text" beats the bare text for BM25
@@ -18,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from memory.recall.retrieval import IndexedMemory
-from memory.storage.embedding import embed_text, labelled
+from memory.storage.embedding import embed_text, labelled, own_text
 from memory.types import MemoryRecord, NewMemory
 
 
@@ -38,6 +39,26 @@ def index_text(
     """
     del occurred_at, context  # part of the signature so every caller passes the same fields
     return labelled(content, speaker)
+
+
+def dense_vectors(vectors: np.ndarray, own: np.ndarray | None) -> np.ndarray:
+    """The vectors recall ranks by: the mean of each memory's two vectors (float32).
+
+    A memory embedded with its context (`embed_text`) also has a vector of its own text
+    (`own_text`). Context dilutes a one-line fact: for "Who is my sister-in-law?" the fact
+    ranked 1st by its own text and 22nd by its context-bearing vector. Its dense similarity is
+    the mean of the query's cosines with the two, which is exactly the query's product with
+    the mean of the two unit vectors: one vector per memory, so the recall cache holds no more
+    bytes than before and every scorer (`UserIndex`, the relevance floor, `similar`) applies the
+    same rule. The mean was measured on the project's dev sets against each vector alone; no
+    weighting was tuned. A memory without context has its vector in `own`: the mean is the
+    vector itself, exactly. `own` None: every memory's vector is its own text's.
+    """
+    if own is None:
+        return np.asarray(vectors, dtype=np.float32)
+    mean = (np.asarray(vectors, np.float32) + np.asarray(own, np.float32)) * np.float32(0.5)
+    out: np.ndarray = mean.astype(np.float32, copy=False)
+    return out
 
 
 def speaker_of(provenance: Mapping[str, Any]) -> str | None:
@@ -102,11 +123,13 @@ def indexed_from_record(record: MemoryRecord, vector: np.ndarray) -> IndexedMemo
 
 
 __all__ = [
+    "dense_vectors",
     "embed_text",
     "group_of",
     "index_text",
     "indexed_from_record",
     "indexed_memory",
+    "own_text",
     "span_of",
     "speaker_of",
 ]

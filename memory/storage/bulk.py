@@ -23,7 +23,7 @@ from memory.types import Scope
 _COLUMNS = (
     "id", "tenant_id", "user_id", "kind", "category", "content", "context", "source", "origin",
     "importance", "confidence", "occurred_at", "provenance", "content_hash", "embedding",
-    "embedding_model", "indexed_at", "recall_features",
+    "embedding_model", "indexed_at", "recall_features", "own_embedding",
 )  # fmt: skip
 
 
@@ -38,6 +38,9 @@ class BulkMemory:
     vector: np.ndarray
     recall_features: str | None = None  # JSON, as `memory.recall.features.encode` writes it
     importance: float = 0.5
+    # The own-text vector when `vector` was computed with context (`MemoryStore.embed_memories`);
+    # None: `vector` is the own text's (these facts are loaded without context).
+    own_vector: np.ndarray | None = None
 
 
 async def copy_memories(
@@ -54,6 +57,7 @@ async def copy_memories(
             "inferred", m.importance, 0.8, m.occurred_at, json.dumps({"bulk": True}),
             content_hash(m.content), vector_to_bytes(m.vector), model, indexed_at,
             m.recall_features,
+            vector_to_bytes(m.own_vector) if m.own_vector is not None else None,
         )
         for m in items
     )  # fmt: skip

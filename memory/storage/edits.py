@@ -75,8 +75,10 @@ async def replace_content(
     if current is None:
         return None
     # The vector is computed from the new text with the memory's own context and speaker.
-    vectors = await store.embedder.aembed([store.embed_text(replace(current, content=content))])
+    edited = replace(current, content=content)
+    vectors, own = await store.embed_memories([edited])
     vector = vectors[0]
+    own_bytes = vector_to_bytes(own[0]) if store.own_text(edited) is not None else None
     async with store.pool.acquire() as conn, conn.transaction():
         row = await _locked_row(conn, scope, memory_id)
         if row is None:
@@ -85,6 +87,7 @@ async def replace_content(
         updated = await conn.fetchrow(
             "UPDATE memories SET content = $4, content_hash = $5, embedding = $6,"
             " embedding_model = $7, origin = 'explicit', tags = $8, updated_at = now(),"
+            " own_embedding = $9,"
             " version = version + 1, indexed_at = NULL"
             " WHERE tenant_id = $1 AND user_id = $2 AND id = $3 RETURNING " + RECORD_COLUMNS,
             scope.tenant_id,
@@ -95,6 +98,7 @@ async def replace_content(
             vector_to_bytes(vector),
             store.embedder.name,
             list(tags if tags is not None else row["tags"] or []),
+            own_bytes,
         )
         await store.add_event(conn, scope, memory_id, "edit", reason, detail or {})
         await store.bump_version(conn, scope)

@@ -188,6 +188,17 @@ def embed_text(
     return f"{own}\n{context}" if context else own
 
 
+def own_text(content: str, *, speaker: str | None = None, context: str = "") -> str | None:
+    """The memory's own text ("speaker: content") when its `embed_text` also carries context.
+
+    None when the two are the same text (no context): the one vector then serves as both. A
+    memory with context gets a second vector from this text, because context dilutes a one-line
+    fact (a question about it can rank it far below what its neighbours are about).
+    """
+    own = labelled(content, speaker)
+    return own if embed_text(content, speaker=speaker, context=context) != own else None
+
+
 class OnnxEmbedder:
     """all-MiniLM-L6-v2 (384-d) on onnxruntime, CPU, no network."""
 

@@ -320,6 +320,12 @@ MIGRATIONS: list[str] = [
     SELECT gin_clean_pending_list('memories_tsv'::regclass);
     SELECT gin_clean_pending_list('memories_cjk_grams'::regclass);
     """,
+    # 12: a memory's own-text vector beside its context-bearing `embedding` (same encoding:
+    # float32 bytes). Only a memory embedded with context has one; NULL means the memory's
+    # `embedding` is its own text's vector. Adding a nullable column rewrites no rows.
+    """
+    ALTER TABLE memories ADD COLUMN IF NOT EXISTS own_embedding bytea;
+    """,
 ]
 
 

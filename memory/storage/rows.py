@@ -38,9 +38,9 @@ INSERT_SQL = (
 INSERT INTO memories (
     id, tenant_id, user_id, kind, category, content, context, outcome, source, origin,
     importance, confidence, trust, pinned, occurred_at, expires_at, status, provenance, tags,
-    content_hash, embedding, embedding_model
+    content_hash, embedding, embedding_model, own_embedding
 ) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,
-          $18::jsonb, $19, $20, $21, $22)
+          $18::jsonb, $19, $20, $21, $22, $23)
 RETURNING """
     + RECORD_COLUMNS
 )
@@ -70,9 +70,15 @@ def vector_from_bytes(blob: bytes | None, dim: int) -> np.ndarray | None:
 
 
 def insert_params(
-    mid: str, scope_tenant: str, scope_user: str, item: NewMemory, vector: np.ndarray, model: str
+    mid: str,
+    scope_tenant: str,
+    scope_user: str,
+    item: NewMemory,
+    vector: np.ndarray,
+    model: str,
+    own: np.ndarray | None = None,
 ) -> tuple[Any, ...]:
-    """Positional parameters for INSERT_SQL."""
+    """Positional parameters for INSERT_SQL; `own` is the own-text vector, if it differs."""
     occurred = item.occurred_at or datetime.now(UTC)
     expires = occurred + timedelta(days=item.ttl_days) if item.ttl_days else None
     trust = str(item.provenance.get("trust", "normal"))
@@ -99,6 +105,7 @@ def insert_params(
         content_hash(item.content),
         vector_to_bytes(vector),
         model,
+        vector_to_bytes(own) if own is not None else None,
     )
 
 

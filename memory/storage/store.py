@@ -34,7 +34,7 @@ from memory.settings import Settings
 from memory.storage.access_log import AccessLog
 from memory.storage.db import Connection, Database, Row
 from memory.storage.deletion_outbox import enqueue, has_chroma_work, owed, retry_chroma
-from memory.storage.embedding import Embedder, Vectors, embed_text, get_embedder
+from memory.storage.embedding import Embedder, Vectors, embed_text, get_embedder, own_text
 from memory.storage.indexer import DEFAULT_LINGER_S, BackgroundIndexer
 from memory.storage.pg import database_url, open_pool
 from memory.storage.rows import (
@@ -94,9 +94,17 @@ class RowCache(Protocol):
     """An in-process cache of some of a store's rows, kept by a layer above storage."""
 
     def written(
-        self, scope: Scope, records: Sequence[MemoryRecord], vectors: Vectors, version: int
+        self,
+        scope: Scope,
+        records: Sequence[MemoryRecord],
+        vectors: Vectors,
+        version: int,
+        own: Vectors | None = None,
     ) -> None:
-        """Note `records` (and vectors) written by this process; the user is now at `version`."""
+        """Note `records` (and vectors) written by this process; the user is now at `version`.
+
+        `own` are their own-text vectors (a row equal to `vectors`' where a memory has none).
+        """
         ...
 
     def invalidate(self, scope: Scope) -> None:
@@ -119,11 +127,16 @@ class StoreCaches:
         self.caches.append(cache)
 
     def written(
-        self, scope: Scope, records: Sequence[MemoryRecord], vectors: Vectors, version: int
+        self,
+        scope: Scope,
+        records: Sequence[MemoryRecord],
+        vectors: Vectors,
+        version: int,
+        own: Vectors | None = None,
     ) -> None:
         """Tell every cache about a write."""
         for cache in self.caches:
-            cache.written(scope, records, vectors, version)
+            cache.written(scope, records, vectors, version, own)
 
     def invalidate(self, scope: Scope) -> None:
         """Drop `scope` from every cache."""
@@ -146,7 +159,12 @@ class _EmbeddingMemo:
         self.memo = getattr(embedder, "memo", None)
 
     def written(
-        self, scope: Scope, records: Sequence[MemoryRecord], vectors: Vectors, version: int
+        self,
+        scope: Scope,
+        records: Sequence[MemoryRecord],
+        vectors: Vectors,
+        version: int,
+        own: Vectors | None = None,
     ) -> None:
         """A write forgets nothing."""
 
@@ -183,6 +201,9 @@ class Candidates:
     vectors: Vectors
     features: list[Any]  # each row's stored `recall_features` (JSON), or None
     complete: bool  # every active row of the user is here
+    # Own-text vectors, row for row; a memory without one has its `vectors` row here. None:
+    # the same as `vectors`.
+    own: Vectors | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -315,6 +336,36 @@ class MemoryStore:
             context=item.context,
         )
 
+    @staticmethod
+    def own_text(item: NewMemory | MemoryRecord) -> str | None:
+        """The memory's own text if its `embed_text` carries context too, else None."""
+        return own_text(item.content, speaker=item.provenance.get("speaker"), context=item.context)
+
+    async def embed_memories(
+        self, items: Sequence[NewMemory | MemoryRecord], vectors: Vectors | None = None
+    ) -> tuple[Vectors, Vectors]:
+        """Each memory's `embed_text` vector and its own-text vector, in one embedding call.
+
+        A memory without context has one text: its own-text row is its vector. `vectors`
+        given (the `embed_text` vectors, computed elsewhere) leaves only the own texts to embed.
+        """
+        if not items:
+            empty = np.zeros((0, self.embedder.dim), dtype=np.float32)
+            return empty, empty
+        owns = [(i, t) for i, item in enumerate(items) if (t := self.own_text(item)) is not None]
+        texts = [t for _, t in owns]
+        if vectors is None:
+            texts = [self.embed_text(i) for i in items] + texts
+        computed = await self.embedder.aembed(texts) if texts else None
+        if vectors is None:
+            assert computed is not None
+            vectors, computed = computed[: len(items)], computed[len(items) :]
+        own = np.array(vectors, dtype=np.float32, copy=True)
+        if owns:
+            assert computed is not None
+            own[[i for i, _ in owns]] = computed
+        return vectors, own
+
     # -- writing -----------------------------------------------------------------------------
 
     async def write(self, scope: Scope, item: NewMemory, *, reason: str = "") -> MemoryRecord:
@@ -328,28 +379,39 @@ class MemoryStore:
         *,
         reason: str = "",
         vectors: Vectors | None = None,
+        own: Vectors | None = None,
     ) -> list[MemoryRecord]:
         """Store several memories of one user in one transaction, then index them.
 
         `vectors` (one unit row per item, of the embedder's dimension) skips embedding: for
-        imports that carry their vectors and for benchmarks of synthetic corpora.
+        imports that carry their vectors and for benchmarks of synthetic corpora. `own` are
+        their own-text vectors (`embed_memories`); without them a memory with context has its
+        own text embedded here.
         """
         if not items:
             return []
         for item in items:
             _check_content(item)
-        if vectors is None:
-            vectors = await self.embedder.aembed([self.embed_text(i) for i in items])
-        elif vectors.shape != (len(items), self.embedder.dim):
-            raise MemoryInputError(
-                f"expected {len(items)} vectors of {self.embedder.dim} dimensions,"
-                f" got an array of shape {vectors.shape}"
-            )
+        for given in (vectors, own):
+            if given is not None and given.shape != (len(items), self.embedder.dim):
+                raise MemoryInputError(
+                    f"expected {len(items)} vectors of {self.embedder.dim} dimensions,"
+                    f" got an array of shape {given.shape}"
+                )
+        if vectors is None or own is None:
+            vectors, own = await self.embed_memories(items, vectors)
         records: list[MemoryRecord] = []
         async with self.pool.acquire() as conn, conn.transaction():
-            for item, vector in zip(items, vectors, strict=True):
+            for item, vector, own_vector in zip(items, vectors, own, strict=True):
+                # Stored only where it differs: NULL means `embedding` is the own text's.
                 params = insert_params(
-                    new_id(), scope.tenant_id, scope.user_id, item, vector, self.embedder.name
+                    new_id(),
+                    scope.tenant_id,
+                    scope.user_id,
+                    item,
+                    vector,
+                    self.embedder.name,
+                    own_vector if self.own_text(item) is not None else None,
                 )
                 row = await conn.fetchrow(INSERT_SQL, *params)
                 records.append(record_from_row(row))
@@ -362,7 +424,7 @@ class MemoryStore:
                 ],
             )
             version = await self.bump_version(conn, scope)
-        self.cache.written(scope, records, vectors, version)
+        self.cache.written(scope, records, vectors, version, own)
         if self.indexer is not None:
             self.indexer.submit(scope, records, vectors)
         else:
@@ -560,7 +622,8 @@ class MemoryStore:
         """
         async with self.pool.acquire() as conn:
             rows = await conn.fetch(
-                f"SELECT {RECORD_COLUMNS}, embedding FROM memories WHERE {_MINE} LIMIT $3",
+                f"SELECT {RECORD_COLUMNS}, embedding, own_embedding FROM memories WHERE {_MINE}"
+                " LIMIT $3",
                 scope.tenant_id,
                 scope.user_id,
                 limit,
@@ -683,10 +746,10 @@ class MemoryStore:
                 -- Two branches, not one OR: each is then planned on its own index (the user's
                 -- rows, or the candidates' ids), never as a scan of the user's rows.
                 SELECT small.yes AS complete, found.* FROM small LEFT JOIN (
-                    SELECT {RECORD_COLUMNS}, embedding, recall_features
+                    SELECT {RECORD_COLUMNS}, embedding, own_embedding, recall_features
                     FROM memories WHERE {_MINE} AND (SELECT yes FROM small)
                     UNION ALL
-                    SELECT {RECORD_COLUMNS}, embedding, recall_features
+                    SELECT {RECORD_COLUMNS}, embedding, own_embedding, recall_features
                     FROM memories WHERE {_MINE} AND NOT (SELECT yes FROM small) AND id IN (
                         SELECT unnest($7::text[]) UNION SELECT id FROM dense
                         UNION SELECT id FROM lexical
@@ -710,21 +773,21 @@ class MemoryStore:
             )
         complete = bool(rows[0]["complete"])
         rows = [r for r in rows if r["id"] is not None]
-        records, vectors = await self.vectors_for(rows)
+        records, vectors, own = await self.vectors_with_own(rows)
         features = [r["recall_features"] for r in rows]
-        return Candidates(records, vectors, features, complete)
+        return Candidates(records, vectors, features, complete, own)
 
     async def active_with_features(self, scope: Scope) -> Candidates:
         """All the user's active, unexpired memories with vectors and stored recall features."""
         async with self.pool.acquire() as conn:
             rows = await conn.fetch(
-                f"SELECT {RECORD_COLUMNS}, embedding, recall_features FROM memories"
+                f"SELECT {RECORD_COLUMNS}, embedding, own_embedding, recall_features FROM memories"
                 f" WHERE {_MINE}",
                 scope.tenant_id,
                 scope.user_id,
             )
-        records, vectors = await self.vectors_for(rows)
-        return Candidates(records, vectors, [r["recall_features"] for r in rows], True)
+        records, vectors, own = await self.vectors_with_own(rows)
+        return Candidates(records, vectors, [r["recall_features"] for r in rows], True, own)
 
     async def save_recall_features(self, scope: Scope, features: Sequence[tuple[str, str]]) -> None:
         """Store (memory id, features JSON) pairs computed by recall; no version change.
@@ -759,22 +822,32 @@ class MemoryStore:
             )
         return [(Scope(r["tenant_id"], r["user_id"]), record_from_row(r)) for r in rows]
 
-    async def sample_vectors(self, scope: Scope, n: int) -> Vectors:
+    async def sample_vectors(self, scope: Scope, n: int) -> tuple[Vectors, Vectors]:
         """Stored vectors of up to `n` of the user's active memories, a uniform sample.
 
         Ids are random (uuid4 hex), so the first `n` by id are a random choice of the rows.
+        Returns the vectors and, row for row, the own-text vectors (a copy where there is none).
         """
         async with self.pool.acquire() as conn:
             rows = await conn.fetch(
-                f"SELECT embedding FROM memories WHERE {_MINE} AND embedding IS NOT NULL"
-                " ORDER BY id LIMIT $3",
+                f"SELECT embedding, own_embedding FROM memories WHERE {_MINE}"
+                " AND embedding IS NOT NULL ORDER BY id LIMIT $3",
                 scope.tenant_id,
                 scope.user_id,
                 n,
             )
         dim = self.embedder.dim
-        vectors = [v for r in rows if (v := vector_from_bytes(r["embedding"], dim)) is not None]
-        return np.vstack(vectors) if vectors else np.zeros((0, dim), dtype=np.float32)
+        pairs = [
+            (v, vector_from_bytes(r["own_embedding"], dim))
+            for r in rows
+            if (v := vector_from_bytes(r["embedding"], dim)) is not None
+        ]
+        if not pairs:
+            empty = np.zeros((0, dim), dtype=np.float32)
+            return empty, empty
+        vectors = np.vstack([v for v, _ in pairs])
+        own = np.vstack([v if o is None else o for v, o in pairs])
+        return vectors, own
 
     async def strongest_long_term(self, scope: Scope, limit: int) -> list[MemoryRecord]:
         """The user's strongest long-term memories: pinned, then confident, important, recent."""
@@ -796,18 +869,36 @@ class MemoryStore:
 
         `rows` are `memories` rows selected with `RECORD_COLUMNS` and `embedding`.
         """
+        records, vectors, _ = await self.vectors_with_own(rows)
+        return records, vectors
+
+    async def vectors_with_own(
+        self, rows: Sequence[Row]
+    ) -> tuple[list[MemoryRecord], Vectors, Vectors]:
+        """Records, their stored vectors and their own-text vectors (see `embed_memories`).
+
+        `rows` are selected with `RECORD_COLUMNS`, `embedding` and, if selected,
+        `own_embedding` (NULL: the memory's vector is its own text's). A row whose vector is
+        missing or of another model's dimension has both embedded again.
+        """
+        dim = self.embedder.dim
         records = [record_from_row(r) for r in rows]
-        vectors: list[np.ndarray | None] = [
-            vector_from_bytes(r["embedding"], self.embedder.dim) for r in rows
-        ]
+        if not records:
+            empty = np.zeros((0, dim), dtype=np.float32)
+            return [], empty, empty
+        vectors: list[np.ndarray | None] = [vector_from_bytes(r["embedding"], dim) for r in rows]
+        owns = [vector_from_bytes(r.get("own_embedding"), dim) for r in rows]
         missing = [i for i, v in enumerate(vectors) if v is None]
         if missing:
-            fresh = await self.embedder.aembed([self.embed_text(records[i]) for i in missing])
-            for i, v in zip(missing, fresh, strict=True):
-                vectors[i] = v
-        if not records:
-            return [], np.zeros((0, self.embedder.dim), dtype=np.float32)
-        return records, np.vstack([v for v in vectors if v is not None])
+            fresh, fresh_own = await self.embed_memories([records[i] for i in missing])
+            for j, i in enumerate(missing):
+                vectors[i], owns[i] = fresh[j], fresh_own[j]
+        matrix = np.vstack([v for v in vectors if v is not None])
+        own = matrix.copy()
+        for i, vector in enumerate(owns):
+            if vector is not None:
+                own[i] = vector
+        return records, matrix, own
 
     async def owners(self, *, tenant: str | None = None, user: str | None = None) -> list[Scope]:
         """The users with stored memories, sorted; `tenant` / `user` narrow to a match. Admin."""

@@ -81,7 +81,12 @@ class ThreadRegistry:
     # The store's cache protocol: told of every change this process makes.
 
     def written(
-        self, scope: Scope, records: Sequence[MemoryRecord], vectors: Any, version: int
+        self,
+        scope: Scope,
+        records: Sequence[MemoryRecord],
+        vectors: Any,
+        version: int,
+        own: Any = None,
     ) -> None:
         """A write: the user's threads are still theirs."""
 

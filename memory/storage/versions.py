@@ -29,7 +29,7 @@ from memory.storage.rows import (
 )
 from memory.types import MemoryRecord, NewMemory, Scope
 
-SNAPSHOT_COLUMNS = RECORD_COLUMNS + ", updated_at, trust, embedding, embedding_model"
+SNAPSHOT_COLUMNS = RECORD_COLUMNS + ", updated_at, trust, embedding, embedding_model, own_embedding"
 
 CREATED_MARKER = {"created": True}
 """The snapshot of version 0: the row did not exist before the run (rollback deletes it)."""
@@ -41,7 +41,7 @@ UPDATE memories SET kind = $4, category = $5, content = $6, context = $7, outcom
     last_accessed = $20, status = $21,
     superseded_by = (SELECT m.id FROM memories m WHERE m.id = $22),
     provenance = $23::jsonb, tags = $24, content_hash = $25, version = $26, embedding = $27,
-    embedding_model = $28, indexed_at = $29
+    embedding_model = $28, indexed_at = $29, own_embedding = $30
 WHERE tenant_id = $1 AND user_id = $2 AND id = $3
 """
 
@@ -73,12 +73,13 @@ _EVENT_SQL = (
 def full_snapshot(row: Any) -> dict[str, Any]:
     """Everything needed to restore a row selected with SNAPSHOT_COLUMNS."""
     snap = record_snapshot(record_from_row(row))
-    blob = row["embedding"]
+    blob, own = row["embedding"], row["own_embedding"]
     snap.update(
         updated_at=row["updated_at"].isoformat(),
         trust=row["trust"],
         embedding=base64.b64encode(blob).decode("ascii") if blob is not None else None,
         embedding_model=row["embedding_model"],
+        own_embedding=base64.b64encode(own).decode("ascii") if own is not None else None,
     )
     return snap
 
@@ -98,9 +99,13 @@ def _when(value: str | None) -> datetime | None:
     return datetime.fromisoformat(value) if value else None
 
 
-def snapshot_vector(snapshot: dict[str, Any]) -> bytes | None:
-    """The stored vector bytes of a snapshot."""
-    blob = snapshot.get("embedding")
+def snapshot_vector(snapshot: dict[str, Any], key: str = "embedding") -> bytes | None:
+    """The stored vector bytes of a snapshot (`key`: "embedding" or "own_embedding").
+
+    A snapshot taken before own-text vectors were stored has none: restored as NULL, the
+    memory's one vector serves as both, as it did then.
+    """
+    blob = snapshot.get(key)
     return base64.b64decode(blob) if blob else None
 
 
@@ -114,7 +119,7 @@ def _restore_params(snapshot: dict[str, Any]) -> tuple[Any, ...]:
         int(s["access_count"]), _when(s["last_accessed"]), s["status"], s["superseded_by"],
         json.dumps(s["provenance"], ensure_ascii=False, default=str), list(s["tags"]),
         s["content_hash"], int(s["version"]), snapshot_vector(s), s["embedding_model"],
-        _when(s["indexed_at"]),
+        _when(s["indexed_at"]), snapshot_vector(s, "own_embedding"),
     )  # fmt: skip
 
 
@@ -221,10 +226,12 @@ async def insert_created(
     vector: Any,
     embedding_model: str,
     run_id: str,
+    *,
+    own: Any = None,
 ) -> MemoryRecord:
-    """Insert a memory a run creates, with its version-0 marker."""
+    """Insert a memory a run creates, with its version-0 marker (`own`: own-text vector)."""
     params = insert_params(memory_id, scope.tenant_id, scope.user_id, memory, vector,
-                           embedding_model)  # fmt: skip
+                           embedding_model, own)  # fmt: skip
     record = record_from_row(await conn.fetchrow(INSERT_SQL, *params))
     await conn.execute(_VERSION_SQL, record.id, 0, scope.tenant_id, scope.user_id,
                        json.dumps(CREATED_MARKER), run_id)  # fmt: skip

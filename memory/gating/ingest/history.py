@@ -298,10 +298,11 @@ def _gate_batch(
     return items
 
 
-async def _embed(store: MemoryStore, items: list[NewMemory]) -> Vectors | None:
+async def _embed(store: MemoryStore, items: list[NewMemory]) -> tuple[Vectors, Vectors] | None:
+    """Each memory's vector and own-text vector, in one embedding call (`embed_memories`)."""
     if not items:
         return None
-    return await store.embedder.aembed([store.embed_text(i) for i in items])
+    return await store.embed_memories(items)
 
 
 async def import_messages(
@@ -333,7 +334,9 @@ async def import_messages(
         progress(report.skipped_done)
     batches = list(_batches(todo, max(1, batch_size)))
 
-    def prepare(batch: list[int]) -> tuple[list[NewMemory], asyncio.Task[Vectors | None]]:
+    def prepare(
+        batch: list[int],
+    ) -> tuple[list[NewMemory], asyncio.Task[tuple[Vectors, Vectors] | None]]:
         items = _gate_batch(
             messages, batch, report, source=source, gated=gated, policy=policy, privacy=privacy
         )
@@ -347,7 +350,9 @@ async def import_messages(
             vectors = await embedding
             ahead = prepare(batches[k + 1]) if k + 1 < len(batches) else None
             if items and vectors is not None:
-                await store.write_many(scope, items, reason="import", vectors=vectors)
+                await store.write_many(
+                    scope, items, reason="import", vectors=vectors[0], own=vectors[1]
+                )
                 report.stored += len(items)
             if progress:
                 progress(len(batches[k]))

@@ -61,14 +61,16 @@ async def apply(
     changes = [c for c in changes if c.memory_id in run.records]
     if not changes and not inserts:
         return 0
-    vectors = await store.embedder.aembed([store.embed_text(i.memory) for i in inserts])
+    vectors, own = await store.embed_memories([i.memory for i in inserts])
     if run.dry_run:
         return pretend(run, changes, inserts, vectors)
     created: list[MemoryRecord] = []
     updated: list[MemoryRecord] = []
     async with store.pool.acquire() as conn, conn.transaction():
-        for item, vector in zip(inserts, vectors, strict=True):
-            created.append(await _insert(conn, store, run, item, vector))
+        for item, vector, own_vector in zip(inserts, vectors, own, strict=True):
+            if store.own_text(item.memory) is None:
+                own_vector = None  # stored only where it differs from `vector`
+            created.append(await _insert(conn, store, run, item, vector, own_vector))
         current = await versions.lock_rows(conn, run.scope, [c.memory_id for c in changes])
         for change in changes:
             row = await _update(conn, run, change, current.get(change.memory_id))
@@ -82,11 +84,12 @@ async def apply(
 
 
 async def _insert(
-    conn: Any, store: MemoryStore, run: UserRun, item: Insert, vector: Any
+    conn: Any, store: MemoryStore, run: UserRun, item: Insert, vector: Any, own: Any
 ) -> MemoryRecord:
     record = await versions.insert_created(
-        conn, run.scope, item.memory_id, item.memory, vector, store.embedder.name, run.run_id
-    )
+        conn, run.scope, item.memory_id, item.memory, vector, store.embedder.name, run.run_id,
+        own=own,
+    )  # fmt: skip
     await versions.log_event(conn, run.scope, record.id, "consolidate_create", item.reason,
                              _detail(run, item.related))  # fmt: skip
     run.decisions.append(Decision(item.step, "create", record.id, item.reason, item.related))
