@@ -31,7 +31,7 @@ from memory.system import recaller
 from memory.types import MemoryKind, NewMemory, Scope, ScoreBreakdown
 from tests.integration.test_recall_tiers import QUERIES, TOPICS
 from tests.support.chroma_server import ChromaServer
-from tests.support.memory_stores import server_settings, truncate
+from tests.support.memory_stores import before_own_vectors, server_settings, truncate
 from tests.support.postgres import PostgresServer
 
 pytestmark = pytest.mark.asyncio
@@ -157,7 +157,7 @@ async def test_rows_written_before_the_migration_are_filled(
         vector[0] = 1.0
         for mid, memory in old:
             params = insert_params(mid, MEI.tenant_id, MEI.user_id, memory, vector, "old")
-            await conn.fetchrow(INSERT_SQL, *params)
+            await conn.fetchrow(*before_own_vectors(INSERT_SQL, params))
     finally:
         await conn.close()
     settings = _settings(url, tmp_data_dir, embedding_model_dir, chroma_server.url)

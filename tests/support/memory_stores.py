@@ -61,3 +61,15 @@ async def truncate(store: MemoryStore, *others: MemoryStore) -> None:
         await conn.execute(f"TRUNCATE {TABLES} RESTART IDENTITY")
     for s in (store, *others):
         s.cache.clear()
+
+
+def before_own_vectors(sql: str, params: tuple[Any, ...]) -> tuple[Any, ...]:
+    """`INSERT_SQL` and its parameters as a database without `own_embedding` takes them.
+
+    For tests that build the schema as it was before that column (migration 12) and write rows
+    into it with today's insert: the last column and parameter are dropped.
+    """
+    old = sql.replace(", own_embedding\n", "\n").replace(", $23)", ")")
+    if old == sql:
+        raise AssertionError("INSERT_SQL no longer ends with own_embedding; update this helper")
+    return (old, *params[:-1])
