@@ -41,6 +41,13 @@ def index_text(
     return labelled(content, speaker)
 
 
+# The own-text cosine's share of a memory's dense similarity (the rest is the context-bearing
+# vector's). Compared on bench/devsets (8 sets, mean over sets of recall@5 / recall@10): 0 (the
+# context-bearing vector alone) 85.8 / 94.9, 0.25 87.2 / 94.6, 0.5 90.4 / 95.4, 0.75 88.9 / 95.0,
+# 1 (own text alone) 88.0 / 95.0; 0.5 also injected least off-topic. 0.5 is the plain mean.
+OWN_SHARE = 0.5
+
+
 def dense_vectors(vectors: np.ndarray, own: np.ndarray | None) -> np.ndarray:
     """The vectors recall ranks by: the mean of each memory's two vectors (float32).
 
@@ -50,14 +57,16 @@ def dense_vectors(vectors: np.ndarray, own: np.ndarray | None) -> np.ndarray:
     the mean of the query's cosines with the two, which is exactly the query's product with
     the mean of the two unit vectors: one vector per memory, so the recall cache holds no more
     bytes than before and every scorer (`UserIndex`, the relevance floor, `similar`) applies the
-    same rule. The mean was measured on the project's dev sets against each vector alone; no
-    weighting was tuned. A memory without context has its vector in `own`: the mean is the
-    vector itself, exactly. `own` None: every memory's vector is its own text's.
+    same rule (`OWN_SHARE` says how the share was chosen). A memory without context has its
+    vector in `own`: the mean is the vector itself, exactly. `own` None: every memory's vector
+    is its own text's.
     """
     if own is None:
         return np.asarray(vectors, dtype=np.float32)
-    mean = (np.asarray(vectors, np.float32) + np.asarray(own, np.float32)) * np.float32(0.5)
-    out: np.ndarray = mean.astype(np.float32, copy=False)
+    base = np.asarray(vectors, np.float32)
+    # base + share * (own - base): exactly `base` where the two are the same vector.
+    mixed = base + np.float32(OWN_SHARE) * (np.asarray(own, np.float32) - base)
+    out: np.ndarray = mixed.astype(np.float32, copy=False)
     return out
 
 
