@@ -171,5 +171,11 @@ async def reindex(args: argparse.Namespace) -> int:
         from memory.system import recaller
 
         filled = await recaller(store).backfill_features()
-    print(f"indexed {done} memories; computed recall features of {filled}")
+        # Rows written with context before own-text vectors were stored rank by their
+        # context-bearing vector alone until they have one.
+        owned = await store.backfill_own_vectors()
+    print(
+        f"indexed {done} memories; computed recall features of {filled};"
+        f" own-text vectors of {owned}"
+    )
     return 0

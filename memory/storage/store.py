@@ -45,6 +45,7 @@ from memory.storage.rows import (
     new_id,
     record_from_row,
     vector_from_bytes,
+    vector_to_bytes,
 )
 from memory.storage.threads import ThreadRegistry
 from memory.storage.vector import VectorIndex, VectorIndexError
@@ -505,6 +506,52 @@ class MemoryStore:
                 if not await self.index_records(scope, records, vectors):
                     return done
                 done += len(records)
+
+    async def backfill_own_vectors(self, *, batch: int = 256) -> int:
+        """Embed the own text of kept rows written with context before it was stored. Admin.
+
+        Such a row has `own_embedding` NULL, which recall reads as "its one vector is its own
+        text's": it ranks by its context-bearing vector alone until this runs. Pages by id; a
+        row changed meanwhile (another version) is left for the next run. Each user whose rows
+        got a vector has their data version advanced, so caches load the new vectors. Returns
+        how many rows got one.
+        """
+        after, done = "", 0
+        while True:
+            async with self.pool.acquire() as conn:
+                rows = await conn.fetch(
+                    f"SELECT {RECORD_COLUMNS} FROM memories WHERE id > $1 AND context <> ''"
+                    " AND own_embedding IS NULL AND status <> 'deleted' ORDER BY id LIMIT $2",
+                    after,
+                    batch,
+                )
+            if not rows:
+                return done
+            records = [record_from_row(r) for r in rows]
+            after = records[-1].id
+            todo = [(r, t) for r in records if (t := self.own_text(r)) is not None]
+            if not todo:
+                continue
+            vectors = await self.embedder.aembed([t for _, t in todo])
+            async with self.pool.acquire() as conn, conn.transaction():
+                updated = await conn.fetch(
+                    "WITH v AS (SELECT * FROM unnest($1::text[], $2::int[], $3::bytea[])"
+                    " AS v (id, version, own)),"
+                    " target AS (SELECT m.id FROM memories m JOIN v ON m.id = v.id"
+                    f" AND m.version = v.version AND m.own_embedding IS NULL {LOCK_IN_ID_ORDER})"
+                    " UPDATE memories m SET own_embedding = v.own FROM v, target"
+                    " WHERE m.id = target.id AND m.id = v.id"
+                    " RETURNING m.tenant_id, m.user_id",
+                    [r.id for r, _ in todo],
+                    [r.version for r, _ in todo],
+                    [vector_to_bytes(v) for v in vectors],
+                )
+                scopes = sorted({(u["tenant_id"], u["user_id"]) for u in updated})
+                for tenant, user in scopes:
+                    await self.bump_version(conn, Scope(tenant, user))
+            for tenant, user in scopes:
+                self.cache.invalidate(Scope(tenant, user))
+            done += len(updated)
 
     async def rebuild_index(self) -> tuple[int, list[str]]:
         """Index every kept row again into the configured layout, then drop the old one. Admin.

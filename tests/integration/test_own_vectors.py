@@ -166,5 +166,14 @@ async def test_the_migration_applies_to_a_database_with_rows(
             r = Recaller(store)
             hits = await r.recall(LENA, QUERY, k=2, record_access=False, relevant_only=False)
             assert {h.record.id for h in hits} == {mid, new.id}
+            # `memory-agent reindex` gives the old row its own-text vector; once only.
+            version = await store.scope_version(LENA)
+            assert await store.backfill_own_vectors(batch=1) == 1
+            assert await store.backfill_own_vectors() == 0
+            assert await store.scope_version(LENA) > version  # caches load the new vector
+            _, filled = await _stored(store, mid)
+            _, expected = await _stored(store, new.id)
+            assert filled is not None and expected is not None
+            assert float(filled @ expected) == pytest.approx(1.0, abs=1e-5)
     finally:
         _pg_session.drop_database(url.rsplit("/", 1)[-1])
