@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from memory.recall.recaller import Recaller
+from memory.storage.edits import replace_content
 from memory.storage.migrations import MIGRATIONS
 from memory.storage.rows import INSERT_SQL, insert_params, new_id, vector_from_bytes
 from memory.storage.store import MemoryStore, open_store
@@ -177,3 +178,13 @@ async def test_the_migration_applies_to_a_database_with_rows(
             assert float(filled @ expected) == pytest.approx(1.0, abs=1e-5)
     finally:
         _pg_session.drop_database(url.rsplit("/", 1)[-1])
+
+
+async def test_an_edit_embeds_both_texts_again(store: MemoryStore) -> None:
+    (fact,) = await store.write_many(LENA, [_fact()])
+    edited = await replace_content(store, LENA, fact.id, "Gina is my brother's wife", reason="t")
+    assert edited is not None
+    vector, own = await _stored(store, fact.id)
+    expected = store.embedder.embed([store.embed_text(edited), "user: Gina is my brother's wife"])
+    assert own is not None and float(own @ expected[1]) == pytest.approx(1.0, abs=1e-5)
+    assert float(vector @ expected[0]) == pytest.approx(1.0, abs=1e-5)
