@@ -869,11 +869,12 @@ class MemoryStore:
             )
         return [(Scope(r["tenant_id"], r["user_id"]), record_from_row(r)) for r in rows]
 
-    async def sample_vectors(self, scope: Scope, n: int) -> tuple[Vectors, Vectors]:
+    async def sample_vectors(self, scope: Scope, n: int) -> tuple[Vectors, Vectors | None]:
         """Stored vectors of up to `n` of the user's active memories, a uniform sample.
 
         Ids are random (uuid4 hex), so the first `n` by id are a random choice of the rows.
-        Returns the vectors and, row for row, the own-text vectors (a copy where there is none).
+        Returns the vectors and, row for row, the own-text vectors (the vector where a memory
+        has none; None when none has).
         """
         async with self.pool.acquire() as conn:
             rows = await conn.fetch(
@@ -890,11 +891,11 @@ class MemoryStore:
             if (v := vector_from_bytes(r["embedding"], dim)) is not None
         ]
         if not pairs:
-            empty = np.zeros((0, dim), dtype=np.float32)
-            return empty, empty
+            return np.zeros((0, dim), dtype=np.float32), None
         vectors = np.vstack([v for v, _ in pairs])
-        own = np.vstack([v if o is None else o for v, o in pairs])
-        return vectors, own
+        if all(o is None for _, o in pairs):
+            return vectors, None
+        return vectors, np.vstack([v if o is None else o for v, o in pairs])
 
     async def strongest_long_term(self, scope: Scope, limit: int) -> list[MemoryRecord]:
         """The user's strongest long-term memories: pinned, then confident, important, recent."""
@@ -921,18 +922,18 @@ class MemoryStore:
 
     async def vectors_with_own(
         self, rows: Sequence[Row]
-    ) -> tuple[list[MemoryRecord], Vectors, Vectors]:
+    ) -> tuple[list[MemoryRecord], Vectors, Vectors | None]:
         """Records, their stored vectors and their own-text vectors (see `embed_memories`).
 
         `rows` are selected with `RECORD_COLUMNS`, `embedding` and, if selected,
         `own_embedding` (NULL: the memory's vector is its own text's). A row whose vector is
-        missing or of another model's dimension has both embedded again.
+        missing or of another model's dimension has both embedded again. The own-text vectors
+        are None when no row has one of its own (no copy of the vectors is made).
         """
         dim = self.embedder.dim
         records = [record_from_row(r) for r in rows]
         if not records:
-            empty = np.zeros((0, dim), dtype=np.float32)
-            return [], empty, empty
+            return [], np.zeros((0, dim), dtype=np.float32), None
         vectors: list[np.ndarray | None] = [vector_from_bytes(r["embedding"], dim) for r in rows]
         owns = [vector_from_bytes(r.get("own_embedding"), dim) for r in rows]
         missing = [i for i, v in enumerate(vectors) if v is None]
@@ -941,6 +942,8 @@ class MemoryStore:
             for j, i in enumerate(missing):
                 vectors[i], owns[i] = fresh[j], fresh_own[j]
         matrix = np.vstack([v for v in vectors if v is not None])
+        if all(v is None for v in owns):
+            return records, matrix, None
         own = matrix.copy()
         for i, vector in enumerate(owns):
             if vector is not None:

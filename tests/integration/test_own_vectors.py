@@ -160,7 +160,7 @@ async def test_the_migration_applies_to_a_database_with_rows(
             assert old_own is None and float(old_vector @ vector) == pytest.approx(1.0)
             found = await store.candidates(LENA, limit=10)
             assert found.complete and [r.id for r in found.records] == [mid]
-            assert found.own is not None and np.array_equal(found.own, found.vectors)
+            assert found.own is None  # no row has a vector of its own yet
             (new,) = await store.write_many(LENA, [_fact()])
             _, new_own = await _stored(store, new.id)
             assert new_own is not None
