@@ -7,7 +7,6 @@ mean of the two cosines on both tiers; a memory without context has one vector.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from functools import partial
 from pathlib import Path
 
@@ -24,7 +23,11 @@ from memory.system import recaller
 from memory.types import NewMemory, Scope
 from tests.integration.test_recall_tiers import TOPICS
 from tests.support.chroma_server import ChromaServer
-from tests.support.memory_stores import before_own_vectors, server_settings, truncate
+from tests.support.memory_stores import (
+    before_own_vectors,
+    server_settings,
+    server_store_fixture,
+)
 from tests.support.postgres import PostgresServer
 
 pytestmark = pytest.mark.asyncio
@@ -42,15 +45,7 @@ QUERY = "Who is my sister-in-law?"
 _settings = partial(server_settings, prefix="ownv")
 
 
-@pytest.fixture
-async def store(
-    pg_db_url: str, tmp_data_dir: Path, embedding_model_dir: Path, chroma_server: ChromaServer
-) -> AsyncIterator[MemoryStore]:
-    async with open_store(
-        _settings(pg_db_url, tmp_data_dir, embedding_model_dir, chroma_server.url)
-    ) as s:
-        await truncate(s)
-        yield s
+store = server_store_fixture("ownv")
 
 
 def _fact() -> NewMemory:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import argparse
 import re
 import time
-from collections.abc import AsyncIterator
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from functools import partial
@@ -31,7 +30,12 @@ from memory.system import recaller
 from memory.types import MemoryKind, NewMemory, Scope, ScoreBreakdown
 from tests.integration.test_recall_tiers import QUERIES, TOPICS
 from tests.support.chroma_server import ChromaServer
-from tests.support.memory_stores import before_own_vectors, server_settings, truncate
+from tests.support.memory_stores import (
+    before_own_vectors,
+    server_settings,
+    server_store_fixture,
+    truncate,
+)
 from tests.support.postgres import PostgresServer
 
 pytestmark = pytest.mark.asyncio
@@ -44,15 +48,7 @@ COUSIN_QUERY = "王小红开了什么店？"  # "What shop did Wang Xiaohong ope
 _settings = partial(server_settings, prefix="feat")
 
 
-@pytest.fixture
-async def store(
-    pg_db_url: str, tmp_data_dir: Path, embedding_model_dir: Path, chroma_server: ChromaServer
-) -> AsyncIterator[MemoryStore]:
-    async with open_store(
-        _settings(pg_db_url, tmp_data_dir, embedding_model_dir, chroma_server.url)
-    ) as s:
-        await truncate(s)
-        yield s
+store = server_store_fixture("feat")
 
 
 def _cold(r: Recaller) -> None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import AsyncIterator
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from functools import partial
@@ -27,7 +26,7 @@ from memory.storage.store import MemoryStore, open_store
 from memory.system import recaller
 from memory.types import NewMemory, Scope
 from tests.support.chroma_server import ChromaServer
-from tests.support.memory_stores import server_settings, truncate
+from tests.support.memory_stores import server_settings, server_store_fixture, truncate
 
 pytestmark = pytest.mark.asyncio
 
@@ -91,15 +90,7 @@ QUERIES = {
 _settings = partial(server_settings, prefix="tiers")
 
 
-@pytest.fixture
-async def store(
-    pg_db_url: str, tmp_data_dir: Path, embedding_model_dir: Path, chroma_server: ChromaServer
-) -> AsyncIterator[MemoryStore]:
-    async with open_store(
-        _settings(pg_db_url, tmp_data_dir, embedding_model_dir, chroma_server.url)
-    ) as s:
-        await truncate(s)
-        yield s
+store = server_store_fixture("tiers")
 
 
 async def _write_corpus(store: MemoryStore, scope: Scope) -> dict[str, str]:

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from memory.settings import Settings
 from memory.storage.store import MemoryStore, open_store
@@ -45,6 +48,24 @@ def server_settings(
         chroma_prefix=prefix + uuid.uuid4().hex[:12],
         **fields,
     )
+
+
+def server_store_fixture(prefix: str) -> Callable[..., AsyncIterator[MemoryStore]]:
+    """A `store` fixture: a store on the module database and the shared `chroma run` server,
+    every table emptied first, with `server_settings` under `prefix`."""
+
+    @pytest.fixture
+    async def store(
+        pg_db_url: str, tmp_data_dir: Path, embedding_model_dir: Path, chroma_server: Any
+    ) -> AsyncIterator[MemoryStore]:
+        settings = server_settings(
+            pg_db_url, tmp_data_dir, embedding_model_dir, chroma_server.url, prefix=prefix
+        )
+        async with open_store(settings) as opened:
+            await truncate(opened)
+            yield opened
+
+    return store
 
 
 async def open_stores(
