@@ -341,8 +341,8 @@ class Recaller:
         """Start embedding a query that a recall will ask for in a moment.
 
         The agent knows its recall query when it has read the turn, one graph step before
-        recall runs; embedding it from then on overlaps the model's few milliseconds with the
-        checkpoint write between the steps. The recall finds the vector in the embedder's memo
+        recall runs; embedding it from then on overlaps the embedding's few milliseconds with
+        the checkpoint write between the steps. The recall finds the vector in the embedder's memo
         of recent texts, or joins the computation still under way: never computed twice. A
         query too long for the memo is not prefetched (it would be computed again).
         """
@@ -470,8 +470,8 @@ class Recaller:
         `limit` of those hits that are the user's. A layer where fewer than that are theirs
         among all it returned (the long-term layer, shared and small, typically) is searched
         again with the filter, and from then on for this user, if the filter is affordable:
-        a filtered search costs in proportion to the user's entries in the layer (over a
-        second for 200,000), so a layer with more than `filtered_search_max` of them keeps the
+        a filtered search is slow and grows with the user's entries in the layer (over two
+        seconds for 200,000), so a layer with more than `filtered_search_max` of them keeps the
         unfiltered hits. Those are still exactly the user's nearest entries down to the
         similarity of the last entry returned (anyone's); what is missing is further away,
         and the lexical leg still finds any row that shares the query's words.
