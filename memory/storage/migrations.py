@@ -7,9 +7,16 @@ CLI) apply each migration exactly once, and a failing migration leaves the schem
 
 from __future__ import annotations
 
+import logging
+
 from memory.storage.db import Connection
 
+log = logging.getLogger(__name__)
+
 _LOCK_KEY = 0x6C6D61  # "lma": serialises concurrent setup() calls across processes
+# One migration may index every memory: on a million rows that takes minutes, and the pool's
+# per-command timeout (a minute) would fail it half-way, on every start, for ever.
+MIGRATION_TIMEOUT_S = 6 * 3600.0
 
 MIGRATIONS: list[str] = [
     # 1: the system of record: episodic records and long-term entries in one table, by kind.
@@ -326,6 +333,27 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE memories ADD COLUMN IF NOT EXISTS own_embedding bytea;
     """,
+    # 13: the lexical leg's words keyed by owner, as migration 9 keys `cjk_grams`. The `tsv`
+    # index is shared by every user, so a word's posting list holds all users' rows with it:
+    # one lookup for a user read the matches of everyone (a million rows' worth for a common
+    # word at 1M memories) before the owner filter threw nearly all of them away. This index
+    # holds the same words as `tsv`, each prefixed with the digest of its owner, so a lookup of
+    # one user's word reads that user's matches only, however many users there are, and a
+    # prefix query (`stem:*`) still works. An index on an expression, not a stored column: it
+    # rewrites no rows (a table of a million memories is indexed, not copied) and costs no
+    # space in the table. It keeps no positions: `tsv` stays for ranking the matches, and its
+    # index, which no query needs any more, goes.
+    """
+    CREATE FUNCTION lma_owner_tsv(owner text, body text) RETURNS tsvector
+        LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+        SELECT array_to_tsvector(coalesce(array_agg(owner || w.lexeme), '{}'))
+        FROM unnest(to_tsvector('simple', body)) AS w
+    $$;
+    CREATE INDEX memories_own_tsv ON memories USING gin
+        (lma_owner_tsv(left(md5(tenant_id || ' ' || user_id), 8), content || ' ' || context))
+        WITH (gin_pending_list_limit = 64);
+    DROP INDEX memories_tsv;
+    """,
 ]
 
 
@@ -343,7 +371,8 @@ async def apply_migrations(conn: Connection) -> int:
         for number, sql in enumerate(MIGRATIONS, start=1):
             if number in done:
                 continue
-            await conn.execute(sql)
+            log.info("applying schema migration %d", number)
+            await conn.execute(sql, timeout=MIGRATION_TIMEOUT_S)
             await conn.execute("INSERT INTO schema_migrations (version) VALUES ($1)", number)
             applied += 1
     return applied

@@ -64,6 +64,16 @@ MAX_LEXICAL_TERMS = 32
 LEXICAL_PER_TERM = 2
 LEXICAL_RANKED = 10
 # One user's active, unexpired rows ($1 tenant, $2 user), as each recall-candidate leg selects.
+# A row's words keyed by its owner, exactly as the `memories_own_tsv` index computes them (the
+# planner uses an index on an expression only for that same expression).
+OWN_TSV = "lma_owner_tsv(left(md5(tenant_id || ' ' || user_id), 8), content || ' ' || context)"
+# One query term `t.term` of `_tsquery_terms` (a word, or a stem ending in `:*`) as a tsquery
+# on `OWN_TSV`: the owner's digest ($13) before the word, lower-cased as `to_tsvector` does.
+# Terms are letters and digits only, so quoting them cannot inject tsquery syntax.
+_OWN_TERM = (
+    "(quote_literal($13 || lower(split_part(t.term, ':', 1)))"
+    " || CASE WHEN t.term LIKE '%:*' THEN ':*' ELSE '' END)::tsquery"
+)
 _MINE = (
     "tenant_id = $1 AND user_id = $2 AND status = 'active'"
     " AND (expires_at IS NULL OR expires_at > now())"
@@ -218,7 +228,7 @@ class AuditEvent:
 
 
 def cjk_owner(scope: Scope) -> str:
-    """The owner prefix of a user's `cjk_grams` entries (as the column's SQL computes it)."""
+    """The owner prefix of a user's `cjk_grams` and `OWN_TSV` entries (as their SQL computes it)."""
     owner = f"{scope.tenant_id} {scope.user_id}".encode()
     return hashlib.md5(owner, usedforsecurity=False).hexdigest()[:8]
 
@@ -719,7 +729,8 @@ class MemoryStore:
         With `whole`, a user with no more than `limit` active memories gets all of them
         (`complete`: ranking them all is exactly L1's ranking). Otherwise the union of: `ids`
         (the dense leg's hits from Chroma); up to `limit` lexical matches (`terms` are words, or
-        stems ending in `*` for a prefix match, searched in the `tsv` column; `phrases` are CJK
+        stems ending in `*` for a prefix match, looked up in the `memories_own_tsv` index
+        (keyed by owner) and ranked on `tsv`; `phrases` are CJK
         characters or bigrams, looked up in the `cjk_grams` index, since `tsv` does not split
         text without spaces); up to `limit` rows Chroma has not indexed yet (so a lagging index
         hides nothing); and, with `recent`, the user's most recent and most important rows
@@ -755,8 +766,9 @@ class MemoryStore:
                     SELECT id FROM (
                         SELECT m.id, m.occurred_at, ts_rank(m.tsv, to_tsquery('simple', $3)) AS r
                         FROM unnest($10::text[]) AS t (term) CROSS JOIN LATERAL (
+                            -- Looked up by owner: the user's matches, not everyone's.
                             SELECT id, tsv, occurred_at FROM memories WHERE {_MINE}
-                            AND tsv @@ to_tsquery('simple', t.term) AND NOT (SELECT yes FROM small)
+                            AND {OWN_TSV} @@ {_OWN_TERM} AND NOT (SELECT yes FROM small)
                             LIMIT $9
                         ) m
                     ) matches
@@ -817,6 +829,7 @@ class MemoryStore:
                 lexemes,
                 [mid for ids in nearest for mid in ids],
                 [i for i, ids in enumerate(nearest) for _ in ids],
+                owner,
             )
         complete = bool(rows[0]["complete"])
         rows = [r for r in rows if r["id"] is not None]
@@ -1301,6 +1314,7 @@ def utcnow() -> datetime:
 
 
 __all__ = [
+    "OWN_TSV",
     "AuditEvent",
     "Candidates",
     "MemoryInputError",

@@ -8,6 +8,7 @@ With Chroma stopped, L2 falls back to Postgres and the store catches up when Chr
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 import uuid
 from dataclasses import replace
@@ -22,7 +23,7 @@ from memory.observability.metrics import collect_stats, render_prometheus
 from memory.recall.cache import deep_size
 from memory.recall.recaller import Recaller
 from memory.storage.bulk import BulkMemory, copy_memories
-from memory.storage.store import MemoryStore, open_store
+from memory.storage.store import OWN_TSV, MemoryStore, cjk_owner, open_store
 from memory.system import recaller
 from memory.types import NewMemory, Scope
 from tests.support.chroma_server import ChromaServer
@@ -317,6 +318,45 @@ async def test_lexical_leg_of_a_large_user_is_bounded_and_finds_the_rare_word(
     hit = await r.recall_traced(scope, "who plays the oboe, Quillanora?", k=3, relevant_only=False)
     assert hit.path == "l2"
     assert hit.hits and hit.hits[0].record.id == "rare"
+
+
+async def test_a_lexical_lookup_reads_its_owners_matches_only(store: MemoryStore) -> None:
+    # Another user's 300 rows share the word: a lookup keyed by word alone (one index for
+    # everyone) reads all 320 matches and drops the 300 after reading them.
+    mine, theirs = Scope("tiers", "lex-mine"), Scope("tiers", "lex-theirs")
+    rng = np.random.default_rng(11)
+    vectors = rng.standard_normal((322, store.embedder.dim)).astype(np.float32)
+    start = datetime(2025, 2, 3, tzinfo=UTC)
+    items = [
+        BulkMemory(theirs, f"t{i:03d}", f"Standup with ØRSTED, sprinting {i}",
+                   start + timedelta(hours=i), vectors[i])
+        for i in range(300)
+    ] + [
+        BulkMemory(mine, f"m{i:03d}", f"Standup notes {i}", start + timedelta(hours=i),
+                   vectors[300 + i])
+        for i in range(20)
+    ]  # fmt: skip
+    items.append(BulkMemory(mine, "wind", "Called Ørsted about the wind farm, sprinting after",
+                            start + timedelta(days=30), vectors[320]))  # fmt: skip
+    await copy_memories(store.pool, items, model=store.embedder.name, indexed_at=datetime.now(UTC))
+    # Upper case and a non-ASCII letter are lower-cased as the stored words were; a stem
+    # ending in `*` matches by prefix.
+    for terms in (["ØRSTED"], ["sprint*"], ["orsted", "wind"]):
+        found = await store.candidates(mine, terms=terms, limit=8, whole=False)
+        assert [r.id for r in found.records] == ["wind"], terms
+    owner = cjk_owner(mine)
+    async with store.pool.acquire() as conn:
+        await conn.execute("SET enable_seqscan = off")  # the index, as a large table uses it
+        plan = await conn.fetchval(
+            "EXPLAIN (ANALYZE, FORMAT JSON) SELECT id FROM memories"
+            f" WHERE {OWN_TSV} @@ $1::tsquery",
+            f"'{owner}standup'",
+        )
+    node = json.loads(plan)[0]["Plan"]
+    while node.get("Node Type") != "Bitmap Index Scan":
+        node = node["Plans"][0]
+    assert node["Index Name"] == "memories_own_tsv"
+    assert node["Actual Rows"] == 20
 
 
 async def test_hostile_query_text_reaches_postgres_only_as_data(store: MemoryStore) -> None:
