@@ -78,6 +78,14 @@ _MINE = (
     "tenant_id = $1 AND user_id = $2 AND status = 'active'"
     " AND (expires_at IS NULL OR expires_at > now())"
 )
+# The same rows for a lookup in an index already keyed by owner (`OWN_TSV`, `cjk_grams`): the
+# owner is checked row by row (the digest could be shared), written so that the planner does
+# not also read the owner's index. It otherwise ANDs the two bitmaps, and the owner's holds
+# every row of theirs: 5-7 ms per query word for a user with 200,000 memories, for nothing.
+_MINE_BY_ROW = (
+    "(tenant_id, user_id) IS NOT DISTINCT FROM ($1, $2) AND status = 'active'"
+    " AND (expires_at IS NULL OR expires_at > now())"
+)
 
 # Chroma probe after a failed call: first retry after 1 s, doubling up to 30 s, so an outage
 # costs a few cheap requests a minute and a restart is noticed within 30 s.
@@ -767,7 +775,7 @@ class MemoryStore:
                         SELECT m.id, m.occurred_at, ts_rank(m.tsv, to_tsquery('simple', $3)) AS r
                         FROM unnest($10::text[]) AS t (term) CROSS JOIN LATERAL (
                             -- Looked up by owner: the user's matches, not everyone's.
-                            SELECT id, tsv, occurred_at FROM memories WHERE {_MINE}
+                            SELECT id, tsv, occurred_at FROM memories WHERE {_MINE_BY_ROW}
                             AND {OWN_TSV} @@ {_OWN_TERM} AND NOT (SELECT yes FROM small)
                             LIMIT $9
                         ) m
@@ -775,7 +783,7 @@ class MemoryStore:
                     GROUP BY id ORDER BY max(r) DESC, max(occurred_at) DESC
                     LIMIT $5
                 ), grams AS (
-                    SELECT id FROM memories WHERE {_MINE} AND cardinality($4::text[]) > 0
+                    SELECT id FROM memories WHERE {_MINE_BY_ROW} AND cardinality($4::text[]) > 0
                     AND cjk_grams && $4::text[]
                     AND NOT (SELECT yes FROM small)
                     ORDER BY (SELECT count(*) FROM unnest(cjk_grams) g WHERE g = ANY($4::text[]))
