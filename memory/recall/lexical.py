@@ -17,7 +17,7 @@ from collections.abc import Collection, Iterable, Sequence
 import numpy as np
 import numpy.typing as npt
 
-from memory.recall.lexical_stopwords import CJK_STOP_CHARS, ENGLISH_STOPWORDS
+from memory.recall.lexical_stopwords import CJK_STOP_BIGRAMS, CJK_STOP_CHARS, ENGLISH_STOPWORDS
 
 Scores = npt.NDArray[np.float32]
 
@@ -52,7 +52,7 @@ def stem(word: str) -> str:
 def _cjk_tokens(run: str) -> list[str]:
     # Chinese has no spaces: character bigrams are the standard BM25 unit; unigrams keep
     # one-character queries ("猫") findable.
-    grams = [run[i : i + 2] for i in range(len(run) - 1)]
+    grams = [g for i in range(len(run) - 1) if (g := run[i : i + 2]) not in CJK_STOP_BIGRAMS]
     grams.extend(ch for ch in run if ch not in CJK_STOP_CHARS)
     return grams
 

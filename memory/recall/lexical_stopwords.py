@@ -27,4 +27,15 @@ s t d ll m re ve
 
 # Single CJK characters that carry grammar, not content: skipped as unigrams (bigrams that
 # contain them are kept, so "上周" still matches).
-CJK_STOP_CHARS = frozenset("的了是在我你他她它们吗呢吧啊和与及也就都要会很还这那有个把被对于从到给")
+CJK_STOP_CHARS = frozenset(
+    "的了是在我你他她它们吗呢吧啊和与及也就都要会很还这那有个把被对于从到给"
+    "什么哪谁怎"  # question words, as "what", "where", "who", "how" are in English
+)
+
+# Chinese question words, as character bigrams: skipped as bigrams for the reason English
+# question words are stopwords. "什么" (what) and "哪里" (where) are in nearly every Chinese
+# question and in the user's own questions to the assistant, so they matched a past question
+# ("周末带孩子去哪里玩比较好？") above the memory that answers ("下个月要搬家到上海浦东").
+CJK_STOP_BIGRAMS = frozenset(
+    "什么 为什 哪里 哪儿 哪个 哪些 哪家 哪位 哪天 怎么 怎样 如何 多少 是否 是不 谁的".split()
+)

@@ -139,6 +139,21 @@ class RankingWeights:
     With `hop` 1 on the long-history check: 0.02 -> R@5/R@10 51.9/62.9, 0.005 -> 53.8/67.6
     (off: 55.0/67.1); the short sets cannot tell the values apart (their limit is 2 either
     way)."""
+    dense_trust_low: float = 1.0
+    """The dense leg gets no weight for a query whose best cosine stands at most this many
+    standard deviations above the query's cosine with the user's memories (see
+    `memory.recall.retrieval_signals.dense_trust`). With all-MiniLM the median is ~3 on the
+    English dev sets and ~1.7-2.0 on the Chinese ones, where dense-only finds the answer in
+    the top 5 for a third of the questions. Chosen with `dense_trust_high` by `python -m
+    bench.fit_dense_trust` (fewest sets below BM25 or dense-only, then the mean of R@5 +
+    R@10): 1.0-2.5 leaves no set below either baseline (off: hops_zh below BM25 at R@5) and
+    raises the mean over the eight sets from 93.5 to 94.6. Leave-one-set-out: seven of the
+    eight fits pick 1.0-2.5 or a pair with the same figures on the held-out set; without the
+    hops set the fit picks 2.0-2.5, under which hops falls below dense-only (89.7/93.1 against
+    88.5/94.8)."""
+    dense_trust_high: float = 2.5
+    """... and its full weight (`alpha`) from this many on, linearly in between; 0 switches the
+    trust off (full weight always)."""
     floor: RelevanceFloor = field(default_factory=RelevanceFloor)
     """The absolute test a result must pass to count as relevant (to be injected)."""
 

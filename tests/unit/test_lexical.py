@@ -42,6 +42,17 @@ def test_chinese_becomes_bigrams_and_content_unigrams() -> None:
     assert "京" in tokens
 
 
+def test_chinese_question_words_are_stopwords_as_english_ones_are() -> None:
+    # "What", "where" and "who" are English stopwords; their Chinese counterparts are too.
+    tokens = tokenize("我要搬到哪里？为什么？谁的车？")
+    assert not {"哪里", "为什", "什么", "谁的", "谁", "什", "么", "哪"} & set(tokens)
+    assert "搬到" in tokens and "车" in tokens
+    assert tokenize("什么") == []  # a query of question words alone matches nothing
+    # Bigrams across a question word stay, as bigrams across a grammar character do.
+    tokens = tokenize("你把车怎么了？")
+    assert "怎么" not in tokens and "怎" not in tokens and "把车" in tokens
+
+
 def test_bm25_ranks_the_rare_term_and_saturates_repeats() -> None:
     index = LexicalIndex()
     docs = ["cat sat on the mat", "dog and cat", "zanzibar trip", "cat cat cat cat cat"]
