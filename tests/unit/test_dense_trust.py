@@ -109,10 +109,13 @@ def test_chinese_dense_noise_no_longer_outranks_the_word_match(embedder: Embedde
 
 def test_an_english_query_the_model_understands_is_ranked_as_before(embedder: Embedder) -> None:
     index = _index(embedder, ENGLISH)
-    for query in ("What is my cat called?", "Which food am I allergic to?"):
+    # The answer stands > 3 standard deviations out: full trust, the same order and scores.
+    for query in ("What is my cat called?", "When is my pottery class?"):
         trusted = _search(index, embedder, query, W)
-        full = _search(index, embedder, query, OFF)
-        assert trusted == full  # full trust: the same order and the same scores
+        assert trusted == _search(index, embedder, query, OFF)
+        assert np.isclose(max(sim for _, sim, _ in trusted), W.alpha)
     assert _search(index, embedder, "What is my cat called?", W)[0][0] == "m3"
-    best = max(s for _, s, _ in _search(index, embedder, "What is my cat called?", W))
-    assert np.isclose(best, W.alpha)
+    # Nearly as far out (2.85 in 12 memories): a little less weight, the same answer first.
+    query = "Which food am I allergic to?"
+    trusted = _search(index, embedder, query, W)
+    assert trusted[0][0] == _search(index, embedder, query, OFF)[0][0] == "m5"
