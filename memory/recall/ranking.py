@@ -66,7 +66,9 @@ class RankingWeights:
 
     Since then recall collapses copies of one text and gives chatter no dense similarity
     (`memory.recall.retrieval`); a one-pass search from these defaults on the eight sets
-    (`python -m bench.fit_ranking --passes 1 --no-loso`) moves none of them.
+    (`python -m bench.fit_ranking --passes 1 --no-loso`) moves none of them, nor does it once
+    the dense leg is weighted by its trust (`dense_trust_low`) and Chinese question words are
+    stopwords.
 
     Relevance (similarity, lexical, speaker, group, temporal) dominates; recency, importance and
     access are small so they order near-ties rather than override what the query asked for.
