@@ -16,11 +16,16 @@ conversation too and reported only: the one off-topic kind where every injection
 
 A logistic model (class-balanced, L2 0.01, plain gradient descent: deterministic) is fitted on
 the features, then the threshold with the best recall@10 above the floor is chosen among those
-that keep *every* set's injection rates (foreign questions, chit-chat) at or below
---max-offtopic. The weights and threshold printed are the `RelevanceFloor` defaults. Never run
-this on an evaluation set (LoCoMo): the point is to choose on our own data. With
---cross-validate each set is also scored by a model and threshold fitted on the other sets only
-(the figure to expect on conversations the floor was not chosen on).
+that keep the foreign-question injection rate, averaged over the sets, and *every* set's
+chit-chat injection rate at or below --max-offtopic. (Foreign questions were once held to the
+limit on every set too. Asked of every other set rather than the next one, no threshold meets
+that without losing most of the above-floor recall: the sets share everyday topics, and the
+planning set's questions meet a fitting memory in a quarter of the others' conversations at
+any threshold below 0.75, so the rule chose 0.89 and a mean gap of 74 points.) The weights
+and threshold printed are the `RelevanceFloor` defaults. Never run this on an evaluation set
+(LoCoMo): the point is to choose on our own data. With --cross-validate each set is also
+scored by a model and threshold fitted on the other sets only (the figure to expect on
+conversations the floor was not chosen on).
 """
 
 from __future__ import annotations
@@ -199,17 +204,17 @@ def table(
 def choose(samples: list[Sample], weights: tuple[float, ...], max_offtopic: float) -> float:
     """The threshold with the best mean recall@10 above the floor.
 
-    Only thresholds that keep every set's injection rates at or below `max_offtopic` count
-    (1.0 when none does).
+    Only thresholds that keep the mean over sets of the foreign-question injection rate and
+    every set's chit-chat rate at or below `max_offtopic` count (1.0 when none does).
     """
     best: tuple[float, float] | None = None
     for threshold in np.arange(0.05, 1.0, 0.01):
         floor = replace(RelevanceFloor(), evidence=weights, threshold=round(float(threshold), 2))
         rows = table(samples, floor)
         above = float(np.mean([r[0] for r in rows.values()]))
-        if max(max(r[2], r[3]) for r in rows.values()) <= max_offtopic and (
-            best is None or above > best[0] + 1e-12
-        ):
+        foreign = float(np.mean([r[2] for r in rows.values()]))
+        chat = max(r[3] for r in rows.values())
+        if max(foreign, chat) <= max_offtopic and (best is None or above > best[0] + 1e-12):
             best = (above, floor.threshold)
     return best[1] if best else 1.0
 
@@ -239,9 +244,10 @@ def _print(rows: dict[str, tuple[float, float, float, float, float]]) -> None:
               f"chit-chat {chat:.3f}, general questions {general:.3f}")  # fmt: skip
     gap = np.mean([100 * (plain - above) for above, plain, *_ in rows.values()])
     rate = max(r[2] for r in rows.values())
+    mean_rate = np.mean([r[2] for r in rows.values()])
     general = np.mean([r[4] for r in rows.values()])
-    print(f"  mean gap {gap:.1f} points, highest foreign-question injection {rate:.3f}, "
-          f"general questions injecting {general:.3f} on average")  # fmt: skip
+    print(f"  mean gap {gap:.1f} points, foreign-question injection {mean_rate:.3f} on average "
+          f"(highest {rate:.3f}), general questions {general:.3f} on average")  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -274,7 +280,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{label}: evidence {floor.evidence}, threshold {floor.threshold}")
         _print(table(samples, floor))
     if threshold >= 1.0:
-        print(f"no threshold keeps every set's off-topic rate <= {args.max_offtopic}")
+        print(f"no threshold keeps the off-topic rates <= {args.max_offtopic}")
     if args.cross_validate:
         print("leave one set out (fitted and thresholded on the other sets):")
         _print(cross_validate(samples, args.max_offtopic))

@@ -17,7 +17,12 @@ from collections.abc import Collection, Iterable, Sequence
 import numpy as np
 import numpy.typing as npt
 
-from memory.recall.lexical_stopwords import CJK_STOP_CHARS, ENGLISH_STOPWORDS
+from memory.recall.lexical_stopwords import (
+    CJK_QUESTION_LONGEST,
+    CJK_QUESTION_WORDS,
+    CJK_STOP_CHARS,
+    ENGLISH_STOPWORDS,
+)
 
 Scores = npt.NDArray[np.float32]
 
@@ -52,9 +57,33 @@ def stem(word: str) -> str:
 def _cjk_tokens(run: str) -> list[str]:
     # Chinese has no spaces: character bigrams are the standard BM25 unit; unigrams keep
     # one-character queries ("猫") findable.
-    grams = [run[i : i + 2] for i in range(len(run) - 1)]
-    grams.extend(ch for ch in run if ch not in CJK_STOP_CHARS)
+    grams: list[str] = []
+    for part in _without_question_words(run):
+        grams.extend(part[i : i + 2] for i in range(len(part) - 1))
+        grams.extend(ch for ch in part if ch not in CJK_STOP_CHARS)
     return grams
+
+
+def _without_question_words(run: str) -> list[str]:
+    """The run cut at its question words (longest first), which are left out.
+
+    One pass with at most `CJK_QUESTION_LONGEST` set lookups per character: linear time.
+    """
+    parts: list[str] = []
+    start = i = 0
+    while i < len(run):
+        for size in range(min(CJK_QUESTION_LONGEST, len(run) - i), 0, -1):
+            if run[i : i + size] in CJK_QUESTION_WORDS:
+                if i > start:
+                    parts.append(run[start:i])
+                i += size
+                start = i
+                break
+        else:
+            i += 1
+    if start < len(run):
+        parts.append(run[start:])
+    return parts
 
 
 def raw_words(text: str) -> list[str]:

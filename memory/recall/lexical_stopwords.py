@@ -28,3 +28,14 @@ s t d ll m re ve
 # Single CJK characters that carry grammar, not content: skipped as unigrams (bigrams that
 # contain them are kept, so "上周" still matches).
 CJK_STOP_CHARS = frozenset("的了是在我你他她它们吗呢吧啊和与及也就都要会很还这那有个把被对于从到给")
+
+# Chinese question words, dropped for the reason English question words are stopwords: one is
+# in nearly every Chinese question (and in the user's own past questions to the assistant), so
+# "哪里" (where) matched an old question ("周末带孩子去哪里玩比较好？") above the memory that
+# answers ("下个月要搬家到上海浦东"). A question word cuts its run of characters in two, as a
+# space would: the bigrams across it ("叫什" in "叫什么名字") are no words and, found in no
+# memory, would weigh as the rarest terms of the query.
+CJK_QUESTION_WORDS = frozenset(
+    "为什么 什么 哪里 哪儿 哪个 哪些 哪家 哪位 哪天 怎么 怎样 如何 多少 是否 谁 哪 什 怎".split()
+)
+CJK_QUESTION_LONGEST = max(len(w) for w in CJK_QUESTION_WORDS)

@@ -66,7 +66,9 @@ class RankingWeights:
 
     Since then recall collapses copies of one text and gives chatter no dense similarity
     (`memory.recall.retrieval`); a one-pass search from these defaults on the eight sets
-    (`python -m bench.fit_ranking --passes 1 --no-loso`) moves none of them.
+    (`python -m bench.fit_ranking --passes 1 --no-loso`) moves none of them, nor does it once
+    the dense leg is weighted by its trust (`dense_trust_low`) and Chinese question words are
+    stopwords.
 
     Relevance (similarity, lexical, speaker, group, temporal) dominates; recency, importance and
     access are small so they order near-ties rather than override what the query asked for.
@@ -139,6 +141,21 @@ class RankingWeights:
     With `hop` 1 on the long-history check: 0.02 -> R@5/R@10 51.9/62.9, 0.005 -> 53.8/67.6
     (off: 55.0/67.1); the short sets cannot tell the values apart (their limit is 2 either
     way)."""
+    dense_trust_low: float = 1.0
+    """The dense leg gets no weight for a query whose best cosine stands at most this many
+    standard deviations above the query's cosine with the user's memories (see
+    `memory.recall.retrieval_signals.dense_trust`). With all-MiniLM the median is ~3 on the
+    English dev sets and ~1.7-2.0 on the Chinese ones, where dense-only finds the answer in
+    the top 5 for a third of the questions. Chosen with `dense_trust_high` by `python -m
+    bench.fit_dense_trust` (fewest (set, k) cells below BM25 or dense-only, then the mean over
+    the eight sets of R@5 + R@10): 1.0-3.0 leaves no set below either baseline and raises the
+    mean from 93.6 (off) to 94.9 (hops_zh R@5 83.3 -> 91.7, zh R@10 77.3 -> 86.4, planning
+    R@10 93.8 -> 100; assistant R@5 93.8 -> 90.6, level with dense-only). Leave-one-set-out:
+    six fits without one set pick 1.0-3.0, the other two 1.0-2.5 and 1.25-2.75; each held-out
+    set is at least as good as BM25 and dense-only under its fit."""
+    dense_trust_high: float = 3.0
+    """... and its full weight (`alpha`) from this many on, linearly in between; 0 switches the
+    trust off (full weight always)."""
     floor: RelevanceFloor = field(default_factory=RelevanceFloor)
     """The absolute test a result must pass to count as relevant (to be injected)."""
 

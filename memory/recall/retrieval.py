@@ -194,7 +194,7 @@ class UserIndex:
             live &= np.isin(cols.kind[:n], [_KINDS.index(MemoryKind(x)) for x in kinds])
         if k <= 0 or not live.any():
             return []
-        terms = self._relevance(query, query_vector, now, weights, live)
+        terms = self._relevance(query, query_vector, now, weights, live, spread)
         relevance = terms["similarity"] + terms["lexical"] + terms["temporal"]
         relevance[~live] = -np.inf
         count = min(int(live.sum()), max(k * max(weights.overfetch, 1), k))
@@ -278,11 +278,14 @@ class UserIndex:
         now: datetime,
         weights: RankingWeights,
         live: np.ndarray,
+        given: tuple[float, float] | None = None,
     ) -> dict[str, np.ndarray]:
         """Weighted relevance terms (similarity, lexical, temporal) for every slot."""
         cols, n = self._cols, self._cols.size
         tokens = tokenize(query)
-        similarity = weights.alpha * signals.dense(cols, query_vector, live)
+        sims = signals.cosines(cols, query_vector)
+        trust = self._dense_trust(sims, live, weights, given)
+        similarity = (weights.alpha * trust) * signals.dense(cols, query_vector, live, sims)
         if cols.chatter[:n].any():
             # A memory that says nothing itself ("ok, thanks") is embedded with its context,
             # so its vector is its neighbours' and matches whatever they are about: "hey"
@@ -323,6 +326,34 @@ class UserIndex:
             names = [self._seed_names(slot) for slot in top]
             lexical += signals.second_hop(self._own, first, top, names, tokens, weights, live)
         return {"similarity": similarity, "lexical": lexical, "temporal": temporal}
+
+    def _dense_trust(
+        self,
+        sims: np.ndarray,
+        live: np.ndarray,
+        weights: RankingWeights,
+        given: tuple[float, float] | None,
+    ) -> float:
+        """The dense leg's weight factor for this query (`retrieval_signals.dense_trust`).
+
+        The spread is the one the relevance verdict uses (`query_evidence`): the given one (L2,
+        whose index holds only the query's candidates), else the live memories' own, else the
+        background for a user too small to measure. The best cosine is among live memories
+        that say something (chatter gets no dense similarity), which both tiers hold: L2's
+        candidates include the dense leg's nearest rows.
+        """
+        if weights.dense_trust_high <= 0.0:
+            return 1.0
+        floor = weights.floor
+        pool = live & ~self._cols.chatter[: self._cols.size]
+        if not pool.any():
+            return 1.0
+        live_sims = sims[live]
+        spread = given or floor.background
+        if given is None and len(live_sims) >= floor.min_population:
+            spread = (float(live_sims.mean()), float(live_sims.std()))
+        best = float(sims[pool].max())
+        return signals.dense_trust(best, spread, weights.dense_trust_low, weights.dense_trust_high)
 
     def _seed_names(self, slot: int) -> frozenset[str]:
         # Only the few memories that are a query's seeds need their names (~20-60 us each):

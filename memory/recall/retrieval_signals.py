@@ -62,13 +62,41 @@ def _rare_match(index: LexicalIndex, slot: int, tokens: Sequence[str]) -> bool:
     return any(idf >= RARE * rarest for idf in index.idfs(matched).values())
 
 
-def dense(cols: Columns, query_vector: np.ndarray, live: Bools) -> F32:
+def cosines(cols: Columns, query_vector: np.ndarray) -> F32:
+    """The query's raw cosine with every slot's vector."""
+    sims: F32 = cols.vectors[: cols.size] @ query_vector.astype(np.float32)
+    return sims
+
+
+def dense(cols: Columns, query_vector: np.ndarray, live: Bools, sims: F32 | None = None) -> F32:
     """Cosine similarity of every live memory, min-max normalised over the live ones."""
     n = cols.size
-    sims = cols.vectors[:n] @ query_vector.astype(np.float32)
+    if sims is None:
+        sims = cosines(cols, query_vector)
     out = np.zeros(n, dtype=np.float32)
     out[live] = normalise(sims[live], floor=DENSE_FLOOR)
     return out
+
+
+def dense_trust(best: float, spread: tuple[float, float], low: float, high: float) -> float:
+    """How far the dense leg is trusted for a query, in [0, 1]: how far its best match stands out.
+
+    `z` is how many standard deviations the best cosine stands above the query's cosine with
+    the user's memories (`spread`: their mean and standard deviation). An embedding model that
+    understands the query puts the memory that answers it well apart from the rest; one that
+    does not (all-MiniLM on Chinese: every Chinese text sits at cosine ~0.5 from every other)
+    bunches them, and the best "match" is a coin toss that the fusion would still stretch to the
+    full dense weight. The trust rises linearly from 0 at `z` = `low` to 1 at `high`; `low` =
+    `high` = 0 trusts every query fully. The measure depends on no script or language, so a
+    multilingual model that separates Chinese texts well keeps its full weight on them.
+    """
+    if high <= 0.0:
+        return 1.0
+    mean, std = spread
+    z = (best - mean) / std if std > 1e-6 else 0.0
+    if high <= low:
+        return 1.0 if z >= high else 0.0
+    return min(max((z - low) / (high - low), 0.0), 1.0)
 
 
 def lexical(

@@ -21,6 +21,7 @@ import pytest
 
 from memory.observability.metrics import collect_stats, render_prometheus
 from memory.recall.cache import deep_size
+from memory.recall.ranking import RankingWeights
 from memory.recall.recaller import Recaller
 from memory.storage.bulk import BulkMemory, copy_memories
 from memory.storage.store import OWN_TSV, MemoryStore, cjk_owner, open_store
@@ -155,6 +156,54 @@ async def test_copies_and_chatter_rank_alike_in_l1_and_l2(store: MemoryStore) ->
         assert ids[4] in order[:2] and all(order.index(c) > order.index(ids[4]) for c in copies[1:])
         chatter = {h.record.id: h.breakdown for h in hits}.get(ids[3])
         assert chatter is None or chatter.similarity == 0.0
+
+
+CHINESE = [
+    "我在一家做物流软件的公司当后端工程师，主要写 Go。",
+    "周末想带孩子去公园玩，有什么推荐吗？",
+    "晚饭吃什么比较健康？",
+    "我养了一只橘猫，叫年糕，今年三岁。",
+    "推荐几本适合通勤时看的书。",
+    "我对花生过敏，吃东西要小心。",
+    "长途开车怎么避免疲劳？",
+    "我妹妹明年五月在杭州结婚。",
+    "跑步以后膝盖有点疼怎么办？",
+    "最近在学做陶艺，每周六上课。",
+    "天气冷了，出门要多穿点。",
+    "我每天早上喝一杯美式咖啡。",
+]
+
+
+async def test_dense_trust_is_the_same_on_both_paths(store: MemoryStore) -> None:
+    """On Chinese the English model's best cosine barely stands out: both tiers trust it less."""
+    scope = Scope("tiers", "zh")
+    records = await store.write_many(scope, [NewMemory(t) for t in CHINESE])
+    r = recaller(store)
+    assert len(records) > r.candidates  # L2 ranks candidates, with the sampled spread
+    query = "我做后端吗？"  # only the first memory says "后端"
+    _cold(r)
+    cold = await r.recall_traced(scope, query, k=5, record_access=False, relevant_only=False)
+    assert cold.path == "l2"
+    await r.preload(scope)
+    warm = await r.recall_traced(scope, query, k=5, record_access=False, relevant_only=False)
+    assert warm.path == "l1"
+    alpha = RankingWeights().alpha
+    for hits in (cold.hits, warm.hits):
+        assert hits[0].record.id == records[0].id
+        assert max(h.breakdown.similarity for h in hits) < 0.5 * alpha
+    # An English query the model understands keeps the dense leg's full weight on both paths.
+    english = [NewMemory(text) for texts in TOPICS.values() for text in texts if text.isascii()]
+    await store.write_many(ANA, english)
+    for path in ("l2", "l1"):
+        if path == "l2":
+            _cold(r)
+        else:
+            await r.preload(ANA)
+        got = await r.recall_traced(
+            ANA, "which instrument do I play in the orchestra?", k=3, record_access=False
+        )
+        assert got.path == path
+        assert max(h.breakdown.similarity for h in got.hits) == pytest.approx(alpha)
 
 
 async def test_cold_recall_preloads_in_background(store: MemoryStore) -> None:

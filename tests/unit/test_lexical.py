@@ -42,6 +42,19 @@ def test_chinese_becomes_bigrams_and_content_unigrams() -> None:
     assert "京" in tokens
 
 
+def test_chinese_question_words_are_stopwords_as_english_ones_are() -> None:
+    # "What", "where" and "who" are English stopwords; their Chinese counterparts are too,
+    # and they cut the run as a space would: no bigram spans them.
+    tokens = tokenize("我要搬到哪里？为什么？谁的车？")
+    assert not {"哪里", "为什", "什么", "谁的", "谁", "什", "么", "哪", "为"} & set(tokens)
+    assert "搬到" in tokens and "车" in tokens
+    assert tokenize("什么") == []  # a query of question words alone matches nothing
+    assert tokenize("我的猫叫什么名字") == tokenize("我的猫叫 名字")
+    assert "叫什" not in tokenize("我的猫叫什么名字")
+    long = "什么" * 50_000 + "猫"  # linear: 100,001 characters cut in one pass
+    assert tokenize(long) == ["猫"]
+
+
 def test_bm25_ranks_the_rare_term_and_saturates_repeats() -> None:
     index = LexicalIndex()
     docs = ["cat sat on the mat", "dog and cat", "zanzibar trip", "cat cat cat cat cat"]

@@ -160,7 +160,8 @@ def test_the_guard_lets_dense_similarity_order_weak_word_matches() -> None:
     index.upsert([*replies, fact, *filler(30)])
     first = {}
     for guard in (False, True):
-        weights = RankingWeights(weak_leg_guard=guard, feedback_docs=0)
+        # The dense leg at full weight (no trust ramp): this is the guard's effect alone.
+        weights = RankingWeights(weak_leg_guard=guard, feedback_docs=0, dense_trust_high=0.0)
         found = index.search("where is my trip accommodation", query, k=3, now=NOW, weights=weights)
         first[guard] = found[0][0]
     assert first[True] == "fact"
