@@ -408,6 +408,19 @@ async def test_a_lexical_lookup_reads_its_owners_matches_only(store: MemoryStore
     assert node["Actual Rows"] == 20
 
 
+async def test_words_too_long_for_the_word_index_are_stored_and_the_rest_found(
+    store: MemoryStore,
+) -> None:
+    # The owner-keyed index prefixes every word with 8 characters: words at and past Postgres's
+    # 2,047-byte limit for one must neither fail the write nor hide the memory's other words.
+    scope = Scope("tiers", "long-words")
+    for n in (2040, 2047, 5000):
+        await store.write(scope, NewMemory("x" * n + f" Zanzibarian ferry {n}"))
+    await store.write(scope, NewMemory(" ".join(f"w{i}" for i in range(3000))))
+    found = await store.candidates(scope, terms=["zanzibarian"], limit=8, whole=False)
+    assert sorted(r.content[-4:] for r in found.records) == ["2040", "2047", "5000"]
+
+
 async def test_hostile_query_text_reaches_postgres_only_as_data(store: MemoryStore) -> None:
     await _write_corpus(store, ANA)
     r = recaller(store)
