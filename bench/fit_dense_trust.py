@@ -28,8 +28,7 @@ from bench._locomo_metrics import question_scores
 from bench._locomo_vectors import VectorCache
 from bench.fit_ranking import DevSets, K, SetScore
 from memory.recall.ranking import RankingWeights
-from memory.settings import Settings, apply_privacy_defaults
-from memory.storage.embedding import get_embedder
+from memory.settings import apply_privacy_defaults
 
 Pair = tuple[float, float]
 OFF: Pair = (0.0, 0.0)
@@ -101,17 +100,11 @@ def _cells(score: SetScore) -> str:
 
 async def run(args: argparse.Namespace) -> int:
     """Score the grid, print the full-data choice and the leave-one-set-out check."""
-    files = [f for p in args.data for f in (sorted(p.glob("*.json")) if p.is_dir() else [p])]
-    settings = Settings.from_env()
-    vectors = VectorCache(
-        get_embedder(settings.embedding_model, settings.embedding_model_dir), args.embed_cache
-    )
-    dev = await DevSets.open(files, vectors)
+    dev, vectors = await DevSets.from_paths(args.data, args.embed_cache)
     base = await baselines(dev, vectors)
     names = list(dev.sets)
     scores: dict[Pair, dict[str, SetScore]] = {}
     for low, high in GRID:
-        dev._memo.clear()  # its key does not hold these two weights
         weights = replace(RankingWeights(), dense_trust_low=low, dense_trust_high=high)
         scores[(low, high)] = await dev.scores(weights)
     vectors.save()

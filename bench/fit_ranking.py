@@ -76,6 +76,18 @@ class DevSets:
     _memo: dict[tuple[Any, ...], dict[str, SetScore]]
 
     @classmethod
+    async def from_paths(
+        cls, data: list[Path], embed_cache: Path | None
+    ) -> tuple[DevSets, VectorCache]:
+        """The sets of `data` (files, or folders of `*.json`) and the vector cache they used."""
+        files = [f for p in data for f in (sorted(p.glob("*.json")) if p.is_dir() else [p])]
+        settings = Settings.from_env()
+        vectors = VectorCache(
+            get_embedder(settings.embedding_model, settings.embedding_model_dir), embed_cache
+        )
+        return await cls.open(files, vectors), vectors
+
+    @classmethod
     async def open(cls, files: list[Path], vectors: VectorCache) -> DevSets:
         """Load and ingest every file (one user per conversation, every turn a memory)."""
         backend = SystemBackend(vectors)
@@ -87,7 +99,7 @@ class DevSets:
 
     async def scores(self, weights: RankingWeights) -> dict[str, SetScore]:
         """Per-set sums of R@5 and R@10 under `weights`."""
-        key = tuple(getattr(weights, name) for name in GRID)
+        key = (repr(weights),)  # every weight, the searched ones and any other a caller sets
         if key in self._memo:
             return self._memo[key]
         self.backend.weights = weights
@@ -163,12 +175,7 @@ def _table(scores: dict[str, SetScore]) -> str:
 
 async def run(args: argparse.Namespace) -> int:
     """Fit on every set, then leave each set out in turn; print the result."""
-    files = [f for p in args.data for f in (sorted(p.glob("*.json")) if p.is_dir() else [p])]
-    settings = Settings.from_env()
-    vectors = VectorCache(
-        get_embedder(settings.embedding_model, settings.embedding_model_dir), args.embed_cache
-    )
-    dev = await DevSets.open(files, vectors)
+    dev, vectors = await DevSets.from_paths(args.data, args.embed_cache)
     names = list(dev.sets)
     start = RankingWeights()
     before = await dev.scores(start)

@@ -27,6 +27,7 @@ from memory.storage.bulk import BulkMemory, copy_memories
 from memory.storage.store import OWN_TSV, MemoryStore, cjk_owner, open_store
 from memory.system import recaller
 from memory.types import NewMemory, Scope
+from tests.support.chinese_memories import CHINESE
 from tests.support.chroma_server import ChromaServer
 from tests.support.memory_stores import server_settings, server_store_fixture, truncate
 
@@ -156,22 +157,6 @@ async def test_copies_and_chatter_rank_alike_in_l1_and_l2(store: MemoryStore) ->
         assert ids[4] in order[:2] and all(order.index(c) > order.index(ids[4]) for c in copies[1:])
         chatter = {h.record.id: h.breakdown for h in hits}.get(ids[3])
         assert chatter is None or chatter.similarity == 0.0
-
-
-CHINESE = [
-    "我在一家做物流软件的公司当后端工程师，主要写 Go。",
-    "周末想带孩子去公园玩，有什么推荐吗？",
-    "晚饭吃什么比较健康？",
-    "我养了一只橘猫，叫年糕，今年三岁。",
-    "推荐几本适合通勤时看的书。",
-    "我对花生过敏，吃东西要小心。",
-    "长途开车怎么避免疲劳？",
-    "我妹妹明年五月在杭州结婚。",
-    "跑步以后膝盖有点疼怎么办？",
-    "最近在学做陶艺，每周六上课。",
-    "天气冷了，出门要多穿点。",
-    "我每天早上喝一杯美式咖啡。",
-]
 
 
 async def test_dense_trust_is_the_same_on_both_paths(store: MemoryStore) -> None:

@@ -17,25 +17,12 @@ from memory.recall.ranking import RankingWeights
 from memory.recall.retrieval import UserIndex
 from memory.recall.retrieval_signals import dense_trust
 from memory.storage.embedding import Embedder, get_embedder
+from tests.support.chinese_memories import CHINESE
 from tests.unit._index_helpers import NOW, memory
 
 W = RankingWeights()
 OFF = replace(W, dense_trust_high=0.0)
 
-CHINESE = [
-    "我在一家做物流软件的公司当后端工程师，主要写 Go。",
-    "周末想带孩子去公园玩，有什么推荐吗？",
-    "晚饭吃什么比较健康？",
-    "我养了一只橘猫，叫年糕，今年三岁。",
-    "推荐几本适合通勤时看的书。",
-    "我对花生过敏，吃东西要小心。",
-    "长途开车怎么避免疲劳？",
-    "我妹妹明年五月在杭州结婚。",
-    "跑步以后膝盖有点疼怎么办？",
-    "最近在学做陶艺，每周六上课。",
-    "天气冷了，出门要多穿点。",
-    "我每天早上喝一杯美式咖啡。",
-]
 ENGLISH = [
     "I work as a backend engineer at a logistics software company, mostly in Go.",
     "Any ideas for a weekend park trip with the kids?",
