@@ -1256,10 +1256,8 @@ def _per_term(limit: int, terms: int) -> int:
 
 
 def _lookup_words(terms: Sequence[str]) -> list[str]:
-    """The distinct query words Postgres looks up, at most `MAX_LEXICAL_TERMS`.
-
-    Letters and digits only; a trailing `*` (a prefix mark, once) is dropped, since words are
-    matched by their stems.
+    """The distinct query words Postgres looks up: letters and digits only (a trailing `*`,
+    the old prefix mark, is dropped: words are matched by stem), at most `MAX_LEXICAL_TERMS`.
     """
     out: list[str] = []
     for term in terms:
