@@ -114,6 +114,7 @@ class _Source:
 def _lexical_terms(query: str) -> tuple[list[str], list[str]]:
     """The query's words for Postgres (which stems them itself), and CJK runs as bigrams.
 
+    A word of three letters or more is marked for ranking its matches by prefix (`*`).
     Postgres's text search splits on spaces and punctuation only, so a Chinese sentence is one
     token there: CJK bigrams are matched as substrings instead.
     """
@@ -123,7 +124,7 @@ def _lexical_terms(query: str) -> tuple[list[str], list[str]]:
         if word in ENGLISH_STOPWORDS:
             continue
         if word.isalnum() and word.isascii():
-            words.append(word)
+            words.append(f"{word}*" if len(word) >= 3 else word)
         elif word.isalnum():
             grams = [t for t in tokenize(word) if len(t) == 2]
             phrases.extend(grams or [word])

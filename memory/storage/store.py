@@ -55,8 +55,8 @@ log = logging.getLogger(__name__)
 
 MAX_CONTENT_CHARS = 20_000
 
-# A Postgres lexical query word: letters and digits only, and quoted when it is made a key, so
-# no text a user typed is ever parsed as tsquery syntax.
+# A Postgres lexical query term: letters and digits only (a word, or a word stem followed by a
+# prefix match), so no text a user typed is ever parsed as tsquery syntax.
 _TSQUERY_TERM = re.compile(r"^[^\W_]{1,64}$")
 MAX_LEXICAL_TERMS = 32
 # The lexical recall leg ranks at most this many matches of one query term, and of all terms
@@ -738,8 +738,9 @@ class MemoryStore:
         With `whole`, a user with no more than `limit` active memories gets all of them
         (`complete`: ranking them all is exactly L1's ranking). Otherwise the union of: `ids`
         (the dense leg's hits from Chroma); up to `limit` lexical matches (`terms` are words,
-        each stemmed by Postgres and looked up in the `memories_owner_stems` index, keyed by
-        owner, a rare word's matches ranked first; `phrases` are CJK
+        optionally ending in `*`; each is stemmed by Postgres and looked up in the
+        `memories_owner_stems` index, keyed by owner, and the matches are ranked on `tsv`, a
+        `*` word by prefix; `phrases` are CJK
         characters or bigrams, looked up in the `cjk_grams` index, since `tsv` does not split
         text without spaces); up to `limit` rows Chroma has not indexed yet (so a lagging index
         hides nothing); and, with `recent`, the user's most recent and most important rows
@@ -750,7 +751,8 @@ class MemoryStore:
         without the owner filter), which may name other users' entries: from each list, the
         first `limit` that are this user's active rows are taken.
         """
-        lexemes = _lookup_words(terms)
+        lexemes = _tsquery_terms(terms)
+        query = " | ".join(lexemes)
         owner = cjk_owner(scope)
         grams = list(dict.fromkeys(owner + p for p in phrases if 0 < len(p) <= 2))
         async with self.pool.acquire() as conn, conn.transaction():
@@ -776,25 +778,22 @@ class MemoryStore:
                     -- fewer matches than that and is always found whole, however common the
                     -- query's other words are. One scan over all terms at once would fill the
                     -- budget with the common words' rows, in table order, before reaching it.
-                    -- A row is ranked by the rarity of the words it matches (the sum over them
-                    -- of 1 / the word's matches read): the rare word's row first, then rows
-                    -- holding several words, then the rest, most recent first.
                     SELECT id FROM (
-                        SELECT m.id, m.occurred_at, count(*) OVER (PARTITION BY t.n) AS df
+                        SELECT m.id, m.occurred_at, ts_rank(m.tsv, to_tsquery('simple', $3)) AS r
                         FROM (
-                            -- Each word's stems, keyed by owner ($3); none for a stopword.
-                            SELECT q, n FROM (
-                                SELECT lma_owner_query($3, term) AS q, n
-                                FROM unnest($10::text[]) WITH ORDINALITY AS w (term, n)
+                            -- Each word's stems, keyed by owner ($13); none for a stopword.
+                            SELECT q FROM (
+                                SELECT lma_owner_query($13, split_part(term, ':', 1)) AS q
+                                FROM unnest($10::text[]) AS term
                             ) words WHERE q IS NOT NULL
                         ) t CROSS JOIN LATERAL (
                             -- Looked up by owner: the user's matches, not everyone's.
-                            SELECT id, occurred_at FROM memories WHERE {_MINE_BY_ROW}
+                            SELECT id, tsv, occurred_at FROM memories WHERE {_MINE_BY_ROW}
                             AND {OWNER_STEMS} @@ t.q AND NOT (SELECT yes FROM small)
                             LIMIT $9
                         ) m
                     ) matches
-                    GROUP BY id ORDER BY sum(1.0 / df) DESC, max(occurred_at) DESC
+                    GROUP BY id ORDER BY max(r) DESC, max(occurred_at) DESC
                     LIMIT $5
                 ), grams AS (
                     SELECT id FROM memories WHERE {_MINE_BY_ROW} AND cardinality($4::text[]) > 0
@@ -841,7 +840,7 @@ class MemoryStore:
                 """,
                 scope.tenant_id,
                 scope.user_id,
-                owner,
+                query,
                 grams[: 2 * MAX_LEXICAL_TERMS],
                 limit,
                 recent,
@@ -851,6 +850,7 @@ class MemoryStore:
                 lexemes,
                 [mid for ids in nearest for mid in ids],
                 [i for i, ids in enumerate(nearest) for _ in ids],
+                owner,
             )
         complete = bool(rows[0]["complete"])
         rows = [r for r in rows if r["id"] is not None]
@@ -1255,15 +1255,13 @@ def _per_term(limit: int, terms: int) -> int:
     return max(1, min(LEXICAL_PER_TERM * limit, LEXICAL_RANKED * limit // max(1, terms)))
 
 
-def _lookup_words(terms: Sequence[str]) -> list[str]:
-    """The distinct query words Postgres looks up: letters and digits only (a trailing `*`,
-    the old prefix mark, is dropped: words are matched by stem), at most `MAX_LEXICAL_TERMS`.
-    """
+def _tsquery_terms(terms: Sequence[str]) -> list[str]:
+    """Query terms safe to join into a tsquery: plain words, or stems marked for prefix match."""
     out: list[str] = []
     for term in terms:
-        word = term[:-1] if term.endswith("*") else term
+        word, prefix = (term[:-1], True) if term.endswith("*") else (term, False)
         if _TSQUERY_TERM.match(word) and word not in out:
-            out.append(word)
+            out.append(f"{word}:*" if prefix else word)
         if len(out) >= MAX_LEXICAL_TERMS:
             break
     return out
