@@ -36,7 +36,7 @@ import numpy as np
 
 from memory.recall.cache import RecallCache, ScopeEntry, measure
 from memory.recall.features import decode, encode, features_key
-from memory.recall.lexical import raw_words, tokenize
+from memory.recall.lexical import raw_words, stem, tokenize
 from memory.recall.lexical_stopwords import ENGLISH_STOPWORDS
 from memory.recall.ranking import RankingWeights
 from memory.recall.representation import dense_vectors, indexed_from_record
@@ -112,11 +112,10 @@ class _Source:
 
 
 def _lexical_terms(query: str) -> tuple[list[str], list[str]]:
-    """The query's words for Postgres (which stems them itself), and CJK runs as bigrams.
+    """The query's words for Postgres: stems for a prefix match, and CJK runs as bigrams.
 
-    A word of three letters or more is marked for ranking its matches by prefix (`*`).
-    Postgres's text search splits on spaces and punctuation only, so a Chinese sentence is one
-    token there: CJK bigrams are matched as substrings instead.
+    Postgres's `simple` text-search configuration splits on spaces and punctuation only, so a
+    Chinese sentence is one token there: CJK bigrams are matched as substrings instead.
     """
     words: list[str] = []
     phrases: list[str] = []
@@ -124,7 +123,8 @@ def _lexical_terms(query: str) -> tuple[list[str], list[str]]:
         if word in ENGLISH_STOPWORDS:
             continue
         if word.isalnum() and word.isascii():
-            words.append(f"{word}*" if len(word) >= 3 else word)
+            base = stem(word)
+            words.append(f"{base}*" if len(base) >= 3 else base)
         elif word.isalnum():
             grams = [t for t in tokenize(word) if len(t) == 2]
             phrases.extend(grams or [word])

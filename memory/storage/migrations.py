@@ -337,28 +337,20 @@ MIGRATIONS: list[str] = [
     # index is shared by every user, so a word's posting list holds all users' rows with it:
     # one lookup for a user read the matches of everyone (a million rows' worth for a common
     # word at 1M memories) before the owner filter threw nearly all of them away. This index
-    # holds each memory's words stemmed (Postgres's `english` configuration: "finished" and
-    # "finishing" are both "finish"), each prefixed with the digest of its owner, so a lookup of
-    # one user's word reads that user's matches only, however many users there are. Stems make
-    # every lookup an exact one: a prefix lookup (`finish:*`) gathers every match before
-    # anything can stop it, while an exact one can be sampled (`gin_fuzzy_search_limit`).
-    # `lma_owner_query` turns one query word into the same keys. An index on an expression, not
-    # a stored column: it rewrites no rows (a table of a million memories is indexed, not
-    # copied) and costs no space in the table. `tsv` stays for ranking the matches, and its
+    # holds the same words as `tsv`, each prefixed with the digest of its owner, so a lookup of
+    # one user's word reads that user's matches only, however many users there are, and a
+    # prefix query (`stem:*`) still works. An index on an expression, not a stored column: it
+    # rewrites no rows (a table of a million memories is indexed, not copied) and costs no
+    # space in the table. It keeps no positions: `tsv` stays for ranking the matches, and its
     # index, which no query needs any more, goes.
     """
-    CREATE FUNCTION lma_owner_stems(owner text, body text) RETURNS tsvector
+    CREATE FUNCTION lma_owner_tsv(owner text, body text) RETURNS tsvector
         LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
         SELECT array_to_tsvector(coalesce(array_agg(owner || w.lexeme), '{}'))
-        FROM unnest(to_tsvector('english', body)) AS w
+        FROM unnest(to_tsvector('simple', body)) AS w
     $$;
-    CREATE FUNCTION lma_owner_query(owner text, word text) RETURNS tsquery
-        LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-        SELECT string_agg(quote_literal(owner || w.lexeme), ' | ')::tsquery
-        FROM unnest(to_tsvector('english', word)) AS w
-    $$;
-    CREATE INDEX memories_owner_stems ON memories USING gin
-        (lma_owner_stems(left(md5(tenant_id || ' ' || user_id), 8), content || ' ' || context))
+    CREATE INDEX memories_own_tsv ON memories USING gin
+        (lma_owner_tsv(left(md5(tenant_id || ' ' || user_id), 8), content || ' ' || context))
         WITH (gin_pending_list_limit = 64);
     DROP INDEX memories_tsv;
     """,

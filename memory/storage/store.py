@@ -63,23 +63,22 @@ MAX_LEXICAL_TERMS = 32
 # together, per candidate asked for (`candidates`): bounded work for a user of any size.
 LEXICAL_PER_TERM = 2
 LEXICAL_RANKED = 10
-# A row's words, stemmed and keyed by its owner, exactly as the `memories_owner_stems` index
-# computes them (the planner uses an index on an expression only for that same expression).
-OWNER_STEMS = (
-    "lma_owner_stems(left(md5(tenant_id || ' ' || user_id), 8), content || ' ' || context)"
-)
-# A lookup of one query word reads a random sample of about this many of the user's matches
-# when it has more (`gin_fuzzy_search_limit`), not every one: a common word of a user with
-# 200,000 memories has tens of thousands, and gathering them cost ~20 ms a word, for a leg that
-# keeps `_per_term` of them (before sampling: whichever the table held first). A rare word
-# (a name, a number: what the leg is for) has fewer matches than this and is read whole.
-LEXICAL_SAMPLE = 1000
 # One user's active, unexpired rows ($1 tenant, $2 user), as each recall-candidate leg selects.
+# A row's words keyed by its owner, exactly as the `memories_own_tsv` index computes them (the
+# planner uses an index on an expression only for that same expression).
+OWN_TSV = "lma_owner_tsv(left(md5(tenant_id || ' ' || user_id), 8), content || ' ' || context)"
+# One query term `t.term` of `_tsquery_terms` (a word, or a stem ending in `:*`) as a tsquery
+# on `OWN_TSV`: the owner's digest ($13) before the word, lower-cased as `to_tsvector` does.
+# Terms are letters and digits only, so quoting them cannot inject tsquery syntax.
+_OWN_TERM = (
+    "(quote_literal($13 || lower(split_part(t.term, ':', 1)))"
+    " || CASE WHEN t.term LIKE '%:*' THEN ':*' ELSE '' END)::tsquery"
+)
 _MINE = (
     "tenant_id = $1 AND user_id = $2 AND status = 'active'"
     " AND (expires_at IS NULL OR expires_at > now())"
 )
-# The same rows for a lookup in an index already keyed by owner (`OWNER_STEMS`, `cjk_grams`): the
+# The same rows for a lookup in an index already keyed by owner (`OWN_TSV`, `cjk_grams`): the
 # owner is checked row by row (the digest could be shared), written so that the planner does
 # not also read the owner's index. It otherwise ANDs the two bitmaps, and the owner's holds
 # every row of theirs: 5-7 ms per query word for a user with 200,000 memories, for nothing.
@@ -237,7 +236,7 @@ class AuditEvent:
 
 
 def cjk_owner(scope: Scope) -> str:
-    """The owner prefix of a user's `cjk_grams` and `OWNER_STEMS` keys (as the SQL computes it)."""
+    """The owner prefix of a user's `cjk_grams` and `OWN_TSV` entries (as their SQL computes it)."""
     owner = f"{scope.tenant_id} {scope.user_id}".encode()
     return hashlib.md5(owner, usedforsecurity=False).hexdigest()[:8]
 
@@ -737,10 +736,9 @@ class MemoryStore:
 
         With `whole`, a user with no more than `limit` active memories gets all of them
         (`complete`: ranking them all is exactly L1's ranking). Otherwise the union of: `ids`
-        (the dense leg's hits from Chroma); up to `limit` lexical matches (`terms` are words,
-        optionally ending in `*`; each is stemmed by Postgres and looked up in the
-        `memories_owner_stems` index, keyed by owner, and the matches are ranked on `tsv`, a
-        `*` word by prefix; `phrases` are CJK
+        (the dense leg's hits from Chroma); up to `limit` lexical matches (`terms` are words, or
+        stems ending in `*` for a prefix match, looked up in the `memories_own_tsv` index
+        (keyed by owner) and ranked on `tsv`; `phrases` are CJK
         characters or bigrams, looked up in the `cjk_grams` index, since `tsv` does not split
         text without spaces); up to `limit` rows Chroma has not indexed yet (so a lagging index
         hides nothing); and, with `recent`, the user's most recent and most important rows
@@ -760,11 +758,6 @@ class MemoryStore:
             # and for a user with 200,000 rows it intersects every term's index matches with
             # all their rows (milliseconds each) instead of reading the few matches needed.
             await conn.execute("SET LOCAL plan_cache_mode = force_custom_plan")
-            if not grams:
-                # Not with CJK phrases: their lookup ranks every match by how many of the
-                # phrases it holds, which a sample would lose.
-                sample = max(LEXICAL_SAMPLE, 2 * _per_term(limit, len(lexemes)))
-                await conn.execute(f"SET LOCAL gin_fuzzy_search_limit = {sample}")
             rows = await conn.fetch(
                 f"""
                 WITH small AS (
@@ -780,16 +773,10 @@ class MemoryStore:
                     -- budget with the common words' rows, in table order, before reaching it.
                     SELECT id FROM (
                         SELECT m.id, m.occurred_at, ts_rank(m.tsv, to_tsquery('simple', $3)) AS r
-                        FROM (
-                            -- Each word's stems, keyed by owner ($13); none for a stopword.
-                            SELECT q FROM (
-                                SELECT lma_owner_query($13, split_part(term, ':', 1)) AS q
-                                FROM unnest($10::text[]) AS term
-                            ) words WHERE q IS NOT NULL
-                        ) t CROSS JOIN LATERAL (
+                        FROM unnest($10::text[]) AS t (term) CROSS JOIN LATERAL (
                             -- Looked up by owner: the user's matches, not everyone's.
                             SELECT id, tsv, occurred_at FROM memories WHERE {_MINE_BY_ROW}
-                            AND {OWNER_STEMS} @@ t.q AND NOT (SELECT yes FROM small)
+                            AND {OWN_TSV} @@ {_OWN_TERM} AND NOT (SELECT yes FROM small)
                             LIMIT $9
                         ) m
                     ) matches
@@ -1335,8 +1322,7 @@ def utcnow() -> datetime:
 
 
 __all__ = [
-    "LEXICAL_SAMPLE",
-    "OWNER_STEMS",
+    "OWN_TSV",
     "AuditEvent",
     "Candidates",
     "MemoryInputError",

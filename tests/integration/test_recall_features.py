@@ -289,11 +289,11 @@ async def test_gin_pending_lists_are_kept_small(store: MemoryStore) -> None:
             r["relname"]: r["reloptions"]
             for r in await conn.fetch(
                 "SELECT relname, reloptions FROM pg_class"
-                " WHERE relname IN ('memories_owner_stems', 'memories_cjk_grams')"
+                " WHERE relname IN ('memories_own_tsv', 'memories_cjk_grams')"
             )
         }
     assert options == {
-        "memories_owner_stems": ["gin_pending_list_limit=64"],
+        "memories_own_tsv": ["gin_pending_list_limit=64"],
         "memories_cjk_grams": ["gin_pending_list_limit=64"],
     }
 
