@@ -63,7 +63,6 @@ MAX_LEXICAL_TERMS = 32
 # together, per candidate asked for (`candidates`): bounded work for a user of any size.
 LEXICAL_PER_TERM = 2
 LEXICAL_RANKED = 10
-# One user's active, unexpired rows ($1 tenant, $2 user), as each recall-candidate leg selects.
 # A row's words keyed by its owner, exactly as the `memories_own_tsv` index computes them (the
 # planner uses an index on an expression only for that same expression).
 OWN_TSV = "lma_owner_tsv(left(md5(tenant_id || ' ' || user_id), 8), content || ' ' || context)"
@@ -74,6 +73,7 @@ _OWN_TERM = (
     "(quote_literal($13 || lower(split_part(t.term, ':', 1)))"
     " || CASE WHEN t.term LIKE '%:*' THEN ':*' ELSE '' END)::tsquery"
 )
+# One user's active, unexpired rows ($1 tenant, $2 user), as each recall-candidate leg selects.
 _MINE = (
     "tenant_id = $1 AND user_id = $2 AND status = 'active'"
     " AND (expires_at IS NULL OR expires_at > now())"
