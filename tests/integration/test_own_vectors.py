@@ -10,23 +10,22 @@ from __future__ import annotations
 from functools import partial
 from pathlib import Path
 
-import asyncpg
 import numpy as np
 import pytest
 
 from memory.recall.recaller import Recaller
 from memory.storage.edits import replace_content
 from memory.storage.migrations import MIGRATIONS
-from memory.storage.rows import INSERT_SQL, insert_params, new_id, vector_from_bytes
+from memory.storage.rows import new_id, vector_from_bytes
 from memory.storage.store import MemoryStore, open_store
 from memory.system import recaller
 from memory.types import NewMemory, Scope
 from tests.integration.test_recall_tiers import TOPICS
 from tests.support.chroma_server import ChromaServer
 from tests.support.memory_stores import (
-    before_own_vectors,
     server_settings,
     server_store_fixture,
+    write_before_migration,
 )
 from tests.support.postgres import PostgresServer
 
@@ -129,22 +128,10 @@ async def test_the_migration_applies_to_a_database_with_rows(
 ) -> None:
     """Rows written before the column keep working: NULL is "the one vector is both"."""
     url = _pg_session.create_database()
-    conn = await asyncpg.connect(url)
     mid = new_id()
-    try:  # the schema as it was, with a memory written then
-        await conn.execute(
-            "CREATE TABLE schema_migrations (version integer PRIMARY KEY,"
-            " applied_at timestamptz NOT NULL DEFAULT now())"
-        )
-        for number, sql in enumerate(MIGRATIONS[:11], start=1):
-            await conn.execute(sql)
-            await conn.execute("INSERT INTO schema_migrations (version) VALUES ($1)", number)
-        vector = np.zeros(384, dtype=np.float32)
-        vector[0] = 1.0
-        params = insert_params(mid, LENA.tenant_id, LENA.user_id, _fact(), vector, "old")
-        await conn.fetchrow(*before_own_vectors(INSERT_SQL, params))
-    finally:
-        await conn.close()
+    vector = np.zeros(384, dtype=np.float32)
+    vector[0] = 1.0  # what `write_before_migration` writes
+    await write_before_migration(url, 11, [(mid, LENA, _fact())])  # the schema as it was
     try:
         settings = _settings(url, tmp_data_dir, embedding_model_dir, chroma_server.url)
         async with open_store(settings) as store:

@@ -23,18 +23,17 @@ from memory.recall.representation import indexed_from_record
 from memory.recall.retrieval import features_of
 from memory.settings import Settings
 from memory.storage.bulk import BulkMemory, copy_memories
-from memory.storage.migrations import MIGRATIONS
-from memory.storage.rows import INSERT_SQL, insert_params, new_id
+from memory.storage.rows import new_id
 from memory.storage.store import MemoryStore, cjk_owner, open_store
 from memory.system import recaller
 from memory.types import MemoryKind, NewMemory, Scope, ScoreBreakdown
 from tests.integration.test_recall_tiers import QUERIES, TOPICS
 from tests.support.chroma_server import ChromaServer
 from tests.support.memory_stores import (
-    before_own_vectors,
     server_settings,
     server_store_fixture,
     truncate,
+    write_before_migration,
 )
 from tests.support.postgres import PostgresServer
 
@@ -139,23 +138,9 @@ async def test_rows_written_before_the_migration_are_filled(
     chroma_server: ChromaServer,
 ) -> None:
     url = _pg_session.create_database()
-    conn = await asyncpg.connect(url)
     old = [(new_id(), NewMemory(COUSIN)), (new_id(), NewMemory("I repaired my bike on 3 May"))]
-    try:  # the schema as it was, with rows written then
-        await conn.execute(
-            "CREATE TABLE schema_migrations (version integer PRIMARY KEY,"
-            " applied_at timestamptz NOT NULL DEFAULT now())"
-        )
-        for number, sql in enumerate(MIGRATIONS[:8], start=1):
-            await conn.execute(sql)
-            await conn.execute("INSERT INTO schema_migrations (version) VALUES ($1)", number)
-        vector = np.zeros(384, dtype=np.float32)
-        vector[0] = 1.0
-        for mid, memory in old:
-            params = insert_params(mid, MEI.tenant_id, MEI.user_id, memory, vector, "old")
-            await conn.fetchrow(*before_own_vectors(INSERT_SQL, params))
-    finally:
-        await conn.close()
+    # The schema as it was, with rows written then.
+    await write_before_migration(url, 8, [(mid, MEI, memory) for mid, memory in old])
     settings = _settings(url, tmp_data_dir, embedding_model_dir, chroma_server.url)
     async with open_store(settings) as store:  # applies the new migration, indexes the rows
         async with store.pool.acquire() as c:

@@ -317,6 +317,16 @@ async def test_chroma_outage_falls_back_and_catches_up(
         assert "memory_chroma_up 1.0" in text and "memory_chroma_recoveries_total 1.0" in text
 
 
+def _hourly(
+    scope: Scope, prefix: str, template: str, start: datetime, vectors: np.ndarray
+) -> list[BulkMemory]:
+    """One synthetic memory per vector, an hour apart: ids `prefix000`..., text `template`."""
+    return [
+        BulkMemory(scope, f"{prefix}{i:03d}", template.format(i), start + timedelta(hours=i), v)
+        for i, v in enumerate(vectors)
+    ]
+
+
 async def test_lexical_leg_of_a_large_user_is_bounded_and_finds_the_rare_word(
     store: MemoryStore,
 ) -> None:
@@ -327,11 +337,7 @@ async def test_lexical_leg_of_a_large_user_is_bounded_and_finds_the_rare_word(
     rng = np.random.default_rng(7)
     vectors = rng.standard_normal((401, store.embedder.dim)).astype(np.float32)
     start = datetime(2025, 1, 6, tzinfo=UTC)
-    items = [
-        BulkMemory(scope, f"c{i:03d}", f"Standup notes for sprint day {i}",
-                   start + timedelta(hours=i), vectors[i])
-        for i in range(400)
-    ]  # fmt: skip
+    items = _hourly(scope, "c", "Standup notes for sprint day {}", start, vectors[:400])
     items.append(BulkMemory(scope, "rare", "My niece Quillanora plays the oboe",
                             start + timedelta(days=30), vectors[400]))  # fmt: skip
     await copy_memories(store.pool, items, model=store.embedder.name, indexed_at=datetime.now(UTC))
@@ -361,15 +367,8 @@ async def test_a_lexical_lookup_reads_its_owners_matches_only(store: MemoryStore
     rng = np.random.default_rng(11)
     vectors = rng.standard_normal((322, store.embedder.dim)).astype(np.float32)
     start = datetime(2025, 2, 3, tzinfo=UTC)
-    items = [
-        BulkMemory(theirs, f"t{i:03d}", f"Standup with ØRSTED, sprinting {i}",
-                   start + timedelta(hours=i), vectors[i])
-        for i in range(300)
-    ] + [
-        BulkMemory(mine, f"m{i:03d}", f"Standup notes {i}", start + timedelta(hours=i),
-                   vectors[300 + i])
-        for i in range(20)
-    ]  # fmt: skip
+    items = _hourly(theirs, "t", "Standup with ØRSTED, sprinting {}", start, vectors[:300])
+    items += _hourly(mine, "m", "Standup notes {}", start, vectors[300:320])
     items.append(BulkMemory(mine, "wind", "Called Ørsted about the wind farm, sprinting after",
                             start + timedelta(days=30), vectors[320]))  # fmt: skip
     await copy_memories(store.pool, items, model=store.embedder.name, indexed_at=datetime.now(UTC))

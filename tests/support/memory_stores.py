@@ -8,10 +8,15 @@ from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
+import asyncpg
+import numpy as np
 import pytest
 
 from memory.settings import Settings
+from memory.storage.migrations import MIGRATIONS
+from memory.storage.rows import INSERT_SQL, insert_params
 from memory.storage.store import MemoryStore, open_store
+from memory.types import NewMemory, Scope
 
 # Every table a test of agents, caches or metrics may fill (they share a module database).
 TABLES = (
@@ -84,12 +89,36 @@ async def truncate(store: MemoryStore, *others: MemoryStore) -> None:
         s.cache.clear()
 
 
-def before_own_vectors(sql: str, params: tuple[Any, ...]) -> tuple[Any, ...]:
-    """`INSERT_SQL` and its parameters as a database without `own_embedding` takes them.
+async def write_before_migration(
+    url: str, version: int, rows: list[tuple[str, Scope, NewMemory]]
+) -> None:
+    """A database at schema `version` (migrations 1..version) holding `rows`, written then.
 
-    For tests that build the schema as it was before that column (migration 12) and write rows
-    into it with today's insert: the last column and parameter are dropped.
+    For tests of a later migration on existing data; each row's vector is the first unit
+    vector, written with today's insert as a database before `own_embedding` (migration 12)
+    takes it.
     """
+    conn = await asyncpg.connect(url)
+    try:
+        await conn.execute(
+            "CREATE TABLE schema_migrations (version integer PRIMARY KEY,"
+            " applied_at timestamptz NOT NULL DEFAULT now())"
+        )
+        for number, sql in enumerate(MIGRATIONS[:version], start=1):
+            await conn.execute(sql)
+            await conn.execute("INSERT INTO schema_migrations (version) VALUES ($1)", number)
+        vector = np.zeros(384, dtype=np.float32)
+        vector[0] = 1.0
+        for mid, scope, memory in rows:
+            params = insert_params(mid, scope.tenant_id, scope.user_id, memory, vector, "old")
+            await conn.fetchrow(*_before_own_vectors(INSERT_SQL, params))
+    finally:
+        await conn.close()
+
+
+def _before_own_vectors(sql: str, params: tuple[Any, ...]) -> tuple[Any, ...]:
+    """`INSERT_SQL` and its parameters as a database without `own_embedding` takes them: the
+    last column and parameter are dropped."""
     old = sql.replace(", own_embedding\n", "\n").replace(", $23)", ")")
     if old == sql:
         raise AssertionError("INSERT_SQL no longer ends with own_embedding; update this helper")
