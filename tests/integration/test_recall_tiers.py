@@ -22,7 +22,7 @@ import pytest
 from memory.observability.metrics import collect_stats, render_prometheus
 from memory.recall.cache import deep_size
 from memory.recall.ranking import RankingWeights
-from memory.recall.recaller import Recaller
+from memory.recall.recaller import Recalled, Recaller
 from memory.storage.bulk import BulkMemory, copy_memories
 from memory.storage.store import OWN_TSV, MemoryStore, cjk_owner, open_store
 from memory.system import recaller
@@ -108,6 +108,19 @@ def _cold(r: Recaller) -> None:
     r.preload_on_miss = False
 
 
+async def _cold_then_warm(
+    r: Recaller, scope: Scope, query: str, *, k: int
+) -> tuple[Recalled, Recalled]:
+    """The query through L2 (nothing cached), then through L1 (the user preloaded)."""
+    _cold(r)
+    cold = await r.recall_traced(scope, query, k=k, record_access=False, relevant_only=False)
+    assert cold.path == "l2"
+    await r.preload(scope)
+    warm = await r.recall_traced(scope, query, k=k, record_access=False, relevant_only=False)
+    assert warm.path == "l1"
+    return cold, warm
+
+
 async def test_cold_user_through_l2_ranks_like_l1(store: MemoryStore) -> None:
     topics = await _write_corpus(store, ANA)
     r = recaller(store)
@@ -142,12 +155,7 @@ async def test_copies_and_chatter_rank_alike_in_l1_and_l2(store: MemoryStore) ->
     ids = [r.id for r in written]
     r = recaller(store)
     query = "what wedding present are we giving my sister?"
-    _cold(r)
-    cold = await r.recall_traced(ANA, query, k=8, record_access=False, relevant_only=False)
-    assert cold.path == "l2"
-    await r.preload(ANA)
-    warm = await r.recall_traced(ANA, query, k=8, record_access=False, relevant_only=False)
-    assert warm.path == "l1"
+    cold, warm = await _cold_then_warm(r, ANA, query, k=8)
     # The answer and the best copy are close, and L2 ranks a test-sized set of candidates,
     # so which of the two leads may differ between the paths; the rules hold on both.
     for hits in (cold.hits, warm.hits):
@@ -166,12 +174,7 @@ async def test_dense_trust_is_the_same_on_both_paths(store: MemoryStore) -> None
     r = recaller(store)
     assert len(records) > r.candidates  # L2 ranks candidates, with the sampled spread
     query = "我做后端吗？"  # only the first memory says "后端"
-    _cold(r)
-    cold = await r.recall_traced(scope, query, k=5, record_access=False, relevant_only=False)
-    assert cold.path == "l2"
-    await r.preload(scope)
-    warm = await r.recall_traced(scope, query, k=5, record_access=False, relevant_only=False)
-    assert warm.path == "l1"
+    cold, warm = await _cold_then_warm(r, scope, query, k=5)
     alpha = RankingWeights().alpha
     for hits in (cold.hits, warm.hits):
         assert hits[0].record.id == records[0].id
