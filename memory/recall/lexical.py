@@ -54,6 +54,27 @@ def stem(word: str) -> str:
     return word
 
 
+def word_forms(word: str) -> list[str]:
+    """The word, then the other forms `stem` gives the same stem: painted -> paint, paints, ...
+
+    For exact-word lookups where a prefix match on the stem costs too much (a user with very
+    many memories). The forms undo the stemmer's one suffix (`s`, `es`, `ed`, `ing`, `ies`), with
+    the `e` it drops and the letter it undoubles, and are kept only if they stem back to the
+    same stem: the inflections `tokenize` matches, not every word that starts with the stem.
+    """
+    word = word.lower()
+    base = stem(word)
+    if not base.isascii() or not base.isalpha():
+        return [word]
+    forms = {base, base + "es", base + "ed", base + "s", base + "ing"}
+    if base[-1] not in "aeiouy":  # the `e` it drops, the consonant it undoubles
+        forms.update((base + "e", base + "d", base + base[-1] + "ing", base + base[-1] + "ed"))
+    if base.endswith("y"):
+        forms.update((base[:-1] + "ies", base[:-1] + "ied"))
+    kept = sorted(f for f in forms if f != word and stem(f) == base)
+    return [word, *kept]
+
+
 def _cjk_tokens(run: str) -> list[str]:
     # Chinese has no spaces: character bigrams are the standard BM25 unit; unigrams keep
     # one-character queries ("猫") findable.

@@ -180,12 +180,17 @@ class UserIndex:
         weights: RankingWeights,
         kinds: Collection[MemoryKind] | None = None,
         spread: tuple[float, float] | None = None,
+        lowest: float | None = None,
     ) -> list[tuple[str, ScoreBreakdown]]:
         """The k best memories for the query, best first, each with its score breakdown.
 
         `spread` (mean, std of cosine) replaces the one measured over the indexed memories in
-        the relevance verdict: an index of a query's candidates only is no fair sample of the
-        user's memories.
+        the relevance verdict, and `lowest` (the lowest cosine) anchors the dense scores'
+        normalisation: an index of a query's candidates only is no fair sample of the user's
+        memories. Its candidates are the query's nearest memories and its word matches; scaled
+        from their own lowest cosine, a word match that is far from the query in meaning (a
+        rare name in an otherwise unrelated memory) scored 0 against the nearest ones' full
+        similarity, where over all the user's memories it sits in between.
         """
         cols, n = self._cols, self._cols.size
         now_s = as_utc(now).timestamp()
@@ -194,7 +199,7 @@ class UserIndex:
             live &= np.isin(cols.kind[:n], [_KINDS.index(MemoryKind(x)) for x in kinds])
         if k <= 0 or not live.any():
             return []
-        terms = self._relevance(query, query_vector, now, weights, live, spread)
+        terms = self._relevance(query, query_vector, now, weights, live, spread, lowest)
         relevance = terms["similarity"] + terms["lexical"] + terms["temporal"]
         relevance[~live] = -np.inf
         count = min(int(live.sum()), max(k * max(weights.overfetch, 1), k))
@@ -279,13 +284,15 @@ class UserIndex:
         weights: RankingWeights,
         live: np.ndarray,
         given: tuple[float, float] | None = None,
+        lowest: float | None = None,
     ) -> dict[str, np.ndarray]:
         """Weighted relevance terms (similarity, lexical, temporal) for every slot."""
         cols, n = self._cols, self._cols.size
         tokens = tokenize(query)
         sims = signals.cosines(cols, query_vector)
         trust = self._dense_trust(sims, live, weights, given)
-        similarity = (weights.alpha * trust) * signals.dense(cols, query_vector, live, sims)
+        dense = signals.dense(cols, query_vector, live, sims, lowest)
+        similarity = (weights.alpha * trust) * dense
         if cols.chatter[:n].any():
             # A memory that says nothing itself ("ok, thanks") is embedded with its context,
             # so its vector is its neighbours' and matches whatever they are about: "hey"

@@ -68,13 +68,27 @@ def cosines(cols: Columns, query_vector: np.ndarray) -> F32:
     return sims
 
 
-def dense(cols: Columns, query_vector: np.ndarray, live: Bools, sims: F32 | None = None) -> F32:
-    """Cosine similarity of every live memory, min-max normalised over the live ones."""
+def dense(
+    cols: Columns,
+    query_vector: np.ndarray,
+    live: Bools,
+    sims: F32 | None = None,
+    lowest: float | None = None,
+) -> F32:
+    """Cosine similarity of every live memory, min-max normalised over the live ones.
+
+    `lowest` also takes part in the minimum: the lowest cosine of the user's memories where the
+    index holds only some of them (L2's candidates).
+    """
     n = cols.size
     if sims is None:
         sims = cosines(cols, query_vector)
     out = np.zeros(n, dtype=np.float32)
-    out[live] = normalise(sims[live], floor=DENSE_FLOOR)
+    values = sims[live]
+    if lowest is not None and values.size:
+        out[live] = normalise(np.append(values, np.float32(lowest)), floor=DENSE_FLOOR)[:-1]
+    else:
+        out[live] = normalise(values, floor=DENSE_FLOOR)
     return out
 
 

@@ -59,6 +59,7 @@ MAX_CONTENT_CHARS = 20_000
 # prefix match), so no text a user typed is ever parsed as tsquery syntax.
 _TSQUERY_TERM = re.compile(r"^[^\W_]{1,64}$")
 MAX_LEXICAL_TERMS = 32
+MAX_WORD_FORMS = 16  # exact forms of one query word (`a|b|c`)
 # The lexical recall leg ranks at most this many matches of one query term, and of all terms
 # together, per candidate asked for (`candidates`): bounded work for a user of any size.
 LEXICAL_PER_TERM = 2
@@ -66,12 +67,12 @@ LEXICAL_RANKED = 10
 # A row's words keyed by its owner, exactly as the `memories_own_tsv` index computes them (the
 # planner uses an index on an expression only for that same expression).
 OWN_TSV = "lma_owner_tsv(left(md5(tenant_id || ' ' || user_id), 8), content || ' ' || context)"
-# One query term `t.term` of `_tsquery_terms` (a word, or a stem ending in `:*`) as a tsquery
+# One word `w.word` of a `_tsquery_terms` term (a word, or a stem ending in `:*`) as a tsquery
 # on `OWN_TSV`: the owner's digest ($13) before the word, lower-cased as `to_tsvector` does.
-# Terms are letters and digits only, so quoting them cannot inject tsquery syntax.
+# Words are letters and digits only, so quoting them cannot inject tsquery syntax.
 _OWN_TERM = (
-    "(quote_literal($13 || lower(split_part(t.term, ':', 1)))"
-    " || CASE WHEN t.term LIKE '%:*' THEN ':*' ELSE '' END)::tsquery"
+    "(quote_literal($13 || lower(split_part(w.word, ':', 1)))"
+    " || CASE WHEN w.word LIKE '%:*' THEN ':*' ELSE '' END)::tsquery"
 )
 # One user's active, unexpired rows ($1 tenant, $2 user), as each recall-candidate leg selects.
 _MINE = (
@@ -731,6 +732,7 @@ class MemoryStore:
         recent: int = 0,
         whole: bool = True,
         nearest: Sequence[Sequence[str]] = (),
+        sampled: bool = False,
     ) -> Candidates:
         """Active memories of one user that may answer a query, in one round trip.
 
@@ -748,6 +750,13 @@ class MemoryStore:
         `nearest`: more dense hits, lists of ids nearest first (one per Chroma layer searched
         without the owner filter), which may name other users' entries: from each list, the
         first `limit` that are this user's active rows are taken.
+
+        `sampled` bounds the lexical lookups' cost for a user with very many rows. A word with
+        more matches than one term may contribute anyway (`_per_term`) then contributes a random
+        sample of about that many (Postgres's `gin_fuzzy_search_limit`) instead of reading all of
+        them; a rarer word is still found whole. Without it, a common word's lookup reads all its
+        matches to keep the first few: ~4 ms a word for a user with 200,000 memories. It applies
+        to exact words (`a|b|c`) and CJK grams; prefix terms (`stem*`) are always read whole.
         """
         lexemes = _tsquery_terms(terms)
         query = " | ".join(lexemes)
@@ -757,7 +766,13 @@ class MemoryStore:
             # Planned for this user, not once for all: a generic plan assumes an average user,
             # and for a user with 200,000 rows it intersects every term's index matches with
             # all their rows (milliseconds each) instead of reading the few matches needed.
-            await conn.execute("SET LOCAL plan_cache_mode = force_custom_plan")
+            settings = "SET LOCAL plan_cache_mode = force_custom_plan"
+            if sampled:
+                # Twice what one term may contribute: a sampled word still fills its share,
+                # so the rows it adds are known to be a sample (see `lexical` below).
+                bound = 2 * LEXICAL_PER_TERM * limit
+                settings += f"; SET LOCAL gin_fuzzy_search_limit = {int(bound)}"
+            await conn.execute(settings)
             rows = await conn.fetch(
                 f"""
                 WITH small AS (
@@ -771,16 +786,33 @@ class MemoryStore:
                     -- fewer matches than that and is always found whole, however common the
                     -- query's other words are. One scan over all terms at once would fill the
                     -- budget with the common words' rows, in table order, before reaching it.
+                    -- The rows are ranked rare words first, as BM25 weighs them: each term a
+                    -- row matches adds ln(1 + $9 / the term's matches), so a name matched by one
+                    -- row outranks a common word's hundreds (`ts_rank` alone knows no rarity
+                    -- and let them crowd the name out); then `ts_rank` and recency.
                     SELECT id FROM (
-                        SELECT m.id, m.occurred_at, ts_rank(m.tsv, to_tsquery('simple', $3)) AS r
-                        FROM unnest($10::text[]) AS t (term) CROSS JOIN LATERAL (
-                            -- Looked up by owner: the user's matches, not everyone's.
-                            SELECT id, tsv, occurred_at FROM memories WHERE {_MINE_BY_ROW}
-                            AND {OWN_TSV} @@ {_OWN_TERM} AND NOT (SELECT yes FROM small)
-                            LIMIT $9
-                        ) m
+                        SELECT id, count(*) OVER (PARTITION BY term) AS n, r, occurred_at
+                        FROM (
+                            SELECT DISTINCT ON (t.term, m.id) t.term, m.id, m.occurred_at,
+                                   ts_rank(m.tsv, to_tsquery('simple', $3)) AS r
+                            FROM unnest($10::text[]) AS t (term) CROSS JOIN LATERAL (
+                                SELECT f.id, f.tsv, f.occurred_at
+                                FROM unnest(string_to_array(t.term, '|')) AS w (word)
+                                CROSS JOIN LATERAL (
+                                    -- Looked up by owner: the user's matches, not everyone's.
+                                    -- One lookup per form of a word (`a|b|c`): Postgres samples
+                                    -- a lookup only when all its words are common (`sampled`).
+                                    SELECT id, tsv, occurred_at FROM memories
+                                    WHERE {_MINE_BY_ROW} AND {OWN_TSV} @@ {_OWN_TERM}
+                                    AND NOT (SELECT yes FROM small)
+                                    LIMIT $9
+                                ) f
+                                LIMIT $9
+                            ) m
+                        ) hits
                     ) matches
-                    GROUP BY id ORDER BY max(r) DESC, max(occurred_at) DESC
+                    GROUP BY id HAVING count(*) > 1 OR min(n) < $9
+                    ORDER BY sum(ln(1.0 + $9::float8 / n)) DESC, max(r) DESC, max(occurred_at) DESC
                     LIMIT $5
                 ), grams AS (
                     SELECT id FROM memories WHERE {_MINE_BY_ROW} AND cardinality($4::text[]) > 0
@@ -1243,12 +1275,22 @@ def _per_term(limit: int, terms: int) -> int:
 
 
 def _tsquery_terms(terms: Sequence[str]) -> list[str]:
-    """Query terms safe to join into a tsquery: plain words, or stems marked for prefix match."""
+    """Query terms safe to join into a tsquery: words, stems for a prefix match, word forms.
+
+    A term is a word, a stem marked for a prefix match (`stem*`), or alternative exact words
+    (`a|b|c`, any of them); words that are not letters and digits are left out.
+    """
     out: list[str] = []
     for term in terms:
-        word, prefix = (term[:-1], True) if term.endswith("*") else (term, False)
-        if _TSQUERY_TERM.match(word) and word not in out:
-            out.append(f"{word}:*" if prefix else word)
+        if "|" in term:
+            forms = [f for f in dict.fromkeys(term.split("|")) if _TSQUERY_TERM.match(f)]
+            word = "|".join(forms[:MAX_WORD_FORMS])
+            if word and word not in out:
+                out.append(word)
+        else:
+            word, prefix = (term[:-1], True) if term.endswith("*") else (term, False)
+            if _TSQUERY_TERM.match(word) and word not in out:
+                out.append(f"{word}:*" if prefix else word)
         if len(out) >= MAX_LEXICAL_TERMS:
             break
     return out

@@ -15,11 +15,13 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
 from memory.observability.metrics import collect_stats, render_prometheus
+from memory.recall import recaller as recaller_module
 from memory.recall.cache import deep_size
 from memory.recall.ranking import RankingWeights
 from memory.recall.recaller import Recalled, Recaller
@@ -361,6 +363,100 @@ async def test_lexical_leg_of_a_large_user_is_bounded_and_finds_the_rare_word(
     hit = await r.recall_traced(scope, "who plays the oboe, Quillanora?", k=3, relevant_only=False)
     assert hit.path == "l2"
     assert hit.hits and hit.hits[0].record.id == "rare"
+
+
+async def test_a_rare_word_outranks_rows_matching_several_common_words(store: MemoryStore) -> None:
+    # 400 memories match two of the query's words, one memory its rare word. Ranked by
+    # `ts_rank` alone the two-word rows fill the leg's 8 places; ranked as BM25 weighs words
+    # (a word matched by fewer rows counts more), the rare row comes first.
+    scope = Scope("tiers", "whale-ranked")
+    rng = np.random.default_rng(8)
+    vectors = rng.standard_normal((401, store.embedder.dim)).astype(np.float32)
+    start = datetime(2025, 1, 6, tzinfo=UTC)
+    items = _hourly(scope, "c", "Standup notes for sprint day {}", start, vectors[:400])
+    items.append(BulkMemory(scope, "rare", "My niece Quillanora plays the oboe",
+                            start - timedelta(days=30), vectors[400]))  # fmt: skip
+    await copy_memories(store.pool, items, model=store.embedder.name, indexed_at=datetime.now(UTC))
+    found = await store.candidates(
+        scope, terms=["standup", "sprint*", "quillanora"], limit=8, whole=False
+    )
+    ids = [r.id for r in found.records]
+    assert ids and "rare" in ids and len(ids) <= 8
+    # One common word alone: which 16 of its 400 matches are read is arbitrary (table order),
+    # so none of them is taken; the dense leg finds what is near the query's meaning.
+    alone = await store.candidates(scope, terms=["standup"], limit=8, whole=False)
+    assert alone.records == []
+
+
+async def _own_index_reads(store: MemoryStore) -> int:
+    """Index entries the owner-keyed word index has returned so far (Postgres's statistics)."""
+    async with store.pool.acquire() as conn:
+        await conn.execute("SELECT pg_stat_clear_snapshot()")
+        reads = await conn.fetchval(
+            "SELECT idx_tup_read FROM pg_stat_user_indexes WHERE indexrelname = 'memories_own_tsv'"
+        )
+    return int(reads or 0)
+
+
+async def _reads_of(store: MemoryStore, lookup: Any) -> int:
+    """How many word-index entries `lookup` read (statistics arrive after its transaction)."""
+    before = await _own_index_reads(store)
+    await lookup
+    deadline = time.monotonic() + 15.0
+    while (after := await _own_index_reads(store)) == before and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    return after - before
+
+
+async def test_a_very_large_users_word_lookups_are_sampled(
+    store: MemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A user with very many memories: a common word's lookup reads a random sample of its
+    # matches, not all of them; a rare word is still found whole, in any inflection.
+    scope = Scope("tiers", "giant")
+    rng = np.random.default_rng(9)
+    vectors = rng.standard_normal((3001, store.embedder.dim)).astype(np.float32)
+    start = datetime(2025, 1, 6, tzinfo=UTC)
+    items = _hourly(scope, "c", "Standup notes for sprint day {}", start, vectors[:3000])
+    items.append(BulkMemory(scope, "rare", "Quillanora booked oboe lessons for the spring",
+                            start - timedelta(days=30), vectors[3000]))  # fmt: skip
+    await copy_memories(store.pool, items, model=store.embedder.name, indexed_at=datetime.now(UTC))
+    whole = await _reads_of(store, store.candidates(scope, terms=["standup"], limit=8, whole=False))
+    sampled = await _reads_of(
+        store, store.candidates(scope, terms=["standup"], limit=8, whole=False, sampled=True)
+    )
+    assert whole >= 3000
+    # About 2 x 2 x 8 of the word's matches are kept, as far as Postgres estimates how many it
+    # has from the index's pages (roughly, for so small an index): a fraction of the 3,000.
+    assert 0 < sampled * 4 < whole
+    found = await store.candidates(
+        scope, terms=["standup", "quillanora", "book|booked|booking"], limit=8, whole=False,
+        sampled=True,
+    )  # fmt: skip
+    assert "rare" in {r.id for r in found.records}
+    # Through the recaller: once the user is counted over the threshold, its lexical leg asks
+    # for the query words' forms, sampled, and the rare memory ranks first.
+    monkeypatch.setattr(recaller_module, "SAMPLED_LEXICAL_ABOVE", 1000)
+    r = recaller(store)
+    _cold(r)
+    asked: list[dict[str, Any]] = []
+    real = store.candidates
+
+    async def spy(*args: Any, **kwargs: Any) -> Any:
+        asked.append(kwargs)
+        return await real(*args, **kwargs)
+
+    monkeypatch.setattr(store, "candidates", spy)
+    query = "who is booking the oboe lessons, Quillanora?"
+    for _ in range(2):  # the first recall finds the user large; the second has them counted
+        await r.recall_traced(scope, query, k=3, record_access=False)
+        await store.drain()
+    assert r._row_count(scope) == 3001
+    hit = await r.recall_traced(scope, query, k=3, relevant_only=False, record_access=False)
+    assert hit.path == "l2" and hit.hits[0].record.id == "rare"
+    lexical = [a for a in asked if a.get("terms")][-1]
+    assert lexical["sampled"] is True
+    assert {"booking", "book", "booked"} <= set(lexical["terms"][0].split("|"))
 
 
 async def test_a_lexical_lookup_reads_its_owners_matches_only(store: MemoryStore) -> None:

@@ -3,7 +3,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from memory.recall.lexical import LexicalIndex, stem, tokenize
+from memory.recall.lexical import LexicalIndex, stem, tokenize, word_forms
 
 
 def test_stopwords_and_question_words_are_dropped() -> None:
@@ -21,6 +21,32 @@ def test_stopwords_and_question_words_are_dropped() -> None:
 )
 def test_stemmer_merges_inflections(words: list[str], expected: str) -> None:
     assert {stem(w) for w in words} == {expected}
+
+
+@pytest.mark.parametrize(
+    ("word", "others"),
+    [
+        ("booking", {"book", "books", "booked"}),
+        ("book", {"books", "booked", "booking"}),
+        ("families", {"family"}),
+        ("family", {"families"}),
+        ("run", {"running", "runs"}),
+        ("loved", {"love", "loves", "loving"}),
+        ("classes", {"class"}),
+    ],
+)
+def test_word_forms_are_the_inflections_that_stem_alike(word: str, others: set[str]) -> None:
+    forms = word_forms(word)
+    assert forms[0] == word
+    assert others <= set(forms)
+    assert {stem(f) for f in forms} == {stem(word)}  # never a word the stemmer keeps apart
+    assert "bookshelf" not in word_forms("book")  # forms, not every word with the prefix
+
+
+def test_word_forms_of_words_the_stemmer_leaves_alone_are_the_word() -> None:
+    for word in ("q3", "marmaladefox42", "café", "42"):
+        assert word_forms(word) == [word]
+    assert word_forms("Booked")[0] == "booked"  # lower-cased, as the stored words are
 
 
 def test_stemmer_leaves_short_words_and_numbers_alone() -> None:

@@ -212,3 +212,32 @@ def test_chatter_borrows_no_similarity_from_its_context() -> None:
     assert is_chatter("ok, thanks") and is_chatter("好的，谢谢") and is_chatter("Hey!")
     assert not is_chatter("thanks, the oboe lesson moved to Friday")
     assert not is_chatter("我爸下个月要做白内障手术")
+
+
+def test_a_given_lowest_cosine_anchors_the_dense_scores_of_a_partial_index() -> None:
+    """L2 indexes only a query's candidates: its nearest memories and its word matches. Scaled
+    from the candidates' own lowest cosine, a word match far from the query in meaning got no
+    similarity at all beside the nearest ones; anchored at the user's lowest it keeps its share.
+    """
+    query = unit(1)
+    near = [memory(f"n{i}", f"weekly sync notes {i}", vector=_near(query, 0.4, 40 + i))
+            for i in range(12)]  # fmt: skip
+    named = memory("named", "Dr. Okonkwo-Baptiste recommended a second scan",
+                   vector=_near(query, 3.0, 60))  # fmt: skip
+    index = UserIndex()
+    index.upsert([*near, named])
+    cosine = float(named.vector @ query)
+    assert cosine < min(float(m.vector @ query) for m in near)  # the candidates' lowest
+    weights = RankingWeights(feedback_docs=0, hop=0.0, dense_trust_high=0.0)
+    query_text = "when is the appointment with Okonkwo-Baptiste"
+    alone = dict(index.search(query_text, query, k=20, now=NOW, weights=weights))
+    anchored = dict(index.search(query_text, query, k=20, now=NOW, weights=weights,
+                                 lowest=cosine - 0.5))  # fmt: skip
+    assert alone["named"].similarity == 0.0
+    assert anchored["named"].similarity > 0.1
+    # The nearest keep their order and the best its full similarity.
+    order = sorted(near, key=lambda m: -float(m.vector @ query))
+    assert max(b.similarity for b in anchored.values()) == alone[order[0].id].similarity
+    assert [m.id for m in order] == sorted(
+        (m.id for m in near), key=lambda i: -anchored[i].similarity
+    )
