@@ -756,7 +756,8 @@ class MemoryStore:
         sample of about that many (Postgres's `gin_fuzzy_search_limit`) instead of reading all of
         them; a rarer word is still found whole. Without it, a common word's lookup reads all its
         matches to keep the first few: ~4 ms a word for a user with 200,000 memories. It applies
-        to exact words (`a|b|c`) and CJK grams; prefix terms (`stem*`) are always read whole.
+        to exact words (`a|b|c`, each looked up on its own) and to the CJK grams' lookup when all
+        its grams are common; a prefix term (`stem*`) still reads all its matches first.
         """
         lexemes = _tsquery_terms(terms)
         query = " | ".join(lexemes)
