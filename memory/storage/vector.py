@@ -13,7 +13,7 @@ import asyncio
 import logging
 import re
 import zlib
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -288,6 +288,7 @@ class VectorIndex:
         k: int,
         unfiltered: Collection[str] = (),
         layers: Sequence[str] = LAYERS,
+        fetch: Mapping[str, int] | None = None,
     ) -> list[Nearest]:
         """The nearest entries of each layer for one user's query, the layers side by side.
 
@@ -298,23 +299,26 @@ class VectorIndex:
         ~25 ms for the same search returning each entry's owner. Those hits are `unchecked`:
         they may be other users' entries, and the caller must keep only the user's own, which
         it does anyway when it reads their rows from Postgres by owner. `full` says the layer
-        returned all 2k asked for, so it may hold more of the user's entries than were seen.
+        returned all it was asked for, so it may hold more of the user's entries than were seen.
+        `fetch` is how many entries to ask of an unfiltered layer (k to 2k, default 2k): fewer
+        where the user holds nearly all of it.
         """
 
         async def one(layer: str) -> Nearest:
             if layer not in unfiltered:
                 return Nearest(layer, await self.query(scope, vector, k=k, layers=[layer]))
+            n = min(2 * k, max(k, (fetch or {}).get(layer, 2 * k)))
             result = await self._call(
                 layer,
                 scope,
                 "query",
                 query_embeddings=[vector.tolist()],
-                n_results=2 * k,
+                n_results=n,
                 include=["distances"],
             )
             ids, dists = result["ids"][0], result["distances"][0]
             hits = [(mid, 1.0 - float(d)) for mid, d in zip(ids, dists, strict=True)]
-            return Nearest(layer, hits, unchecked=True, full=len(hits) >= 2 * k)
+            return Nearest(layer, hits, unchecked=True, full=len(hits) >= n)
 
         return list(await asyncio.gather(*(one(layer) for layer in layers)))
 

@@ -602,3 +602,51 @@ async def test_a_large_layer_is_never_searched_with_the_owner_filter(store: Memo
         assert "episodic" in r._large[whale.key]
     finally:
         del store.index.query
+
+
+async def test_a_user_holding_nearly_all_of_a_layer_is_asked_for_fewer_hits(
+    store: MemoryStore,
+) -> None:
+    # Chroma is asked for 2 x the candidate budget while it is unknown how many of a layer's
+    # nearest entries are the user's; once nearly all were, for a tenth over the budget.
+    from memory.storage.vector import shard_of
+
+    shards = store.index.settings.chroma_shards
+    whale = Scope("tiers", "whale-home")
+    rng = np.random.default_rng(12)
+    query = rng.standard_normal(store.embedder.dim).astype(np.float32)
+    query /= np.linalg.norm(query)
+    vectors = query + 0.3 * rng.standard_normal((60, store.embedder.dim)).astype(np.float32)
+    own = await store.write_many(
+        whale, [NewMemory(f"whale diary {i}") for i in range(60)], vectors=vectors
+    )
+    other = next(s for s in (Scope("tiers", f"guest{i}") for i in range(200))
+                 if shard_of(s, shards) == shard_of(whale, shards))  # fmt: skip
+    await store.write_many(other, [NewMemory("guest note")], vectors=-query[None, :])
+    await store.drain()
+    asked: list[dict[str, int]] = []
+    original = store.index.nearest
+
+    async def spy(*args: Any, **kwargs: Any) -> Any:
+        asked.append(dict(kwargs.get("fetch") or {}))
+        return await original(*args, **kwargs)
+
+    store.index.nearest = spy  # type: ignore[method-assign]
+    try:
+        r = recaller(store)
+        _cold(r)
+        limit = r.candidates
+        tops = []
+        for _ in range(3):
+            got = await r.recall_traced(whale, "whale diary", k=5, query_vector=query,
+                                        relevant_only=False, record_access=False)  # fmt: skip
+            assert got.path == "l2"
+            assert {h.record.id for h in got.hits} <= {m.id for m in own}
+            tops.append([h.record.id for h in got.hits])
+    finally:
+        del store.index.nearest
+    # The first search asks the default 2 x budget; once the share is known, ~1.1 x budget.
+    episodic = [a.get("episodic") for a in asked if a is not None]
+    assert episodic[0] is None
+    assert episodic[-1] == int(np.ceil(1.1 * limit)) < 2 * limit
+    assert tops[0] == tops[-1]  # the same nearest memories, from a smaller search
