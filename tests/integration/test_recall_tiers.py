@@ -332,6 +332,19 @@ def _hourly(
     ]
 
 
+async def _standups_and_a_rare_one(
+    store: MemoryStore, scope: Scope, n: int, rare: str, *, seed: int, rare_days: int
+) -> None:
+    """`n` memories "Standup notes for sprint day i", an hour apart, and one memory `rare`
+    (id "rare") `rare_days` from the first; random vectors, written straight to Postgres."""
+    rng = np.random.default_rng(seed)
+    vectors = rng.standard_normal((n + 1, store.embedder.dim)).astype(np.float32)
+    start = datetime(2025, 1, 6, tzinfo=UTC)
+    items = _hourly(scope, "c", "Standup notes for sprint day {}", start, vectors[:n])
+    items.append(BulkMemory(scope, "rare", rare, start + timedelta(days=rare_days), vectors[n]))
+    await copy_memories(store.pool, items, model=store.embedder.name, indexed_at=datetime.now(UTC))
+
+
 async def test_lexical_leg_of_a_large_user_is_bounded_and_finds_the_rare_word(
     store: MemoryStore,
 ) -> None:
@@ -339,13 +352,9 @@ async def test_lexical_leg_of_a_large_user_is_bounded_and_finds_the_rare_word(
     # scan over both words, cut after a fixed number of rows in table order, would stop long
     # before the rare row; each word's own bounded scan finds it.
     scope = Scope("tiers", "whale")
-    rng = np.random.default_rng(7)
-    vectors = rng.standard_normal((401, store.embedder.dim)).astype(np.float32)
-    start = datetime(2025, 1, 6, tzinfo=UTC)
-    items = _hourly(scope, "c", "Standup notes for sprint day {}", start, vectors[:400])
-    items.append(BulkMemory(scope, "rare", "My niece Quillanora plays the oboe",
-                            start + timedelta(days=30), vectors[400]))  # fmt: skip
-    await copy_memories(store.pool, items, model=store.embedder.name, indexed_at=datetime.now(UTC))
+    await _standups_and_a_rare_one(
+        store, scope, 400, "My niece Quillanora plays the oboe", seed=7, rare_days=30
+    )
     limit = 8
     found = await store.candidates(scope, terms=["standup", "quillanora"], limit=limit, whole=False)
     ids = [r.id for r in found.records]
@@ -370,13 +379,9 @@ async def test_a_rare_word_outranks_rows_matching_several_common_words(store: Me
     # `ts_rank` alone the two-word rows fill the leg's 8 places; ranked as BM25 weighs words
     # (a word matched by fewer rows counts more), the rare row comes first.
     scope = Scope("tiers", "whale-ranked")
-    rng = np.random.default_rng(8)
-    vectors = rng.standard_normal((401, store.embedder.dim)).astype(np.float32)
-    start = datetime(2025, 1, 6, tzinfo=UTC)
-    items = _hourly(scope, "c", "Standup notes for sprint day {}", start, vectors[:400])
-    items.append(BulkMemory(scope, "rare", "My niece Quillanora plays the oboe",
-                            start - timedelta(days=30), vectors[400]))  # fmt: skip
-    await copy_memories(store.pool, items, model=store.embedder.name, indexed_at=datetime.now(UTC))
+    await _standups_and_a_rare_one(
+        store, scope, 400, "My niece Quillanora plays the oboe", seed=8, rare_days=-30
+    )
     found = await store.candidates(
         scope, terms=["standup", "sprint*", "quillanora"], limit=8, whole=False
     )
@@ -414,13 +419,9 @@ async def test_a_very_large_users_word_lookups_are_sampled(
     # A user with very many memories: a common word's lookup reads a random sample of its
     # matches, not all of them; a rare word is still found whole, in any inflection.
     scope = Scope("tiers", "giant")
-    rng = np.random.default_rng(9)
-    vectors = rng.standard_normal((3001, store.embedder.dim)).astype(np.float32)
-    start = datetime(2025, 1, 6, tzinfo=UTC)
-    items = _hourly(scope, "c", "Standup notes for sprint day {}", start, vectors[:3000])
-    items.append(BulkMemory(scope, "rare", "Quillanora booked oboe lessons for the spring",
-                            start - timedelta(days=30), vectors[3000]))  # fmt: skip
-    await copy_memories(store.pool, items, model=store.embedder.name, indexed_at=datetime.now(UTC))
+    await _standups_and_a_rare_one(
+        store, scope, 3000, "Quillanora booked oboe lessons for the spring", seed=9, rare_days=-30
+    )
     whole = await _reads_of(store, store.candidates(scope, terms=["standup"], limit=8, whole=False))
     sampled = await _reads_of(
         store, store.candidates(scope, terms=["standup"], limit=8, whole=False, sampled=True)
