@@ -587,7 +587,7 @@ class Recaller:
             if not ids:
                 continue
             mine = [i for i, mid in enumerate(ids) if mid in have]
-            share = limit / (mine[-1] + 1) if len(mine) >= limit else len(mine) / len(ids)
+            share = limit / (mine[limit - 1] + 1) if len(mine) >= limit else len(mine) / len(ids)
             shares[layer.layer] = share
         self._shares[scope.key] = shares
         self._shares.move_to_end(scope.key)

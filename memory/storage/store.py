@@ -752,9 +752,9 @@ class MemoryStore:
         first `limit` that are this user's active rows are taken.
 
         `sampled` bounds the lexical lookups' cost for a user with very many rows. A word with
-        more matches than one term may contribute anyway (`_per_term`) then contributes a random
-        sample of about that many (Postgres's `gin_fuzzy_search_limit`) instead of reading all of
-        them; a rarer word is still found whole. Without it, a common word's lookup reads all its
+        more matches than the leg reads of one word (`_per_term`) is then read as a random
+        sample of them (Postgres's `gin_fuzzy_search_limit`) instead of all of them; a rarer word
+        is still found whole. Without it, a common word's lookup reads all its
         matches to keep the first few: ~4 ms a word for a user with 200,000 memories. It applies
         to exact words (`a|b|c`, each looked up on its own) and to the CJK grams' lookup when all
         its grams are common; a prefix term (`stem*`) still reads all its matches first.
@@ -790,7 +790,9 @@ class MemoryStore:
                     -- The rows are ranked rare words first, as BM25 weighs them: each term a
                     -- row matches adds ln(1 + $9 / the term's matches), so a name matched by one
                     -- row outranks a common word's hundreds (`ts_rank` alone knows no rarity
-                    -- and let them crowd the name out); then `ts_rank` and recency.
+                    -- and let them crowd the name out); then `ts_rank` and recency. A row that
+                    -- matches only one word, a word with as many matches as are read of it, is
+                    -- left out: it is an arbitrary one of them (first in table order, or sampled).
                     SELECT id FROM (
                         SELECT id, count(*) OVER (PARTITION BY term) AS n, r, occurred_at
                         FROM (
