@@ -44,7 +44,7 @@ from memory.recall.representation import dense_vectors, indexed_from_record
 from memory.recall.retrieval import UserIndex, features_of
 from memory.storage.cache_sync import Change
 from memory.storage.embedding import MEMO_MAX_CHARS, Vectors
-from memory.storage.store import Candidates, MemoryStore
+from memory.storage.store import MAX_LEXICAL_TERMS, Candidates, MemoryStore
 from memory.storage.vector import LAYERS, Nearest, VectorIndexError
 from memory.types import MemoryKind, MemoryRecord, Scope, ScoredMemory
 
@@ -150,7 +150,12 @@ def _lexical_terms(query: str, *, exact: bool = False) -> tuple[list[str], list[
         if word.isalnum() and word.isascii():
             base = stem(word)
             if exact:
-                words.append("|".join(word_forms(word)))
+                # Postgres is asked for the first MAX_LEXICAL_TERMS words only: a pasted
+                # page's thousands of words get no forms computed on the event loop.
+                if len(words) < MAX_LEXICAL_TERMS:
+                    forms = "|".join(word_forms(word))
+                    if forms not in words:
+                        words.append(forms)
             else:
                 words.append(f"{base}*" if len(base) >= 3 else base)
         elif word.isalnum():

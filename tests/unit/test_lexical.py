@@ -117,3 +117,14 @@ def test_query_weights_scale_terms_and_unknown_terms_score_zero() -> None:
     assert weighted[0] == pytest.approx(plain[0])
     assert weighted[1] == pytest.approx(plain[1] / 2)
     assert not index.scores(["kiwi"], 2).any()
+
+
+def test_a_very_large_users_query_words_become_their_forms_within_the_term_cap() -> None:
+    from memory.recall.recaller import _lexical_terms
+    from memory.storage.store import MAX_LEXICAL_TERMS
+
+    words, _ = _lexical_terms("Did I book the Lisbon trip? book it again", exact=True)
+    assert {"book", "books", "booked", "booking"} <= set(words[0].split("|"))
+    assert [w.split("|")[0] for w in words] == ["book", "lisbon", "trip"]  # repeats once
+    pasted = " ".join(f"item{i}" for i in range(5000))
+    assert len(_lexical_terms(pasted, exact=True)[0]) == MAX_LEXICAL_TERMS
