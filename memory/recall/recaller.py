@@ -32,6 +32,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import TypeVar
 
 import numpy as np
 
@@ -88,6 +89,17 @@ A prefix lookup reads every match of the stem: for a user with 200,000 memories,
 common word (one in 20 of their memories), five words 25 ms, on the critical path of their
 recall. At 20,000 memories the same word has a tenth of the matches, and prefix matching (which
 also finds compounds: `book*` finds `bookshelf`) is kept."""
+
+
+_V = TypeVar("_V")
+
+
+def _keep_recent(held: OrderedDict[str, _V], key: str, value: _V) -> None:
+    """Hold `value` under `key` as the most recent; the oldest go past `LARGE_USERS` users."""
+    held[key] = value
+    held.move_to_end(key)
+    while len(held) > LARGE_USERS:
+        held.popitem(last=False)
 
 
 def _fetch_for(limit: int, share: float) -> int:
@@ -594,10 +606,7 @@ class Recaller:
             mine = [i for i, mid in enumerate(ids) if mid in have]
             share = limit / (mine[limit - 1] + 1) if len(mine) >= limit else len(mine) / len(ids)
             shares[layer.layer] = share
-        self._shares[scope.key] = shares
-        self._shares.move_to_end(scope.key)
-        while len(self._shares) > LARGE_USERS:
-            self._shares.popitem(last=False)
+        _keep_recent(self._shares, scope.key, shares)
 
     async def _layer_sizes(self, scope: Scope) -> dict[str, int]:
         """The user's entries per layer, counted at most every `LAYER_SIZES_TTL_S` seconds."""
@@ -606,10 +615,7 @@ class Recaller:
         if held is not None and now - held[0] < LAYER_SIZES_TTL_S:
             return held[1]
         sizes = await self.store.count_active_by_layer(scope)
-        self._sizes[scope.key] = (now, sizes)
-        self._sizes.move_to_end(scope.key)
-        while len(self._sizes) > LARGE_USERS:
-            self._sizes.popitem(last=False)
+        _keep_recent(self._sizes, scope.key, (now, sizes))
         return sizes
 
     def filtered_layers(self, scope: Scope) -> frozenset[str]:
@@ -618,10 +624,7 @@ class Recaller:
 
     def _remember_large(self, scope: Scope) -> None:
         """Note a user with more rows than the candidate budget (bounded: most recent first)."""
-        self._large[scope.key] = self._large.get(scope.key, frozenset())
-        self._large.move_to_end(scope.key)
-        while len(self._large) > LARGE_USERS:
-            self._large.popitem(last=False)
+        _keep_recent(self._large, scope.key, self._large.get(scope.key, frozenset()))
 
     def _store_features(self, scope: Scope, fresh: list[tuple[str, str]]) -> None:
         """Keep computed features in Postgres, off the hot path, so no query computes them again."""
