@@ -8,6 +8,8 @@ attention mask and L2-normalises, matching sentence-transformers to cosine 1.000
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import ctypes
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Coroutine
@@ -232,6 +234,7 @@ class OnnxEmbedder:
             str(onnx_dir / "model.onnx"), options, providers=["CPUExecutionProvider"]
         )
         self._inputs = {i.name for i in self._session.get_inputs()}
+        _return_freed_heap()
         self.dim = 384
         # onnxruntime sessions are thread-safe for run(), but the tokenizer's padding state is
         # not guaranteed to be; one lock keeps batches whole.
@@ -285,6 +288,18 @@ class OnnxEmbedder:
         if len(texts) != 1:
             return await asyncio.to_thread(self.embed, texts)
         return await _once(self._running, texts[0], lambda: asyncio.to_thread(self.embed, texts))
+
+
+def _return_freed_heap() -> None:
+    """Give the heap pages freed while the model loaded back to the OS.
+
+    Building the session parses the 90 MB model file and copies its weights; the parse
+    buffers are freed at once, but glibc keeps freed pages in the process: measured, loading
+    the embedder added 160 MiB to the resident set without this and 129 MiB with it. Not glibc
+    (macOS, musl): nothing to do.
+    """
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
 
 
 class LangChainEmbedder:
