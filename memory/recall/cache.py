@@ -110,6 +110,9 @@ def _walk(root: object, every: int = 0) -> Generator[None, None, int]:
                 total += obj.nbytes
             continue
         total += sys.getsizeof(obj)
+        if isinstance(obj, memoryview):  # a buffer an array was built on (e.g. its own map)
+            total += obj.nbytes
+            continue
         if isinstance(obj, str | bytes | int | float | bool | complex) or obj is None:
             continue
         if isinstance(obj, dict):
