@@ -29,7 +29,8 @@ agent graph with the Postgres checkpointer and opens its own memory store and ca
                  at every checkpointer checkout, the thread's ownership written every turn).
                  Every message carries a word of its own, so no turn reuses an earlier
                  turn's embedding. With `--small` the baseline runs at concurrency 1 and 50
-                 only.
+                 only. `--durability exit` runs the turns with one checkpoint per run instead
+                 of LangGraph's default of one per step, to show what per-step checkpoints cost.
   recall_latency L1/L2 recall at 100k / 1M memories (`--scale 100k` or `--scale 1m` runs one
                  alone), one 200k-memory user and RSS after touching every user under the L1
                  budget, from `bench._scale_recall`, each load phase timed. Data at that scale
@@ -47,9 +48,9 @@ reindex; null if not within 45 s),
 turn_ms_during_outage, turn_ms_outside_outage {p50, p95}, stored, active, missing_in_postgres,
 unindexed_rows_before_reindex,
 missing_in_chroma_before_reindex, reindexed, missing_in_chroma_after_reindex,
-lost_memories}, overhead {c1, c10, c50: {concurrency, turns, short_turns, total_ms, wall_ms,
-model_ms, nodes_ms {node: {p50, p95}}, checkpoint_ms {put, put_writes, get: {p50, p95}}, share,
-process {turns_per_s, loop_lag_ms {p50, p95, max, samples}, redact_ms_per_turn,
+lost_memories}, overhead {durability, c1, c10, c50: {concurrency, turns, short_turns, total_ms,
+wall_ms, model_ms, nodes_ms {node: {p50, p95}}, checkpoint_ms {put, put_writes, get: {p50, p95}},
+share, process {turns_per_s, loop_lag_ms {p50, p95, max, samples}, redact_ms_per_turn,
 serialize_ms_per_turn, serialize_calls_per_turn,
 checkpoint_pool_wait_ms_per_turn, checkpoint_pool_queued_per_turn, texts_embedded_per_turn,
 embedding_memo_hits_per_turn, index_upserts_per_turn, indexed_in_background_per_turn,
@@ -439,15 +440,18 @@ async def overhead(
     profile: Path | None = None,
     baseline: bool = True,
     c1_turns: int | None = None,
+    durability: str = "async",
 ) -> dict[str, Any]:
     """Per-node memory overhead at concurrency 1, 10 and 50 on one worker.
 
     With `baseline`, a second worker runs the same turns with the overhead fixes undone
     (`tests.support.worker --baseline`, synchronous indexing), level by level alternating
     with the measured one, so both see the same machine load. `profile`: write the measured
-    worker's cProfile (its event-loop thread) to that file.
+    worker's cProfile (its event-loop thread) to that file. `durability`: LangGraph's checkpoint
+    durability for every turn, measured and baseline alike.
     """
     extra = ["--executor-threads", str(executor_threads)] if executor_threads else []
+    extra += ["--durability", durability]
     workers = await start_workers(srv, 1, "oh", [*extra, *(["--profile", str(profile)]
                                                         if profile else [])])  # fmt: skip
     users = [[f"oh{w}{uuid.uuid4().hex[:8]}" for _ in range(50)] for w in range(2)]
@@ -463,7 +467,7 @@ async def overhead(
             await _seed(workers[1:], users[1], per_user)
         else:
             await _seed(workers, users[0], per_user)
-        report: dict[str, Any] = {}
+        report: dict[str, Any] = {"durability": durability}
         base: dict[str, Any] = {}
         rounds = {1: c1_turns or (30 if small else 200), 10: 3 if small else 20,
                   50: 1 if small else 6}  # fmt: skip
@@ -627,6 +631,7 @@ async def overhead_repeated(srv: Servers, args: argparse.Namespace) -> dict[str,
             profile=args.profile,
             baseline=not args.no_baseline,
             c1_turns=args.c1_turns,
+            durability=args.durability,
         )
         runs.append({"load": [round(x, 2) for x in os.getloadavg()], **_compact(report)})
         print(overhead_table(runs[-1], f"overhead repeat {i + 1}/{args.repeats}"), flush=True)
@@ -743,6 +748,10 @@ def main(argv: list[str] | None = None) -> int:
                         "else 200); a p95 of 30 turns rests on their three slowest")  # fmt: skip
     parser.add_argument("--no-baseline", action="store_true",
                         help="overhead: skip the same-run baseline worker")  # fmt: skip
+    parser.add_argument("--durability", choices=("async", "exit", "sync"), default="async",
+                        help="overhead: LangGraph's checkpoint durability for the turns (async, "
+                        "the default of LangGraph and its server: a checkpoint per step, "
+                        "written in the background; exit: one per run)")  # fmt: skip
     parser.add_argument("--profile", type=Path, default=None,
                         help="overhead: write the measured worker's cProfile here")  # fmt: skip
     args = parser.parse_args(argv)

@@ -261,9 +261,10 @@ def _text(message: BaseMessage) -> str:
 class _Worker:
     """The in-process side: a compiled graph, this process's store, request handlers."""
 
-    def __init__(self, graph: Any, timer: CheckpointTimer) -> None:
+    def __init__(self, graph: Any, timer: CheckpointTimer, durability: str = "async") -> None:
         self.graph = graph
         self.timer = timer
+        self.durability = durability
 
     async def turn(self, req: Mapping[str, Any]) -> dict[str, Any]:
         from agent.context import Context
@@ -275,7 +276,10 @@ class _Worker:
         self.timer.take(thread)  # nothing left from an earlier read of this thread
         began = time.perf_counter()
         out = await self.graph.ainvoke(
-            {"messages": [("user", _required(req, "message"))]}, config, context=ctx
+            {"messages": [("user", _required(req, "message"))]},
+            config,
+            context=ctx,
+            durability=self.durability,
         )
         wall_ms = (time.perf_counter() - began) * 1000
         model_ms = sum(nodes.model_ms.values())
@@ -403,7 +407,9 @@ def _undo_overhead_fixes(saver: Any, store: Any) -> None:
     recaller(store).prefetch_queries = False  # the query is embedded when recall runs
 
 
-async def _serve(out: TextIO, executor_threads: int | None, baseline: bool = False) -> None:
+async def _serve(
+    out: TextIO, executor_threads: int | None, baseline: bool = False, durability: str = "async"
+) -> None:
     from agent.checkpointer import open_checkpointer
     from agent.graph import build_graph
     from agent.resources import close_stores, get_store
@@ -417,7 +423,7 @@ async def _serve(out: TextIO, executor_threads: int | None, baseline: bool = Fal
     async with open_checkpointer() as saver:
         timer = CheckpointTimer(saver)
         timer.profile(saver)
-        worker = _Worker(build_graph().compile(checkpointer=saver), timer)
+        worker = _Worker(build_graph().compile(checkpointer=saver), timer, durability)
         store = await get_store()  # open the pool, the index and the cache sync before "ready"
         if baseline:
             _undo_overhead_fixes(saver, store)
@@ -481,18 +487,24 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--baseline", action="store_true", help="undo the per-turn overhead fixes (a baseline)"
     )
+    parser.add_argument(
+        "--durability",
+        choices=("async", "exit", "sync"),
+        default="async",
+        help="LangGraph's checkpoint durability for turns (async: every step, in the background)",
+    )
     args = parser.parse_args(argv)
     # The protocol owns the real stdout; anything a library prints goes to stderr instead.
     out = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     if args.profile is None:
-        asyncio.run(_serve(out, args.executor_threads, args.baseline))
+        asyncio.run(_serve(out, args.executor_threads, args.baseline, args.durability))
         return
     profiler = cProfile.Profile()
     profiler.enable()
     try:
-        asyncio.run(_serve(out, args.executor_threads, args.baseline))
+        asyncio.run(_serve(out, args.executor_threads, args.baseline, args.durability))
     finally:
         profiler.disable()
         profiler.dump_stats(args.profile)
