@@ -39,8 +39,12 @@ def _zeros(shape: tuple[int, ...], dtype: Any) -> npt.NDArray[Any]:
     nbytes = math.prod(shape) * np.dtype(dtype).itemsize
     if nbytes < _MAPPED_FROM_BYTES:
         return np.zeros(shape, dtype=dtype)
-    # Anonymous maps come zero-filled; the map is unmapped when its last array view is freed.
-    return np.frombuffer(mmap.mmap(-1, nbytes), dtype=dtype).reshape(shape)
+    try:
+        # Anonymous maps come zero-filled; the map is unmapped when its last view is freed.
+        pages = mmap.mmap(-1, nbytes)
+    except OSError:  # out of maps (vm.max_map_count) or not allowed: the heap will do
+        return np.zeros(shape, dtype=dtype)
+    return np.frombuffer(pages, dtype=dtype).reshape(shape)
 
 
 def _grow(array: _A, size: int, fill: float | int | bool) -> _A:

@@ -151,3 +151,18 @@ def test_a_large_vector_matrix_is_mapped_on_its_own_and_still_counted() -> None:
         assert _mapped(entry) is mapped
         assert deep_size(entry) > vectors.nbytes
     assert deep_size(large) - deep_size(small) > large.index._cols.vectors.nbytes
+
+
+def test_without_maps_left_a_large_matrix_comes_from_the_heap(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A process out of memory maps (vm.max_map_count) still loads users, from the heap."""
+
+    def refused(*args: object, **kwargs: object) -> mmap.mmap:
+        raise OSError(12, "Cannot allocate memory")
+
+    monkeypatch.setattr(mmap, "mmap", refused)
+    entry = _entry(*_records(300, seed=2))
+    assert not _mapped(entry)
+    assert entry.index._cols.vectors.shape[0] >= 300
+    assert deep_size(entry) > entry.index._cols.vectors.nbytes
