@@ -48,15 +48,11 @@ def _zeros(shape: tuple[int, ...], dtype: Any) -> npt.NDArray[Any]:
 
 
 def _grow(array: _A, size: int, fill: float | int | bool) -> _A:
-    out = np.full((size, *array.shape[1:]), fill, dtype=array.dtype)
+    out = _zeros((size, *array.shape[1:]), array.dtype)
+    if fill:
+        out[len(array) :] = fill
     out[: len(array)] = array
     return cast(_A, out)
-
-
-def _grow_vectors(vectors: F32, size: int) -> F32:
-    out = cast(F32, _zeros((size, *vectors.shape[1:]), np.float32))
-    out[: len(vectors)] = vectors
-    return out
 
 
 class Columns:
@@ -105,7 +101,7 @@ class Columns:
         self.size += 1
         if slot >= len(self.alive):
             capacity = 2 * len(self.alive)
-            self.vectors = _grow_vectors(self.vectors, capacity)
+            self.vectors = _grow(self.vectors, capacity, 0.0)
             for name, fill in self._FIELDS:
                 setattr(self, name, _grow(getattr(self, name), capacity, fill))
         return slot
