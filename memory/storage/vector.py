@@ -1,8 +1,12 @@
 """The Chroma vector index: embedded (`PersistentClient`) by default, a server with `CHROMA_URL`.
 
-Chroma is an index, never the record: every entry here can be rebuilt from Postgres. Each entry
-carries tenant_id and user_id metadata and every query filters on both, except `nearest`'s
-unfiltered layers, whose hits are marked unchecked for the caller to keep to the user's rows.
+Chroma is an index, never the record: every entry here can be rebuilt from Postgres. An entry
+is an id, a vector and filter metadata, never the memory's text: recall reads the text from
+Postgres, and text sent to Chroma outlives its deletion in Chroma's own files (its write-ahead
+log, its full-text index, and the server's freed memory, which its vector files are written
+from). Each entry carries tenant_id and user_id metadata and every query filters on both, except
+`nearest`'s unfiltered layers, whose hits are marked unchecked for the caller to keep to the
+user's rows.
 Chroma's Python client is blocking, so calls run in a worker thread (blocking calls are refused
 inside `langgraph dev`).
 """
@@ -218,7 +222,9 @@ class VectorIndex:
             self._collection(layer, shard).upsert(
                 ids=[r.id for r, _ in chunk],
                 embeddings=[v.tolist() for _, v in chunk],
-                documents=[r.content for r, _ in chunk],
+                # Empty, not omitted: an upsert without documents keeps the text an older
+                # version of this project stored there.
+                documents=["" for _ in chunk],
                 metadatas=[_metadata(r) for r, _ in chunk],
             )
 
@@ -352,7 +358,11 @@ class VectorIndex:
         return total
 
     async def documents_for(self, scope: Scope) -> list[tuple[str, str, dict[str, Any]]]:
-        """Every (id, document, metadata) of one user: for audits and tests of deletion."""
+        """Every (id, document, metadata) of one user: for audits and tests of deletion.
+
+        The document is empty for every entry this version wrote; text here was stored by an
+        older version of this project and goes when the entry is rewritten or deleted.
+        """
         out: list[tuple[str, str, dict[str, Any]]] = []
         for layer in ALL_LAYERS:
             found = await self._call(

@@ -12,6 +12,9 @@ itself:
 - merges the full-text index, which otherwise keeps deleted rows' trigrams until a merge;
 - `VACUUM`s the file so freed pages holding the old text are dropped.
 
+This project no longer sends memory text to Chroma (see `vector`); the purge is for entries an
+older version wrote with their text, and for the owner metadata every log entry carries.
+
 This reaches the embedded Chroma's file, and a Chroma server's when it runs on this host and
 `MEMORY_CHROMA_SERVER_PATH` names its persist directory; otherwise the caller reports the log as
 out of reach.
