@@ -9,8 +9,8 @@ multimodal servers (vLLM, Jina, Infinity): `{"model": M, "input": [{"image": "da
 images and `{"model": M, "input": [{"text": "…"}]}` for queries; the answer is
 `{"data": [{"embedding": [...]}]}`. Nothing is sent anywhere unless the URL is configured.
 
-The image vectors are an index like the text ones: entries carry tenant_id and user_id, queries
-filter on both, and deleting a memory or a user deletes them. They cannot be rebuilt from
+The image vectors are an index like the text ones: entries carry their owner's keyed hash,
+queries filter on it, and deleting a memory or a user deletes them. They cannot be rebuilt from
 Postgres when no bytes are kept (`MEMORY_IMAGE_KEEP=none`); with thumbnails they could be.
 """
 

@@ -354,6 +354,18 @@ MIGRATIONS: list[str] = [
         WITH (gin_pending_list_limit = 64);
     DROP INDEX memories_tsv;
     """,
+    # 14: Chroma entries name their owner by a keyed hash (see `storage.vector.owner_tag`). The
+    # key is random per installation and lives here, beside the data it pseudonymises; the
+    # store creates it on first open. `owner_tags` records that a prefix's entries written
+    # before this migration (which name tenant and user) were rewritten, so that runs once.
+    """
+    CREATE TABLE index_keys (
+        name        text PRIMARY KEY,
+        key         bytea NOT NULL,
+        created_at  timestamptz NOT NULL DEFAULT now()
+    );
+    ALTER TABLE index_layouts ADD COLUMN owner_tags boolean NOT NULL DEFAULT false;
+    """,
 ]
 
 

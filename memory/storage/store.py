@@ -20,6 +20,7 @@ import asyncio
 import hashlib
 import json
 import logging
+import os
 import re
 import time
 from collections.abc import AsyncIterator, Collection, Coroutine, Sequence
@@ -48,7 +49,7 @@ from memory.storage.rows import (
     vector_to_bytes,
 )
 from memory.storage.threads import ThreadRegistry
-from memory.storage.vector import VectorIndex, VectorIndexError
+from memory.storage.vector import OWNER_KEY_BYTES, VectorIndex, VectorIndexError
 from memory.types import MemoryKind, MemoryRecord, NewMemory, Scope, Status
 
 log = logging.getLogger(__name__)
@@ -603,30 +604,36 @@ class MemoryStore:
         """
         prefix, shards = self.index.settings.chroma_prefix, self.index.settings.chroma_shards
         async with self.pool.acquire() as conn:
-            recorded = await conn.fetchval(
-                "SELECT shards FROM index_layouts WHERE prefix = $1", prefix
+            recorded = await conn.fetchrow(
+                "SELECT shards, owner_tags FROM index_layouts WHERE prefix = $1", prefix
             )
-        if recorded == shards:
+        if recorded is not None and recorded["shards"] == shards and recorded["owner_tags"]:
             return 0, []
-        if not await self.index.other_layouts():
-            await self._record_layout()
-            return 0, []
-        moved, dropped = await self.rebuild_index()
-        log.warning(
-            "Chroma layout changed: indexed %d memories again, dropped %s",
-            moved,
-            ", ".join(dropped),
-        )
+        moved, dropped = 0, list[str]()
+        if (recorded is None or recorded["shards"] != shards) and await self.index.other_layouts():
+            moved, dropped = await self.rebuild_index()
+            log.warning(
+                "Chroma layout changed: indexed %d memories again, dropped %s",
+                moved,
+                ", ".join(dropped),
+            )
+        # Entries written before owners were hashed (the image layer is never rebuilt).
+        if retagged := await self.index.retag_legacy():
+            log.warning("Chroma: %d entries now name their owner by a keyed hash", retagged)
+        await self._record_layout(owner_tags=True)
         return moved, dropped
 
-    async def _record_layout(self) -> None:
+    async def _record_layout(self, *, owner_tags: bool = False) -> None:
+        # `owner_tags` is only ever set, never cleared: a rebuild writes hashed owners anyway.
         settings = self.index.settings
         async with self.pool.acquire() as conn:
             await conn.execute(
-                "INSERT INTO index_layouts (prefix, shards) VALUES ($1, $2) ON CONFLICT (prefix)"
-                " DO UPDATE SET shards = $2, checked_at = now()",
+                "INSERT INTO index_layouts (prefix, shards, owner_tags) VALUES ($1, $2, $3)"
+                " ON CONFLICT (prefix) DO UPDATE SET shards = $2, checked_at = now(),"
+                " owner_tags = index_layouts.owner_tags OR $3",
                 settings.chroma_prefix,
                 settings.chroma_shards,
+                owner_tags,
             )
 
     # -- reading -----------------------------------------------------------------------------
@@ -1338,7 +1345,7 @@ async def open_store(
     async with open_pool(url) as pool:
         store = MemoryStore(
             pool,
-            VectorIndex(settings),
+            VectorIndex(settings, owner_key=await owner_key(pool)),
             embedder,
             index_in_background=settings.index_in_background,
             index_linger_s=max(0, settings.index_linger_ms) / 1000,
@@ -1361,6 +1368,18 @@ async def open_store(
             await store.close()
 
 
+async def owner_key(pool: Database) -> bytes:
+    """The installation's key for Chroma owner tags, created on first use (`owner_tag`)."""
+    async with pool.acquire() as conn:
+        await conn.execute(
+            "INSERT INTO index_keys (name, key) VALUES ('chroma_owner', $1)"
+            " ON CONFLICT (name) DO NOTHING",
+            os.urandom(OWNER_KEY_BYTES),
+        )
+        key = await conn.fetchval("SELECT key FROM index_keys WHERE name = 'chroma_owner'")
+    return bytes(key)
+
+
 def utcnow() -> datetime:
     """The current time, tz-aware."""
     return datetime.now(UTC)
@@ -1374,5 +1393,6 @@ __all__ = [
     "MemoryStore",
     "cjk_owner",
     "open_store",
+    "owner_key",
     "utcnow",
 ]

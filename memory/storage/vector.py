@@ -4,9 +4,12 @@ Chroma is an index, never the record: every entry here can be rebuilt from Postg
 is an id, a vector and filter metadata, never the memory's text: recall reads the text from
 Postgres, and text sent to Chroma outlives its deletion in Chroma's own files (its write-ahead
 log, its full-text index, and the server's freed memory, which its vector files are written
-from). Each entry carries tenant_id and user_id metadata and every query filters on both, except
-`nearest`'s unfiltered layers, whose hits are marked unchecked for the caller to keep to the
-user's rows.
+from). Nor does it name its owner: an entry's `owner` metadata is a keyed hash of tenant and
+user (`owner_tag`, keyed by a random key kept in Postgres), so Chroma's files, logs and memory
+hold no user's id either, and a log this process cannot reach (a remote server's) does not say
+whom an entry belonged to. Every query filters on `owner`, except `nearest`'s unfiltered layers,
+whose hits are marked unchecked for the caller to keep to the user's rows.
+
 Chroma's Python client is blocking, so calls run in a worker thread (blocking calls are refused
 inside `langgraph dev`).
 """
@@ -14,6 +17,7 @@ inside `langgraph dev`).
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 import re
 import zlib
@@ -70,18 +74,20 @@ def _client(settings: Settings) -> Any:
     return chromadb.PersistentClient(path=str(path), settings=chroma_settings)
 
 
-def _scope_filter(scope: Scope) -> dict[str, Any]:
-    return {"$and": [{"tenant_id": scope.tenant_id}, {"user_id": scope.user_id}]}
+OWNER_KEY_BYTES = 32
+# Entries written before owners were hashed name them in these keys; `retag_legacy` rewrites them.
+_LEGACY_KEYS = ("tenant_id", "user_id")
+_PAGE = 5000  # entries per call: under Chroma's max batch size on every backend
 
 
-def _metadata(record: MemoryRecord) -> dict[str, Any]:
-    return {
-        "tenant_id": record.tenant_id,
-        "user_id": record.user_id,
-        "kind": record.kind.value,
-        "occurred_at": int(record.occurred_at.timestamp()),
-        "importance": float(record.importance),
-    }
+def owner_tag(key: bytes, scope: Scope) -> str:
+    """The owner of a Chroma entry as Chroma sees it: a keyed hash of tenant and user.
+
+    Keyed, not a plain hash: user ids are often guessable (an email, a handle), and a plain
+    hash of a guess would say whether that user has memories here.
+    """
+    data = f"{scope.tenant_id}\x00{scope.user_id}".encode("utf-8", "surrogatepass")
+    return hashlib.blake2b(data, key=key, digest_size=16).hexdigest()
 
 
 def shard_of(scope: Scope, shards: int) -> int:
@@ -102,8 +108,11 @@ class VectorIndex:
     collection per user was as fast as 16 shards but took 2.5x the memory.
     """
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, *, owner_key: bytes) -> None:
+        if len(owner_key) != OWNER_KEY_BYTES:
+            raise ValueError(f"the owner key must be {OWNER_KEY_BYTES} bytes")
         self._settings = settings
+        self._owner_key = owner_key
         self._client: Any = None
         self._collections: dict[str, Any] = {}
         self._shards = max(1, settings.chroma_shards)
@@ -155,6 +164,49 @@ class VectorIndex:
                 self._client.delete_collection(name)
         return gone
 
+    async def retag_legacy(self) -> int:
+        """Rewrite entries that name their owner (written before owners were hashed); how many.
+
+        Pages through each existing collection of the configured layout and replaces an
+        entry's `tenant_id` and `user_id` with its owner's tag in place: image vectors, which
+        Postgres does not keep, cannot be indexed again from it. The store runs this once per
+        prefix (see `MemoryStore.ensure_layout`).
+        """
+        return int(await self._run(self._retag_legacy))
+
+    def _retag_legacy(self) -> int:
+        if self._client is None:
+            self._client = _client(self._settings)
+        existing = {c if isinstance(c, str) else c.name for c in self._client.list_collections()}
+        retagged = 0
+        for name in sorted(self.current_collections() & existing):
+            collection = self._client.get_collection(name, embedding_function=None)
+            offset = 0
+            while True:
+                page = collection.get(include=["metadatas"], limit=_PAGE, offset=offset)
+                ids, metas = page["ids"], page["metadatas"] or [None] * len(page["ids"])
+                stale: dict[str, dict[str, Any]] = {}
+                unowned: list[str] = []
+                for entry, meta in zip(ids, metas, strict=True):
+                    if not meta or not any(k in meta for k in _LEGACY_KEYS):
+                        continue
+                    try:
+                        owner = Scope(str(meta.get("tenant_id")), str(meta.get("user_id")))
+                    except ValueError:
+                        unowned.append(entry)  # no one's: nothing could ever find it
+                        continue
+                    stale[entry] = {**self._owned(owner), **dict.fromkeys(_LEGACY_KEYS)}
+                if stale:
+                    collection.update(ids=list(stale), metadatas=list(stale.values()))
+                if unowned:
+                    collection.delete(ids=unowned)
+                    log.warning("dropped %d Chroma entries of %s with no owner", len(unowned), name)
+                retagged += len(stale)
+                if len(ids) < _PAGE:
+                    break
+                offset += len(ids) - len(unowned)
+        return retagged
+
     def _collection(self, layer: str, shard: int = 0) -> Any:
         name = self.collection_name(layer, shard)
         if name not in self._collections:
@@ -167,6 +219,23 @@ class VectorIndex:
 
     def _shard(self, scope: Scope) -> int:
         return shard_of(scope, self._shards)
+
+    def _owned(self, scope: Scope) -> dict[str, Any]:
+        return {"owner": owner_tag(self._owner_key, scope)}
+
+    def _owned_or_legacy(self, scope: Scope) -> dict[str, Any]:
+        # For deletions and audits: an entry not yet retagged (Chroma was down when the store
+        # opened) must still be found, or a deletion would leave it behind.
+        legacy = {"$and": [{"tenant_id": scope.tenant_id}, {"user_id": scope.user_id}]}
+        return {"$or": [self._owned(scope), legacy]}
+
+    def _metadata(self, record: MemoryRecord) -> dict[str, Any]:
+        return {
+            **self._owned(record.scope),
+            "kind": record.kind.value,
+            "occurred_at": int(record.occurred_at.timestamp()),
+            "importance": float(record.importance),
+        }
 
     def _forget_client(self) -> None:
         # After a failure (server restarted, connection reset) reconnect on the next call.
@@ -225,14 +294,14 @@ class VectorIndex:
                 # Empty, not omitted: an upsert without documents keeps the text an older
                 # version of this project stored there.
                 documents=["" for _ in chunk],
-                metadatas=[_metadata(r) for r, _ in chunk],
+                metadatas=[self._metadata(r) for r, _ in chunk],
             )
 
     async def upsert_vectors(
         self, layer: str, scope: Scope, ids: Sequence[str], vectors: np.ndarray
     ) -> None:
         """Index bare vectors of one user's memories in `layer` (no document)."""
-        meta = {"tenant_id": scope.tenant_id, "user_id": scope.user_id}
+        meta = self._owned(scope)
         await self._call(
             layer,
             scope,
@@ -259,10 +328,7 @@ class VectorIndex:
                     lambda shard=shard, chunk=chunk: self._collection(layer, shard).upsert(
                         ids=[ids[i] for i in chunk],
                         embeddings=vectors[chunk],
-                        metadatas=[
-                            {"tenant_id": owners[i].tenant_id, "user_id": owners[i].user_id}
-                            for i in chunk
-                        ],
+                        metadatas=[self._owned(owners[i]) for i in chunk],
                     )
                 )
 
@@ -278,7 +344,7 @@ class VectorIndex:
                 "query",
                 query_embeddings=[vector.tolist()],
                 n_results=k,
-                where=_scope_filter(scope),
+                where=self._owned(scope),
                 include=["distances"],
             )
             for mid, dist in zip(result["ids"][0], result["distances"][0], strict=True):
@@ -335,7 +401,9 @@ class VectorIndex:
         for layer in ALL_LAYERS:
             # Check ownership by id (fast), then delete by id: a delete filtered by `where`
             # scans the collection (52 ms vs 5.6 ms at 10,000 entries).
-            owned = await self._call(layer, scope, "get", ids=list(ids), where=_scope_filter(scope))
+            owned = await self._call(
+                layer, scope, "get", ids=list(ids), where=self._owned_or_legacy(scope)
+            )
             if owned["ids"]:
                 await self._call(layer, scope, "delete", ids=owned["ids"])
 
@@ -343,7 +411,8 @@ class VectorIndex:
         """Remove every entry of one user; return how many there were."""
         removed = 0
         for layer in ALL_LAYERS:
-            found = await self._call(layer, scope, "get", where=_scope_filter(scope), include=[])
+            where = self._owned_or_legacy(scope)
+            found = await self._call(layer, scope, "get", where=where, include=[])
             if found["ids"]:
                 await self._call(layer, scope, "delete", ids=found["ids"])
                 removed += len(found["ids"])
@@ -353,7 +422,8 @@ class VectorIndex:
         """How many entries one user has in the index."""
         total = 0
         for layer in ALL_LAYERS:
-            found = await self._call(layer, scope, "get", where=_scope_filter(scope), include=[])
+            where = self._owned_or_legacy(scope)
+            found = await self._call(layer, scope, "get", where=where, include=[])
             total += len(found["ids"])
         return total
 
@@ -369,7 +439,7 @@ class VectorIndex:
                 layer,
                 scope,
                 "get",
-                where=_scope_filter(scope),
+                where=self._owned_or_legacy(scope),
                 include=["documents", "metadatas"],
             )
             docs = [d or "" for d in found["documents"]]

@@ -139,7 +139,9 @@ async def test_text_queries_find_images_by_their_vectors(
     receipt = await forget_user(store, ALICE)
     assert receipt.counts["chroma"] >= 2  # the text entry and the image vector of `blue`
     assert await search_images(store.index, embedder, ALICE, "blue", k=5) == []
-    bob = await store.index._call(IMAGE_LAYER, BOB, "get", where={"user_id": "bob"}, include=[])
+    bob = await store.index._call(
+        IMAGE_LAYER, BOB, "get", where=store.index._owned(BOB), include=[]
+    )
     assert len(bob["ids"]) == 1
 
 

@@ -9,8 +9,6 @@ files: an entry is an id, a vector and its owner.
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 
@@ -19,33 +17,9 @@ from memory.storage.forget_one import delete_memory
 from memory.storage.store import MemoryStore, open_store
 from memory.types import MemoryKind, NewMemory, Scope
 from tests.support.chroma_server import ChromaServer
-from tests.support.memory_stores import truncate
 from tests.support.secured import files_holding
 
 USER = Scope("acme", "dora")
-
-
-def _settings(url: str, data_dir: Path, model_dir: Path, chroma: ChromaServer) -> Settings:
-    return Settings(
-        database_url=url,
-        chroma_url=chroma.url,
-        chroma_server_path=chroma.path,
-        data_dir=data_dir,
-        embedding_model_dir=model_dir,
-        chroma_prefix=f"sec{uuid.uuid4().hex[:8]}",
-    )
-
-
-@pytest.fixture
-async def settings(
-    pg_db_url: str, tmp_data_dir: Path, embedding_model_dir: Path, chroma_server: ChromaServer
-) -> AsyncIterator[Settings]:
-    settings = _settings(pg_db_url, tmp_data_dir, embedding_model_dir, chroma_server)
-    async with open_store(settings) as store:
-        await truncate(store)
-        async with store.pool.acquire() as conn:
-            await conn.execute("DELETE FROM deletion_outbox")
-    yield settings
 
 
 async def _chroma_ids(store: MemoryStore) -> set[str]:
@@ -54,10 +28,10 @@ async def _chroma_ids(store: MemoryStore) -> set[str]:
 
 @pytest.mark.parametrize("retry_by", ["write", "reindex", "restart"])
 async def test_a_deletion_chroma_missed_is_retried_when_it_returns(
-    settings: Settings, chroma_server: ChromaServer, retry_by: str
+    readable_settings: Settings, chroma_server: ChromaServer, retry_by: str
 ) -> None:
     marks = [f"Quokkafern{uuid.uuid4().hex[:8]}" for _ in range(3)]
-    async with open_store(settings) as store:
+    async with open_store(readable_settings) as store:
         records = [
             await store.write(USER, NewMemory(f"I keep my bike at {m}", MemoryKind.EPISODIC))
             for m in marks
@@ -77,7 +51,7 @@ async def test_a_deletion_chroma_missed_is_retried_when_it_returns(
             await store.write(USER, NewMemory("I water the ferns on Sundays", MemoryKind.EPISODIC))
         elif retry_by == "reindex":
             await store.reindex()
-    async with open_store(settings) as store:  # "restart": the start-up retries
+    async with open_store(readable_settings) as store:  # "restart": the start-up retries
         ids = await _chroma_ids(store)
         assert not ids & {r.id for r in doomed}
         assert records[2].id in ids  # the one not deleted stays
@@ -89,10 +63,10 @@ async def test_a_deletion_chroma_missed_is_retried_when_it_returns(
 
 
 async def test_a_deletion_while_chroma_is_up_is_done_at_once(
-    settings: Settings, chroma_server: ChromaServer
+    readable_settings: Settings, chroma_server: ChromaServer
 ) -> None:
     mark = f"Wombatmint{uuid.uuid4().hex[:8]}"
-    async with open_store(settings) as store:
+    async with open_store(readable_settings) as store:
         record = await store.write(USER, NewMemory(f"my locker code word is {mark}"))
         assert record.id in await _chroma_ids(store)
         assert files_holding(chroma_server.path, [mark]) == []

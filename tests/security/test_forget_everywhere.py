@@ -119,9 +119,9 @@ async def test_forget_leaves_nothing_the_project_controls(
     await _talk(secured_server, bystander, other)
     needles = _needles(who, tag)
     assert await _db_hits(pg_db_url, needles)  # the user's data is there before
-    # Chroma's files hold the user's id (the owner filter), never the user's words.
-    before = files_holding(_chroma_session.path, needles)
-    assert {h.rsplit(": ", 1)[1] for h in before} == {who.user_id}
+    # Chroma's files hold the user's entries (the receipt counts them) but neither the user's
+    # words nor id: an entry's owner is a keyed hash.
+    assert files_holding(_chroma_session.path, needles) == []
     assert len(await _served(secured_server, who, threads)) == 2 * 2 + 2
 
     if entry_point == "cli":

@@ -17,6 +17,7 @@ from memory.storage.migrations import MIGRATIONS
 from memory.storage.rows import INSERT_SQL, insert_params
 from memory.storage.store import MemoryStore, open_store
 from memory.types import NewMemory, Scope
+from tests.support.chroma_server import ChromaServer
 
 # Every table a test of agents, caches or metrics may fill (they share a module database).
 TABLES = (
@@ -52,6 +53,21 @@ def server_settings(
         embedding_model_dir=model_dir,
         chroma_prefix=prefix + uuid.uuid4().hex[:12],
         **fields,
+    )
+
+
+def readable_server_settings(
+    url: str, data_dir: Path, model_dir: Path, chroma: ChromaServer, *, prefix: str
+) -> Settings:
+    """Settings against the shared `chroma run` server, naming its folder so the store (and
+    the test) can read and purge its files, as on a host that runs both."""
+    return Settings(
+        database_url=url,
+        chroma_url=chroma.url,
+        chroma_server_path=chroma.path,
+        data_dir=data_dir,
+        embedding_model_dir=model_dir,
+        chroma_prefix=prefix + uuid.uuid4().hex[:8],
     )
 
 
