@@ -608,6 +608,7 @@ class MemoryStore:
                 "SELECT shards, owner_tags FROM index_layouts WHERE prefix = $1", prefix
             )
         if recorded is not None and recorded["shards"] == shards and recorded["owner_tags"]:
+            self.index.legacy_owners = False
             return 0, []
         moved, dropped = 0, list[str]()
         if (recorded is None or recorded["shards"] != shards) and await self.index.other_layouts():
@@ -621,6 +622,7 @@ class MemoryStore:
         if retagged := await self.index.retag_legacy():
             log.warning("Chroma: %d entries now name their owner by a keyed hash", retagged)
         await self._record_layout(owner_tags=True)
+        self.index.legacy_owners = False
         return moved, dropped
 
     async def _record_layout(self, *, owner_tags: bool = False) -> None:

@@ -113,6 +113,9 @@ class VectorIndex:
             raise ValueError(f"the owner key must be {OWNER_KEY_BYTES} bytes")
         self._settings = settings
         self._owner_key = owner_key
+        # Until the store has seen this prefix's entries retagged (`retag_legacy`, once per
+        # installation), deletions also look for entries that still name tenant and user.
+        self.legacy_owners = True
         self._client: Any = None
         self._collections: dict[str, Any] = {}
         self._shards = max(1, settings.chroma_shards)
@@ -225,7 +228,10 @@ class VectorIndex:
 
     def _owned_or_legacy(self, scope: Scope) -> dict[str, Any]:
         # For deletions and audits: an entry not yet retagged (Chroma was down when the store
-        # opened) must still be found, or a deletion would leave it behind.
+        # opened) must still be found, or a deletion would leave it behind. Only then does a
+        # filter send Chroma the ids.
+        if not self.legacy_owners:
+            return self._owned(scope)
         legacy = {"$and": [{"tenant_id": scope.tenant_id}, {"user_id": scope.user_id}]}
         return {"$or": [self._owned(scope), legacy]}
 

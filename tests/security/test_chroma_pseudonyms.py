@@ -89,18 +89,22 @@ async def test_entries_that_name_their_owner_are_retagged_and_never_missed(
         await _legacy_entry(store, "episodic", who, kept.id)  # rewritten as an old version did
         await _legacy_entry(store, IMAGE_LAYER, who, "legacy-image")
         await _legacy_entry(store, "episodic", who, "legacy-doomed")
-        legacy = await _metadata(store, who)
-        assert sum("user_id" in m for m in legacy) == 3
-        # Before the rewrite a deletion still finds an entry that names its owner.
-        await store.index.delete(who, ["legacy-doomed"])
-        assert "legacy-doomed" not in {i for i, _, _ in await store.index.documents_for(who)}
         async with store.pool.acquire() as conn:
             await conn.execute(
                 "UPDATE index_layouts SET owner_tags = false WHERE prefix = $1",
                 readable_settings.chroma_prefix,
             )
+    # Opened without the layout check, as when Chroma is down at start-up: nothing retagged.
+    async with open_store(readable_settings, migrate_layout=False) as store:
+        assert store.index.legacy_owners
+        legacy = await _metadata(store, who)
+        assert sum("user_id" in m for m in legacy) == 3
+        # Before the rewrite a deletion still finds an entry that names its owner.
+        await store.index.delete(who, ["legacy-doomed"])
+        assert "legacy-doomed" not in {i for i, _, _ in await store.index.documents_for(who)}
         # What opening runs: one pass over the collections, then never again.
         assert await store.ensure_layout() == (0, [])
+        assert not store.index.legacy_owners  # filters name the owner's tag only from now on
         meta = await _metadata(store, who)
         assert len(meta) == 2 and all(set(m) & {"tenant_id", "user_id"} == set() for m in meta)
         assert {m["owner"] for m in meta} == {owner_tag(await owner_key(store.pool), who)}
