@@ -618,9 +618,9 @@ class MemoryStore:
                 moved,
                 ", ".join(dropped),
             )
-        # Entries written before owners were hashed (the image layer is never rebuilt).
-        if retagged := await self.index.retag_legacy():
-            log.warning("Chroma: %d entries now name their owner by a keyed hash", retagged)
+        # Entries an older version wrote with ids and text (the image layer is never rebuilt).
+        if rewritten := await self.index.retag_legacy():
+            log.warning("Chroma: %d entries rewritten without their owner's ids or text", rewritten)
         await self._record_layout(owner_tags=True)
         self.index.legacy_owners = False
         return moved, dropped

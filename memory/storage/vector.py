@@ -168,12 +168,13 @@ class VectorIndex:
         return gone
 
     async def retag_legacy(self) -> int:
-        """Rewrite entries that name their owner (written before owners were hashed); how many.
+        """Rewrite entries an older version wrote (named owner, text); how many.
 
-        Pages through each existing collection of the configured layout and replaces an
-        entry's `tenant_id` and `user_id` with its owner's tag in place: image vectors, which
-        Postgres does not keep, cannot be indexed again from it. The store runs this once per
-        prefix (see `MemoryStore.ensure_layout`).
+        Pages through each existing collection of the configured layout and rewrites, in
+        place, every entry whose metadata names `tenant_id` and `user_id` (they become the
+        owner's tag) or whose document holds text (it becomes empty). In place, not from
+        Postgres: image vectors exist only here. The store runs this once per prefix (see
+        `MemoryStore.ensure_layout`).
         """
         return int(await self._run(self._retag_legacy))
 
@@ -181,34 +182,48 @@ class VectorIndex:
         if self._client is None:
             self._client = _client(self._settings)
         existing = {c if isinstance(c, str) else c.name for c in self._client.list_collections()}
-        retagged = 0
+        rewritten = 0
         for name in sorted(self.current_collections() & existing):
             collection = self._client.get_collection(name, embedding_function=None)
             offset = 0
             while True:
-                page = collection.get(include=["metadatas"], limit=_PAGE, offset=offset)
-                ids, metas = page["ids"], page["metadatas"] or [None] * len(page["ids"])
-                stale: dict[str, dict[str, Any]] = {}
+                page = collection.get(
+                    include=["metadatas", "documents", "embeddings"], limit=_PAGE, offset=offset
+                )
+                ids = page["ids"]
+                metas = page["metadatas"] or [None] * len(ids)
+                docs = page["documents"] or [None] * len(ids)
+                stale: dict[str, tuple[Any, dict[str, Any]]] = {}
                 unowned: list[str] = []
-                for entry, meta in zip(ids, metas, strict=True):
-                    if not meta or not any(k in meta for k in _LEGACY_KEYS):
+                for i, (entry, meta) in enumerate(zip(ids, metas, strict=True)):
+                    named = bool(meta) and any(k in meta for k in _LEGACY_KEYS)
+                    if not named and not docs[i]:
                         continue
-                    try:
-                        owner = Scope(str(meta.get("tenant_id")), str(meta.get("user_id")))
-                    except ValueError:
-                        unowned.append(entry)  # no one's: nothing could ever find it
-                        continue
-                    stale[entry] = {**self._owned(owner), **dict.fromkeys(_LEGACY_KEYS)}
+                    new_meta = dict(meta or {})
+                    if named:
+                        try:
+                            owner = Scope(str(new_meta["tenant_id"]), str(new_meta["user_id"]))
+                        except (KeyError, ValueError):
+                            unowned.append(entry)  # no one's: nothing could ever find it
+                            continue
+                        new_meta = {**self._owned(owner), **dict.fromkeys(_LEGACY_KEYS)}
+                    stale[entry] = (page["embeddings"][i], new_meta)
                 if stale:
-                    collection.update(ids=list(stale), metadatas=list(stale.values()))
+                    # Chroma embeds a document sent without its vector: send the vector back.
+                    collection.update(
+                        ids=list(stale),
+                        embeddings=[v for v, _ in stale.values()],
+                        metadatas=[m for _, m in stale.values()],
+                        documents=["" for _ in stale],
+                    )
                 if unowned:
                     collection.delete(ids=unowned)
                     log.warning("dropped %d Chroma entries of %s with no owner", len(unowned), name)
-                retagged += len(stale)
+                rewritten += len(stale)
                 if len(ids) < _PAGE:
                     break
                 offset += len(ids) - len(unowned)
-        return retagged
+        return rewritten
 
     def _collection(self, layer: str, shard: int = 0) -> Any:
         name = self.collection_name(layer, shard)
@@ -437,7 +452,7 @@ class VectorIndex:
         """Every (id, document, metadata) of one user: for audits and tests of deletion.
 
         The document is empty for every entry this version wrote; text here was stored by an
-        older version of this project and goes when the entry is rewritten or deleted.
+        older version of this project and goes when the store next opens (`retag_legacy`).
         """
         out: list[tuple[str, str, dict[str, Any]]] = []
         for layer in ALL_LAYERS:

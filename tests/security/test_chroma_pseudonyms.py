@@ -2,9 +2,9 @@
 
 Real Postgres and a real `chroma run` server. An entry's owner is a keyed hash of tenant and user
 (the key lives in Postgres), so the server's files hold neither the ids nor the words, before or
-after a deletion. Entries an older version wrote with `tenant_id`/`user_id` metadata, text and
-image layers alike, are rewritten in place the next time the store opens, and until then a
-deletion still finds them.
+after a deletion. Entries an older version wrote with `tenant_id`/`user_id` metadata and the
+memory's text, text and image layers alike, are rewritten in place the next time the store
+opens, and until then a deletion still finds them.
 """
 
 from __future__ import annotations
@@ -68,8 +68,10 @@ async def test_chroma_holds_no_id_and_no_text_of_a_user(
     assert files_holding(chroma_server.path, needles) == []
 
 
-async def _legacy_entry(store: MemoryStore, layer: str, scope: Scope, entry: str) -> None:
-    # What an older version wrote: the ids in the metadata.
+async def _legacy_entry(
+    store: MemoryStore, layer: str, scope: Scope, entry: str, text: str | None = None
+) -> None:
+    # What an older version wrote: the ids in the metadata, the memory's text as the document.
     await store.index._call(
         layer,
         scope,
@@ -77,6 +79,7 @@ async def _legacy_entry(store: MemoryStore, layer: str, scope: Scope, entry: str
         ids=[entry],
         embeddings=[[1.0 / np.sqrt(384)] * 384 if layer != IMAGE_LAYER else [0.5] * 4],
         metadatas=[{"tenant_id": scope.tenant_id, "user_id": scope.user_id}],
+        documents=[text] if text else None,
     )
 
 
@@ -86,7 +89,8 @@ async def test_entries_that_name_their_owner_are_retagged_and_never_missed(
     who, mark = _someone()
     async with open_store(readable_settings) as store:
         kept = await store.write(who, NewMemory(f"I keep my spare key at {mark}"))
-        await _legacy_entry(store, "episodic", who, kept.id)  # rewritten as an old version did
+        # Rewritten as an old version wrote it.
+        await _legacy_entry(store, "episodic", who, kept.id, kept.content)
         await _legacy_entry(store, IMAGE_LAYER, who, "legacy-image")
         await _legacy_entry(store, "episodic", who, "legacy-doomed")
         async with store.pool.acquire() as conn:
@@ -99,6 +103,7 @@ async def test_entries_that_name_their_owner_are_retagged_and_never_missed(
         assert store.index.legacy_owners
         legacy = await _metadata(store, who)
         assert sum("user_id" in m for m in legacy) == 3
+        assert any(mark in d for _, d, _ in await store.index.documents_for(who))
         # Before the rewrite a deletion still finds an entry that names its owner.
         await store.index.delete(who, ["legacy-doomed"])
         assert "legacy-doomed" not in {i for i, _, _ in await store.index.documents_for(who)}
@@ -108,6 +113,7 @@ async def test_entries_that_name_their_owner_are_retagged_and_never_missed(
         meta = await _metadata(store, who)
         assert len(meta) == 2 and all(set(m) & {"tenant_id", "user_id"} == set() for m in meta)
         assert {m["owner"] for m in meta} == {owner_tag(await owner_key(store.pool), who)}
+        assert {d for _, d, _ in await store.index.documents_for(who)} == {""}
         assert await store.index.retag_legacy() == 0
         async with store.pool.acquire() as conn:
             assert await conn.fetchval(
