@@ -84,7 +84,7 @@ async def _legacy_entry(
 
 
 async def test_entries_that_name_their_owner_are_retagged_and_never_missed(
-    readable_settings: Settings, pg_db_url: str
+    readable_settings: Settings,
 ) -> None:
     who, mark = _someone()
     async with open_store(readable_settings) as store:
