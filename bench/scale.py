@@ -729,8 +729,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sections", nargs="+", choices=SECTIONS, default=list(SECTIONS),
                         help="run only these sections")  # fmt: skip
     parser.add_argument("--scale", nargs="+", choices=("small", "100k", "1m"), default=None,
-                        help="recall_latency: the scales to run, each alone (default: small "
-                        "with --small, else 100k and 1m)")  # fmt: skip
+                        help="recall_latency: the scales to run, each alone (several: each "
+                        "in a child process; default: small with --small, else 100k and "
+                        "1m)")  # fmt: skip
     parser.add_argument("--big-user-memories", type=int, default=None,
                         help="recall_latency: size of the one large user (0: none)")  # fmt: skip
     parser.add_argument("--recall-per-user", type=int, default=None,
