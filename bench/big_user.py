@@ -27,7 +27,9 @@ ones: only the lexical leg's per-term bound keeps it), `both`.
 (a copy is kept in `--dir`), so a tree whose migrations change the database (e.g. index storage
 settings) is compared with the baseline on the same starting state; without it, whatever the
 last round's tree migrated stays. `--reference N` also ranks each query with a candidate budget
-of N and reports how much of that top 8 the measured top 8 keeps.
+of N and reports how much of that top 8 the measured top 8 keeps. `--ann-check` also asks
+Chroma for each probe's nearest entries as the dense leg does and compares them with an exact
+scan of the user's vectors from Postgres (`ann`: recall of the exact nearest, golds returned).
 
 `--baseline-tree PATH` measures another checkout's `memory` package too (e.g. a worktree of the
 main branch), in the same run, rounds alternating, each in its own process; the JSON holds
@@ -421,6 +423,8 @@ async def _measure(args: argparse.Namespace) -> dict[str, Any]:
                 ref = {h.record.id for h in found.hits}
                 shares.append(len(ref & set(tops[q])) / max(1, len(ref)))
             out["overlap_with_reference"] = round(statistics.fmean(shares), 3)
+        if args.ann_check:
+            out["ann"] = await _ann_check(store, whale, gold, queries, r.candidates)
     out.update(
         n=len(totals),
         p50=_pct(totals, 50),
@@ -438,6 +442,50 @@ async def _measure(args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
+async def _ann_check(
+    store: Any, whale: Any, gold: dict[str, str], queries: list[Any], limit: int
+) -> dict[str, Any]:
+    """Chroma's unfiltered nearest entries against an exact scan of the user's vectors.
+
+    The dense leg of a large user's L2 recall is Chroma's HNSW search (`VectorIndex.nearest`),
+    approximate by design; this says how approximate on this data. Per probe kind: the mean
+    and lowest share of the exact `limit` nearest that Chroma returned (`recall`), how many
+    golds are the exact nearest of their query (`gold_exact_first`) and how many golds Chroma
+    returned at all (`gold_returned`).
+    """
+    from memory.storage.rows import vector_from_bytes
+
+    probes = [(kind, g, q) for q, kind, g in queries if kind is not None]
+    vectors = await store.embedder.aembed([q for _, _, q in probes])
+    async with store.pool.acquire() as conn:
+        rows = await conn.fetch(
+            "SELECT id::text AS id, embedding FROM memories"
+            " WHERE tenant_id = $1 AND user_id = $2 AND embedding IS NOT NULL",
+            whale.tenant_id, whale.user_id,
+        )  # fmt: skip
+    held = [(row["id"], vector_from_bytes(row["embedding"], len(vectors[0]))) for row in rows]
+    ids = np.array([mid for mid, v in held if v is not None])
+    matrix = np.vstack([v for _, v in held if v is not None])
+    out: dict[str, dict[str, Any]] = {}
+    for (kind, g, _), vector in zip(probes, vectors, strict=True):
+        order = np.argsort(-(matrix @ vector))
+        exact = set(ids[order[:limit]])
+        found = await store.index.nearest(whale, np.asarray(vector), k=limit,
+                                          unfiltered=["episodic"], layers=["episodic"])  # fmt: skip
+        returned = {mid for mid, _ in found[0].hits}
+        stats = out.setdefault(kind, {"probes": 0, "recalls": [], "gold_exact_first": 0,
+                                      "gold_returned": 0})  # fmt: skip
+        stats["probes"] += 1
+        stats["recalls"].append(len(returned & exact) / limit)
+        stats["gold_exact_first"] += ids[order[0]] == gold[g]
+        stats["gold_returned"] += gold[g] in returned
+    for stats in out.values():
+        recalls = stats.pop("recalls")
+        stats["recall"] = {"mean": round(statistics.fmean(recalls), 3),
+                           "min": round(min(recalls), 3)}  # fmt: skip
+    return out
+
+
 # --- driver ---------------------------------------------------------------------------------
 
 
@@ -448,6 +496,8 @@ def _measure_in(tree: Path, args: argparse.Namespace, label: str) -> dict[str, A
            "--database-url", args.database_url, "--chroma-url", args.chroma_url,
            "--label", label, "--repeat", str(args.repeat), "--out", str(out),
            "--reference", str(args.reference)]  # fmt: skip
+    if args.ann_check:
+        cmd.append("--ann-check")
     env = {**os.environ, "PYTHONPATH": str(tree)}
     if label == "this":
         env.update(item.split("=", 1) for item in args.this_env)
@@ -470,6 +520,7 @@ def _summary(rounds: list[dict[str, Any]]) -> dict[str, Any]:
                                                   if s in r["stages"]), 2) for s in stages},
         "quality": rounds[-1]["quality"],
         "overlap_with_reference": rounds[-1].get("overlap_with_reference"),
+        "ann": rounds[-1].get("ann"),
     }  # fmt: skip
 
 
@@ -493,6 +544,8 @@ def main() -> int:
                         help="this tree's rounds only (a setting to try)")  # fmt: skip
     parser.add_argument("--reference", type=int, default=0,
                         help="also rank with this budget; the top 8's overlap with it")  # fmt: skip
+    parser.add_argument("--ann-check", action="store_true",
+                        help="also check Chroma's nearest against an exact scan")  # fmt: skip
     parser.add_argument("--pristine", action="store_true",
                         help="each round on the cluster as loaded (before migrations)")  # fmt: skip
     parser.add_argument("--json", type=Path, default=None)
