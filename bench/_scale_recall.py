@@ -232,8 +232,8 @@ async def recall_latency_section(args: Any) -> dict[str, Any]:
     return out
 
 
-_FORWARDED = ("database_url", "chroma_url", "recall_users", "recall_per_user",
-              "big_user_memories", "recall_queries", "l1_budget_bytes")  # fmt: skip
+_FORWARDED = ("recall_users", "recall_per_user", "big_user_memories", "recall_queries",
+              "l1_budget_bytes")  # fmt: skip
 
 
 async def _in_child(args: Any, scale: str) -> dict[str, Any]:
@@ -256,7 +256,13 @@ async def _in_child(args: Any, scale: str) -> dict[str, Any]:
             value = getattr(args, name, None)
             if value is not None:
                 argv += [f"--{name.replace('_', '-')}", str(value)]
-        child = await asyncio.create_subprocess_exec(*argv)
+        # The servers go by environment, as `Settings.from_env` reads them: a URL may carry a
+        # password, and a process's arguments are visible to every local user.
+        env = dict(os.environ)
+        for name, var in (("database_url", "DATABASE_URL"), ("chroma_url", "CHROMA_URL")):
+            if value := getattr(args, name, None):
+                env[var] = str(value)
+        child = await asyncio.create_subprocess_exec(*argv, env=env)
         if await child.wait() != 0:
             raise RuntimeError(f"recall_latency: scale {scale} failed (exit {child.returncode})")
         scales: dict[str, Any] = json.loads(result.read_text(encoding="utf-8"))["scales"]
