@@ -477,7 +477,7 @@ async def _ann_check(
                                       "gold_returned": 0})  # fmt: skip
         stats["probes"] += 1
         stats["recalls"].append(len(returned & exact) / limit)
-        stats["gold_exact_first"] += ids[order[0]] == gold[g]
+        stats["gold_exact_first"] += bool(ids[order[0]] == gold[g])
         stats["gold_returned"] += gold[g] in returned
     for stats in out.values():
         recalls = stats.pop("recalls")
