@@ -38,12 +38,15 @@ is the same for every tier, ~10-30 ms for MiniLM on this machine's shared CPUs).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import ctypes
 import gc
+import json
 import os
 import random
 import statistics
+import sys
 import tempfile
 import time
 import uuid
@@ -244,10 +247,6 @@ async def _in_child(args: Any, scale: str) -> dict[str, Any]:
     fragmented heap, even after `malloc_trim`), so the figure compared with L1's budget
     measured that history instead of the budget.
     """
-    import asyncio
-    import json
-    import sys
-
     with tempfile.TemporaryDirectory(prefix="lma-scale-child-") as tmp:
         result = Path(tmp) / "scale.json"
         argv = [sys.executable, "-m", "bench._scale_recall", "--scale", scale]
@@ -410,8 +409,6 @@ async def _one_scale(args: Any, scale: str) -> dict[str, Any]:
 def main() -> int:
     """Run the section alone: `python -m bench._scale_recall [--small] [--json FILE]`."""
     import argparse
-    import asyncio
-    import json
 
     from memory.settings import apply_privacy_defaults
 

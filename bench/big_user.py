@@ -459,11 +459,11 @@ async def _ann_check(
     vectors = await store.embedder.aembed([q for _, _, q in probes])
     async with store.pool.acquire() as conn:
         rows = await conn.fetch(
-            "SELECT id::text AS id, embedding FROM memories"
-            " WHERE tenant_id = $1 AND user_id = $2 AND embedding IS NOT NULL",
+            "SELECT id::text AS id, embedding FROM memories WHERE tenant_id = $1"
+            " AND user_id = $2 AND status = 'active' AND embedding IS NOT NULL",
             whale.tenant_id, whale.user_id,
         )  # fmt: skip
-    held = [(row["id"], vector_from_bytes(row["embedding"], len(vectors[0]))) for row in rows]
+    held = [(row["id"], vector_from_bytes(row["embedding"], store.embedder.dim)) for row in rows]
     ids = np.array([mid for mid, v in held if v is not None])
     matrix = np.vstack([v for _, v in held if v is not None])
     out: dict[str, dict[str, Any]] = {}
