@@ -219,8 +219,13 @@ def _settings(database_url: str, chroma_url: str, root: Path, big: int) -> Any:
 # --- loading --------------------------------------------------------------------------------
 
 
-async def _load(database_url: str, chroma_url: str, root: Path, big: int, others: int) -> Any:
+async def _load(
+    database_url: str, chroma_url: str, root: Path, big: int, others: int, corpus: str
+) -> Any:
+    # Imported here: a baseline tree's `bench` package (on the path when it is measured)
+    # may not have it, and measuring needs none of the loading code.
     from bench import _scale_recall as sr
+    from bench._big_corpus import sentences
     from memory.storage.bulk import BulkMemory, analyze
     from memory.storage.store import open_store
     from memory.types import Scope
@@ -236,21 +241,15 @@ async def _load(database_url: str, chroma_url: str, root: Path, big: int, others
         whale = Scope(TENANT, BIG_USER)
         combos = [f"{v} {s} {d}" for v in sr._VERBS for s in sr._SUBJECTS for d in sr._DETAILS]
         centres = dict(zip(combos, await store.embedder.aembed(combos), strict=True))
+        distinct = sentences(big) if corpus == "sentences" else []
         for start in range(0, big, CHUNK):
             n = min(CHUNK, big - start)
             t0 = time.perf_counter()
-            rng, nrng = random.Random(start), np.random.default_rng(start)
-            texts, vectors = [], np.empty((n, sr.DIM), dtype=np.float32)
-            for i in range(n):
-                combo = (
-                    f"{rng.choice(sr._VERBS)} {rng.choice(sr._SUBJECTS)} {rng.choice(sr._DETAILS)}"
-                )
-                texts.append(f"I {combo} (note {start + i})")
-                vectors[i] = centres[combo]
-            # Each memory's vector: its sentence's real embedding, moved by noise (cosine ~0.93
-            # to it), so the user's vectors lie where the model's vectors lie, as real ones do.
-            vectors += NOISE * nrng.standard_normal(vectors.shape).astype(np.float32)
-            vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+            if distinct:
+                texts = distinct[start : start + n]
+                vectors = await _embedded(store, texts, start, big)
+            else:
+                texts, vectors = _clustered(centres, start, n)
             items = [BulkMemory(whale, uuid.uuid4().hex, t, _at(start + i), v)
                      for i, (t, v) in enumerate(zip(texts, vectors, strict=True))]  # fmt: skip
             await _copy(store, items, phases, phases.add("generate", t0))
@@ -274,9 +273,37 @@ async def _load(database_url: str, chroma_url: str, root: Path, big: int, others
             load_avg_after=_load_avg(),
             memories=big + len(texts),
             others=others,
+            corpus=corpus,
             gold={gold: mid for (_, gold, _), mid in zip(PROBES, ids, strict=False)},
         )
     return load
+
+
+def _clustered(centres: dict[str, np.ndarray], start: int, n: int) -> tuple[list[str], Any]:
+    """`n` memories of the clustered corpus: noisy copies of 420 sentences' embeddings."""
+    from bench import _scale_recall as sr
+
+    rng, nrng = random.Random(start), np.random.default_rng(start)
+    texts, vectors = [], np.empty((n, sr.DIM), dtype=np.float32)
+    for i in range(n):
+        combo = f"{rng.choice(sr._VERBS)} {rng.choice(sr._SUBJECTS)} {rng.choice(sr._DETAILS)}"
+        texts.append(f"I {combo} (note {start + i})")
+        vectors[i] = centres[combo]
+    # Each memory's vector: its sentence's real embedding, moved by noise (cosine ~0.93 to
+    # it), so the user's vectors lie where the model's vectors lie, as real ones do.
+    vectors += NOISE * nrng.standard_normal(vectors.shape).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    return texts, vectors
+
+
+async def _embedded(store: Any, texts: list[str], start: int, big: int) -> Any:
+    """The real model's vectors of `texts`, embedded in batches with a progress line."""
+    out = []
+    step = 5_000
+    for i in range(0, len(texts), step):
+        out.append(await store.embedder.aembed(texts[i : i + step]))
+        print(f"  embedded {start + i + len(out[-1]):,}/{big:,}", flush=True)
+    return np.vstack(out)
 
 
 async def _copy(store: Any, items: list[Any], phases: Any, began: float) -> None:
@@ -370,6 +397,7 @@ async def _measure(args: argparse.Namespace) -> dict[str, Any]:
         stages.wrap(store.index, "nearest", "chroma")
         stages.wrap(store.index, "query", "chroma")
         stages.wrap(store, "candidates", _candidates_label)
+        stages.wrap(store, "nearest_rows", "rows")
         stages.wrap(store, "sample_vectors", "sample")
         # Indexing candidates: `_index_into` where it exists (`_entry_of` calls it), so the
         # lexical rows indexed while Chroma searches count too, once.
@@ -535,6 +563,9 @@ def main() -> int:
     parser.add_argument("--port", type=int, default=21110, help="Postgres; Chroma: port + 1")
     parser.add_argument("--memories", type=int, default=200_000, help="synthetic memories")
     parser.add_argument("--others", type=int, default=100, help="other users (100 memories)")
+    parser.add_argument("--corpus", choices=("clusters", "sentences"), default="clusters",
+                        help="the big user's memories: noisy copies of 420 sentences'"
+                        " vectors, or distinct embedded sentences (slow to load)")  # fmt: skip
     parser.add_argument("--reload", action="store_true", help="delete --dir and load again")
     parser.add_argument("--baseline-tree", type=Path, default=None,
                         help="another checkout whose `memory` package is measured too")  # fmt: skip
@@ -561,7 +592,14 @@ def main() -> int:
     apply_privacy_defaults()
     if args.load:
         loaded = asyncio.run(
-            _load(args.database_url, args.chroma_url, args.dir, args.memories, args.others)
+            _load(
+                args.database_url,
+                args.chroma_url,
+                args.dir,
+                args.memories,
+                args.others,
+                args.corpus,
+            )
         )
         (args.dir / "load.json").write_text(json.dumps(loaded))
         return 0
@@ -588,13 +626,15 @@ def main() -> int:
             print(f"loading {args.memories:,} memories into {args.dir} ...", flush=True)
             cmd = [sys.executable, str(Path(__file__).resolve()), "--load", "--dir", str(args.dir),
                    "--database-url", args.database_url, "--chroma-url", args.chroma_url,
-                   "--memories", str(args.memories), "--others", str(args.others)]  # fmt: skip
+                   "--memories", str(args.memories), "--others", str(args.others),
+                   "--corpus", args.corpus]  # fmt: skip
             env = {**os.environ, "PYTHONPATH": str(trees[0][1])}
             subprocess.run(cmd, cwd=trees[0][1], env=env, check=True)
             servers.snapshot()
         meta = json.loads(meta_file.read_text())
-        report["load"] = {k: meta[k] for k in ("seconds", "phases", "memories", "others",
-                                               "load_avg_before", "load_avg_after")}  # fmt: skip
+        report["load"] = {k: meta.get(k) for k in ("seconds", "phases", "memories", "others",
+                                                   "corpus", "load_avg_before",
+                                                   "load_avg_after")}  # fmt: skip
         print(f"load: {report['load']}", flush=True)
         runs: dict[str, list[dict[str, Any]]] = {label: [] for label, _ in trees}
         for i in range(args.rounds):

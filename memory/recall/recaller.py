@@ -542,9 +542,7 @@ class Recaller:
         checked = [mid for layer in found if not layer.unchecked for mid, _ in layer.hits]
         unchecked = [layer for layer in found if layer.unchecked]
         seen = [[mid for mid, _ in layer.hits] for layer in unchecked]
-        rows = await self.store.candidates(
-            scope, ids=checked, nearest=seen, limit=limit, whole=False
-        )
+        rows = await self.store.nearest_rows(scope, ids=checked, nearest=seen, limit=limit)
         have = {r.id for r in rows.records}
         self._learn_shares(scope, unchecked, seen, have, limit)
         # A layer asked for fewer than 2 x `limit` (`fetch`) that came back short is asked for
@@ -559,9 +557,7 @@ class Recaller:
             return rows
         self._large[scope.key] = filtered | set(short)
         again = await index.query(scope, vector, k=limit, layers=short)
-        more = await self.store.candidates(
-            scope, ids=[mid for mid, _ in again], limit=limit, whole=False
-        )
+        more = await self.store.nearest_rows(scope, ids=[mid for mid, _ in again], limit=limit)
         return _merged(rows, more)
 
     def _row_count(self, scope: Scope) -> int | None:

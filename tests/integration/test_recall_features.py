@@ -223,7 +223,7 @@ async def test_a_user_who_holds_the_shard_is_searched_without_a_filter(
             # Unfiltered: the 16 nearest of the 112 entries, whoever owns them.
             assert episodic.unchecked and episodic.full and len(episodic.hits) == 16
             seen = [mid for mid, _ in episodic.hits]
-            rows = await store.candidates(scope, nearest=[seen], limit=8, whole=False)
+            rows = await store.nearest_rows(scope, nearest=[seen], limit=8)
             kept = {r.id for r in rows.records}
             assert all(mid.startswith(scope.user_id + "-") for mid in kept)  # only their own
             if holds:
