@@ -87,6 +87,10 @@ async def test_raw_import_stores_every_message_redacted(store: MemoryStore, tmp_
     contents = await _contents(store, USER)
     assert len(contents) == len(CHAT)
     assert not any("4111" in c for c in contents)  # redacted even when not gated
+    # The planner's statistics count the imported rows (recall is planned for them at once).
+    async with store.pool.acquire() as conn:
+        counted = await conn.fetchval("SELECT reltuples FROM pg_class WHERE relname = 'memories'")
+    assert counted >= len(CHAT)
 
 
 async def test_an_interrupted_import_resumes_without_duplicates(

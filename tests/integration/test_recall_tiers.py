@@ -651,3 +651,23 @@ async def test_a_user_holding_nearly_all_of_a_layer_is_asked_for_fewer_hits(
     assert episodic[0] is None
     assert episodic[-1] == int(np.ceil(1.1 * limit)) < 2 * limit
     assert tops[0] == tops[-1]  # the same nearest memories, from a smaller search
+
+
+async def test_word_lookups_use_the_owner_index_when_statistics_are_stale(
+    store: MemoryStore,
+) -> None:
+    # The planner last saw the table empty; one user then gets 600 memories. Planned from
+    # those statistics at the default function cost, the lookup scanned the user's rows and
+    # computed each one's owner-keyed words (no index entry read); it must use the index.
+    async with store.pool.acquire() as conn:
+        await conn.execute("ANALYZE memories")
+    scope = Scope("tiers", "fresh-import")
+    await _standups_and_a_rare_one(
+        store, scope, 600, "Quillanora booked oboe lessons", seed=5, rare_days=10
+    )
+    reads = await _reads_of(
+        store, store.candidates(scope, terms=["quillanora", "oboe"], limit=8, whole=False)
+    )
+    assert reads > 0
+    found = await store.candidates(scope, terms=["quillanora", "oboe"], limit=8, whole=False)
+    assert [r.id for r in found.records] == ["rare"]

@@ -28,6 +28,7 @@ from typing import Any, Literal
 from memory.gating.gate import GatePolicy, Role, gate
 from memory.gating.ingest.write_back import to_new_memory
 from memory.gating.privacy import PrivacyFilter
+from memory.storage.bulk import analyze
 from memory.storage.embedding import Vectors
 from memory.storage.history_imports import imported_up_to
 from memory.storage.store import MemoryStore
@@ -361,5 +362,9 @@ async def import_messages(
         if ahead is not None and not ahead[1].done():
             ahead[1].cancel()
             await asyncio.gather(ahead[1], return_exceptions=True)
+    if report.stored:
+        # The planner's statistics would only catch up with autovacuum: until then a recall of
+        # a user imported into a fresh or much smaller table is planned for a handful of rows.
+        await analyze(store.pool)
     report.seconds = time.perf_counter() - started
     return report
