@@ -3,10 +3,13 @@
     python -m bench.big_user --dir /tmp/big                   # load (first time), then measure
     python -m bench.big_user --dir /tmp/big --baseline-tree ../base --rounds 2 --json big.json
 
-The user has `--memories` synthetic memories (clustered random 384-d unit vectors and short
-generated texts, as `bench.scale` loads them: COPY to Postgres, batches to a `chroma run`
-server) plus a planted set with real embeddings: realistic sentences, among them the gold
-memories of the probe queries below, and look-alike distractors. `--others` users of 100
+The user has `--memories` synthetic memories, loaded as `bench.scale` loads them (COPY to
+Postgres, batches to a `chroma run` server): by default (`--corpus clusters`) short generated
+texts whose vectors are noisy copies of 420 sentences' embeddings (cosine ~0.93 to their
+sentence), or with `--corpus sentences` distinct generated sentences embedded by the model
+(`bench/_big_corpus.py`; ~13 minutes to load on 2 cores). Then a planted set with real
+embeddings: realistic sentences, among them the gold memories of the probe queries below, and
+look-alike distractors. `--others` users of 100
 memories each share the Chroma shards. The Postgres cluster and the Chroma server's files stay
 in `--dir`, so later runs (other code, other settings) reuse the load; `--reload` starts over.
 Servers listen on `--port` (Postgres) and `--port + 1` (Chroma) and are stopped at the end.
@@ -626,12 +629,18 @@ def main() -> int:
             print(f"loading {args.memories:,} memories into {args.dir} ...", flush=True)
             cmd = [sys.executable, str(Path(__file__).resolve()), "--load", "--dir", str(args.dir),
                    "--database-url", args.database_url, "--chroma-url", args.chroma_url,
-                   "--memories", str(args.memories), "--others", str(args.others),
-                   "--corpus", args.corpus]  # fmt: skip
+                   "--memories", str(args.memories), "--others", str(args.others)]  # fmt: skip
+            if args.corpus != "clusters":  # a baseline tree from before `--corpus` refuses it
+                cmd += ["--corpus", args.corpus]
             env = {**os.environ, "PYTHONPATH": str(trees[0][1])}
             subprocess.run(cmd, cwd=trees[0][1], env=env, check=True)
             servers.snapshot()
         meta = json.loads(meta_file.read_text())
+        held = meta.get("corpus", "clusters")
+        if held != args.corpus:
+            print(f"error: {args.dir} holds the {held} corpus, not {args.corpus}:"
+                  " add --reload, or use another --dir", file=sys.stderr)  # fmt: skip
+            return 2
         report["load"] = {k: meta.get(k) for k in ("seconds", "phases", "memories", "others",
                                                    "corpus", "load_avg_before",
                                                    "load_avg_after")}  # fmt: skip
