@@ -745,14 +745,14 @@ class MemoryStore:
 
         With `whole`, a user with no more than `limit` active memories gets all of them
         (`complete`: ranking them all is exactly L1's ranking). Otherwise the union of: up to
-        `limit` lexical matches (`terms` are words, or
-        stems ending in `*` for a prefix match, looked up in the `memories_own_tsv` index
-        (keyed by owner) and ranked on `tsv`; `phrases` are CJK
-        characters or bigrams, looked up in the `cjk_grams` index, since `tsv` does not split
-        text without spaces); up to `limit` rows Chroma has not indexed yet (so a lagging index
-        hides nothing); and, with `recent`, the user's most recent and most important rows
-        (when Chroma is down and there is no dense leg). Each row comes with its stored vector
-        and its stored recall features (see `memory.recall.features`).
+        `limit` lexical matches (`terms` are words, or stems ending in `*` for a prefix match,
+        looked up in the `memories_own_tsv` index (keyed by owner) and ranked on `tsv`;
+        `phrases` are CJK characters or bigrams, looked up in the `cjk_grams` index, since
+        `tsv` does not split text without spaces); up to `limit` rows Chroma has not indexed
+        yet (so a lagging index hides nothing); and, with `recent`, the user's most recent and
+        most important rows (when Chroma is down and there is no dense leg). The dense leg's
+        rows come from `nearest_rows`. Each row comes with its stored vector and its stored
+        recall features (see `memory.recall.features`).
 
         `sampled` bounds the lexical lookups' cost for a user with very many rows. A word with
         more matches than the leg reads of one word (`_per_term`) is then read as a random
@@ -889,7 +889,9 @@ class MemoryStore:
         The picked ids drive the read of the rows, by primary key. Selecting the user's rows
         `WHERE id IN (the picked ids)` instead was planned, for a user the planner takes for
         smaller than they are (stale statistics, or far above the average user), as a scan of
-        all their rows against the list: 160,000 comparisons, 40 ms, for 900 memories (4 ms so).
+        all their rows against the list: 160,000 comparisons, 40 ms, for 900 memories (2 ms
+        read by id). The dense rows of `candidates`, the lexical query's transaction, cost a
+        200,000-memory user 14.5 ms p50 against 11.0 for a statement of their own.
         """
         if not ids and not nearest:
             return Candidates([], np.zeros((0, self.embedder.dim), dtype=np.float32), [], False)
