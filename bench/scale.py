@@ -45,7 +45,9 @@ seconds, turns_per_s, p50_ms, p95_ms}}}, chroma_killed {turns, failed_turns, fai
 killed_after_turns, chroma_down_confirmed, restarted_after_turns, turns_during_outage,
 caught_up_by_workers_s (seconds until the workers had indexed their backlog by themselves, no
 reindex; null if not within 45 s),
-turn_ms_during_outage, turn_ms_outside_outage {p50, p95}, stored, active, missing_in_postgres,
+turn_ms_during_outage, turn_ms_outside_outage, turn_ms_before_outage, turn_ms_after_outage
+{p50, p95} (outside = before + after), slowest_turns [{turn, phase, ms}] (the five slowest,
+numbered in order of completion), stored, active, missing_in_postgres,
 unindexed_rows_before_reindex,
 missing_in_chroma_before_reindex, reindexed, missing_in_chroma_after_reindex,
 lost_memories}, overhead {durability, c1, c10, c50: {concurrency, turns, short_turns, total_ms,
@@ -340,7 +342,8 @@ async def chroma_killed(srv: Servers, small: bool) -> dict[str, Any]:
     failures: list[str] = []
     stored: dict[str, set[str]] = {u: set() for u in users}
     events: dict[str, int] = {}
-    walls: dict[str, list[float]] = {"during": [], "outside": []}
+    walls: dict[str, list[float]] = {"before": [], "during": [], "after": []}
+    order: list[tuple[int, str, float]] = []  # (turn completed, phase, ms)
     queue = list(range(total))
     caught_up_s: float | None = None
     try:
@@ -364,9 +367,11 @@ async def chroma_killed(srv: Servers, small: bool) -> dict[str, Any]:
                     message=f"Remember that {fact}.",
                 )  # fmt: skip
                 done += 1
-                phase = ("during" if "killed_after_turns" in events
-                         and "restarted_after_turns" not in events else "outside")  # fmt: skip
+                phase = ("before" if "killed_after_turns" not in events
+                         else "during" if "restarted_after_turns" not in events
+                         else "after")  # fmt: skip
                 walls[phase].append(answer.get("wall_ms", 0.0))
+                order.append((done, phase, answer.get("wall_ms", 0.0)))
                 if answer.get("ok"):
                     stored[users[c]].update(answer["stored"])
                 else:
@@ -412,7 +417,11 @@ async def chroma_killed(srv: Servers, small: bool) -> dict[str, Any]:
     report.update(stored=sum(len(v) for v in stored.values()), missing_in_postgres=missing_pg,
                   active=sum(len(v) for v in active.values()),
                   turn_ms_during_outage=summary(walls["during"]),
-                  turn_ms_outside_outage=summary(walls["outside"]),
+                  turn_ms_outside_outage=summary(walls["before"] + walls["after"]),
+                  turn_ms_before_outage=summary(walls["before"]),
+                  turn_ms_after_outage=summary(walls["after"]),
+                  slowest_turns=[{"turn": n, "phase": ph, "ms": round(ms, 1)} for n, ph, ms
+                                 in sorted(order, key=lambda t: -t[2])[:5]],
                   turns_during_outage=len(walls["during"]),
                   unindexed_rows_before_reindex=unindexed,
                   missing_in_chroma_before_reindex=before, reindexed=reindexed,
