@@ -4,12 +4,12 @@ The default corpus of `bench.big_user` gives each memory a noisy copy of one of 
 embeddings: about 476 memories within cosine ~0.87 of each other around every sentence. That is
 a stress case for an HNSW index (each cluster's nodes fill their neighbour lists with each
 other, so a singleton between clusters has few incoming links), not what a year of an
-assistant's memories looks like: the gate drops near-duplicates on the way in and consolidation
-merges the rest. This corpus is the other end: every memory is a different sentence, composed
-from a grammar (who, what, where, when, and the frame it is said in) and embedded by the real
-model, so the user's vectors have the spread real sentences have (topics recur; sentences do
-not). Embedding 200,000 of them takes ~10 minutes on 2 cores; `bench.big_user` does it once,
-at load time.
+assistant's memories looks like: on the chat path the gate drops near-duplicates, and
+consolidation merges those a bulk import let through. This corpus is the other end: every
+memory is a different sentence, composed from a grammar (who, what, where, when, and the frame
+it is said in) and embedded by the real model, so the user's vectors have the spread real
+sentences have (topics recur; sentences do not). Embedding 200,000 of them takes ~10 minutes on
+2 cores; `bench.big_user` does it once, at load time.
 """
 
 from __future__ import annotations

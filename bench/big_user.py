@@ -242,9 +242,12 @@ async def _load(
         if scopes:
             await sr._load_users(store, scopes, 100, phases, chunk=500)
         whale = Scope(TENANT, BIG_USER)
-        combos = [f"{v} {s} {d}" for v in sr._VERBS for s in sr._SUBJECTS for d in sr._DETAILS]
-        centres = dict(zip(combos, await store.embedder.aembed(combos), strict=True))
         distinct = sentences(big) if corpus == "sentences" else []
+        centres = {}
+        if not distinct:
+            combos = [f"{v} {s} {d}" for v in sr._VERBS for s in sr._SUBJECTS
+                      for d in sr._DETAILS]  # fmt: skip
+            centres = dict(zip(combos, await store.embedder.aembed(combos), strict=True))
         for start in range(0, big, CHUNK):
             n = min(CHUNK, big - start)
             t0 = time.perf_counter()

@@ -342,7 +342,6 @@ async def chroma_killed(srv: Servers, small: bool) -> dict[str, Any]:
     failures: list[str] = []
     stored: dict[str, set[str]] = {u: set() for u in users}
     events: dict[str, int] = {}
-    walls: dict[str, list[float]] = {"before": [], "during": [], "after": []}
     order: list[tuple[int, str, float]] = []  # (turn completed, phase, ms)
     queue = list(range(total))
     caught_up_s: float | None = None
@@ -370,7 +369,6 @@ async def chroma_killed(srv: Servers, small: bool) -> dict[str, Any]:
                 phase = ("before" if "killed_after_turns" not in events
                          else "during" if "restarted_after_turns" not in events
                          else "after")  # fmt: skip
-                walls[phase].append(answer.get("wall_ms", 0.0))
                 order.append((done, phase, answer.get("wall_ms", 0.0)))
                 if answer.get("ok"):
                     stored[users[c]].update(answer["stored"])
@@ -414,6 +412,7 @@ async def chroma_killed(srv: Servers, small: bool) -> dict[str, Any]:
         before = await missing_chroma()
         reindexed = await store.reindex()
         after = await missing_chroma()
+    walls = {p: [ms for _, phase, ms in order if phase == p] for p in ("before", "during", "after")}
     report.update(stored=sum(len(v) for v in stored.values()), missing_in_postgres=missing_pg,
                   active=sum(len(v) for v in active.values()),
                   turn_ms_during_outage=summary(walls["during"]),

@@ -75,6 +75,8 @@ _OWN_TERM = (
     "(quote_literal($10 || lower(split_part(w.word, ':', 1)))"
     " || CASE WHEN w.word LIKE '%:*' THEN ':*' ELSE '' END)::tsquery"
 )
+# `RECORD_COLUMNS` of `memories m`, for a query where another relation has an `id` too.
+_RECORD_COLUMNS_OF_M = ", ".join(f"m.{c.strip()}" for c in RECORD_COLUMNS.split(","))
 # One user's active, unexpired rows ($1 tenant, $2 user), as each recall-candidate leg selects.
 _MINE = (
     "tenant_id = $1 AND user_id = $2 AND status = 'active'"
@@ -895,8 +897,6 @@ class MemoryStore:
         """
         if not ids and not nearest:
             return Candidates([], np.zeros((0, self.embedder.dim), dtype=np.float32), [], False)
-        # `picked` has an `id` too: the row's columns are named by table.
-        columns = ", ".join(f"m.{c.strip()}" for c in RECORD_COLUMNS.split(","))
         async with self.pool.acquire() as conn:
             rows = await conn.fetch(
                 f"""
@@ -909,7 +909,7 @@ class MemoryStore:
                     UNION
                     SELECT id FROM memories WHERE {_MINE} AND id = ANY($3::text[])
                 )
-                SELECT {columns}, m.embedding, m.own_embedding, m.recall_features
+                SELECT {_RECORD_COLUMNS_OF_M}, m.embedding, m.own_embedding, m.recall_features
                 FROM picked JOIN memories m ON m.id = picked.id
                 """,
                 scope.tenant_id,
