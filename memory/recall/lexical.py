@@ -28,7 +28,7 @@ Scores = npt.NDArray[np.float32]
 
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff"
 _TOKEN = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+(?:'[^\W_{_CJK}]+)?")
-_CJK_RUN = re.compile(rf"^[{_CJK}]+$")
+CJK_RUN = re.compile(rf"^[{_CJK}]+$")
 # Suffixes stripped by the light stemmer, longest first; (suffix, replacement).
 _SUFFIXES = (("ies", "y"), ("sses", "ss"), ("ing", ""), ("ed", ""), ("es", ""), ("s", ""))
 
@@ -75,9 +75,13 @@ def word_forms(word: str) -> list[str]:
     return [word, *kept]
 
 
-def _cjk_tokens(run: str) -> list[str]:
-    # Chinese has no spaces: character bigrams are the standard BM25 unit; unigrams keep
-    # one-character queries ("猫") findable.
+def cjk_tokens(run: str) -> list[str]:
+    """A Chinese run's index tokens: its character bigrams, then its characters.
+
+    Chinese has no spaces: character bigrams are the standard BM25 unit; unigrams keep
+    one-character queries ("猫") findable. Question words are left out, stop characters too
+    (as unigrams).
+    """
     grams: list[str] = []
     for part in _without_question_words(run):
         grams.extend(part[i : i + 2] for i in range(len(part) - 1))
@@ -117,8 +121,8 @@ def tokenize(text: str) -> list[str]:
     """Index/query tokens: stopwords removed, English stemmed, CJK as bigrams + unigrams."""
     out: list[str] = []
     for word in raw_words(text):
-        if _CJK_RUN.match(word):
-            out.extend(_cjk_tokens(word))
+        if CJK_RUN.match(word):
+            out.extend(cjk_tokens(word))
             continue
         if word.endswith("'s"):
             word = word[:-2]
@@ -146,8 +150,8 @@ def name_terms(text: str) -> frozenset[str]:
         initial = last == 0 or _SENTENCE_END.search(text, last, match.start()) is not None
         last = match.end()
         word = match.group()
-        if _CJK_RUN.match(word):
-            out.update(g for g in _cjk_tokens(word) if len(g) > 1)
+        if CJK_RUN.match(word):
+            out.update(g for g in cjk_tokens(word) if len(g) > 1)
             continue
         if not (any(ch.isdigit() for ch in word) or (word[0].isupper() and not initial)):
             continue

@@ -194,6 +194,29 @@ def _entry_of(
     return entry, fresh
 
 
+# Rows indexed between returns to the event loop while a large user's lexical rows are indexed
+# (~35 us a row): Chroma's answer is then taken up within ~2 ms and the dense rows are fetched
+# while the rest are indexed, instead of after all ~200 (~7 ms later).
+_INDEX_CHUNK = 50
+
+
+async def _entry_of_yielding(
+    records: Sequence[MemoryRecord],
+    vectors: Vectors,
+    version: int,
+    stored: Sequence[object] | None = None,
+) -> tuple[ScopeEntry, list[tuple[str, str]]]:
+    """`_entry_of`, letting other tasks run every `_INDEX_CHUNK` rows."""
+    entry = ScopeEntry(version=version, index=UserIndex())
+    fresh: list[tuple[str, str]] = []
+    for start in range(0, len(records), _INDEX_CHUNK):
+        end = start + _INDEX_CHUNK
+        part = None if stored is None else stored[start:end]
+        _index_into(entry, fresh, records[start:end], vectors[start:end], part)
+        await asyncio.sleep(0)
+    return entry, fresh
+
+
 def _index_into(
     entry: ScopeEntry,
     fresh: list[tuple[str, str]],
@@ -499,7 +522,7 @@ class Recaller:
                     scope, terms=terms, phrases=phrases, limit=limit, whole=False,
                     sampled=sampled,
                 )  # fmt: skip
-            return _entry_of(rows.records, _ranked(rows), version, rows.features)
+            return await _entry_of_yielding(rows.records, _ranked(rows), version, rows.features)
 
         pending = asyncio.ensure_future(lexical_index())
         try:

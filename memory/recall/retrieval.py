@@ -12,7 +12,6 @@ import math
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
-from functools import lru_cache
 
 import numpy as np
 
@@ -23,6 +22,7 @@ from memory.recall.ranking import RankingWeights, access_boost, recency, top_k
 from memory.recall.relevance import (
     QueryEvidence,
     content_terms,
+    has_content_terms,
     query_verdicts,
     unseen_names,
     word_share,
@@ -72,20 +72,13 @@ def copy_key(text: str) -> int:
     return hash(" ".join(text.casefold().split()))
 
 
-# Greetings and thanks are short; longer texts are not checked. The check (~13 us) runs for
-# every memory indexed, and an L2 recall indexes a query's ~200 candidates, so its answers for
-# short texts, which repeat ("ok, thanks"), are kept.
+# Greetings and thanks are short; longer texts are not checked.
 _CHATTER_CHARS = 120
 
 
 def is_chatter(own: str) -> bool:
     """Whether a memory's own words carry no content: only greetings, thanks and assent."""
-    return len(own) <= _CHATTER_CHARS and _no_content(own)
-
-
-@lru_cache(maxsize=8192)
-def _no_content(text: str) -> bool:
-    return not content_terms(text)
+    return len(own) <= _CHATTER_CHARS and not has_content_terms(own)
 
 
 class UserIndex:

@@ -12,6 +12,7 @@ from memory.recall.relevance import (
     QueryEvidence,
     RelevanceFloor,
     content_terms,
+    has_content_terms,
     judge,
     query_verdicts,
     second_pass,
@@ -55,6 +56,22 @@ def test_content_terms_keep_the_subject() -> None:
     assert "allergy" in content_terms("Thanks! Do I have any allergies?")
     zh = content_terms("我对什么食物过敏？")
     assert "过敏" in zh and all(len(t) > 1 for t in zh)  # unigrams dropped beside bigrams
+
+
+# Words and pieces that sit on each side of the content test: chatter, stopwords, "'s",
+# Chinese chatter phrases, question words and stop characters, and words that carry content.
+_PIECES = [
+    "ok", "thanks", "Thank", "you", "the", "is", "it's", "'s", "a", "Sounds", "good", "oboe",
+    "Lisbon", "4.2", "谢谢", "好的", "你好", "什么", "吗", "的", "了", "过敏", "手术", "猫",
+    "ＴＨＡＮＫＳ", " ", ",", "!", "？", "，",
+]  # fmt: skip
+
+
+@given(st.lists(st.sampled_from(_PIECES), max_size=8), st.text(max_size=40))
+@settings(max_examples=400, deadline=None)
+def test_has_content_terms_agrees_with_content_terms(pieces: list[str], noise: str) -> None:
+    for text in ("".join(pieces), " ".join(pieces), noise, " ".join(pieces) + noise):
+        assert has_content_terms(text) == bool(content_terms(text)), text
 
 
 def test_word_share_weights_rare_and_own_words() -> None:
