@@ -25,7 +25,7 @@ from memory.recall.temporal import event_ranges, has_time_word
 from memory.recall.temporal_units import TimeRange, as_utc
 
 # Bump when tokenisation or time parsing changes: stored features then stop matching.
-FORMAT = 3
+FORMAT = 4
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _US = timedelta(microseconds=1)
 

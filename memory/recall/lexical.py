@@ -31,6 +31,10 @@ _TOKEN = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+(?:'[^\W_{_CJK}]+)?")
 CJK_RUN = re.compile(rf"^[{_CJK}]+$")
 # Suffixes stripped by the light stemmer, longest first; (suffix, replacement).
 _SUFFIXES = (("ies", "y"), ("sses", "ss"), ("ing", ""), ("ed", ""), ("es", ""), ("s", ""))
+# Words ending in "s" that are not the plural of what stripping it leaves, when that is a common
+# word of its own: "news" matched every "new" (a question about shipping the new version of an
+# app ranked a note about reading the news third), "goods" every "good", "means" every "mean".
+_NOT_PLURAL = frozenset({"news", "goods", "means"})
 
 
 def stem(word: str) -> str:
@@ -39,7 +43,7 @@ def stem(word: str) -> str:
     Deliberately conservative (one suffix, stems of 3+ letters): a wrong merge costs more than a
     missed one, because the dense signal already covers paraphrase.
     """
-    if len(word) <= 3 or not word.isascii() or not word.isalpha():
+    if len(word) <= 3 or not word.isascii() or not word.isalpha() or word in _NOT_PLURAL:
         return word
     for suffix, repl in _SUFFIXES:
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:

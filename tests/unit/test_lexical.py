@@ -55,6 +55,13 @@ def test_stemmer_leaves_short_words_and_numbers_alone() -> None:
     assert tokenize("room 4417 in 2023") == ["room", "4417", "2023"]
 
 
+def test_words_that_only_look_plural_keep_their_s() -> None:
+    # "news" is not the plural of "new": the two must not match each other.
+    assert stem("news") != stem("new")
+    assert stem("goods") != stem("good") and stem("means") != stem("mean")
+    assert stem("shoes") == stem("shoe") and stem("views") == stem("view")
+
+
 def test_possessive_and_curly_text_are_normalised() -> None:
     assert tokenize("Caroline's dog") == [stem("caroline"), "dog"]
     assert tokenize("Caroline\u2019s dog") == tokenize("Caroline's dog")
