@@ -29,10 +29,11 @@ ones: only the lexical leg's per-term bound keeps it), `both`.
 `--pristine` puts the Postgres cluster back as it was right after the load before every round
 (a copy is kept in `--dir`), so a tree whose migrations change the database (e.g. index storage
 settings) is compared with the baseline on the same starting state; without it, whatever the
-last round's tree migrated stays. `--reference N` also ranks each query with a candidate budget
-of N and reports how much of that top 8 the measured top 8 keeps. `--ann-check` also asks
-Chroma for each probe's nearest entries as the dense leg does and compares them with an exact
-scan of the user's vectors from Postgres (`ann`: recall of the exact nearest, golds returned).
+last round's tree migrated stays. `--reference N` also ranks each query with a budget of N
+candidates in each leg and reports how much of that top 8 the measured top 8 keeps.
+`--ann-check` also asks Chroma for each probe's nearest entries as the dense leg does and
+compares them with an exact scan of the user's vectors from Postgres (`ann`: recall of the
+exact nearest, golds returned).
 
 `--baseline-tree PATH` measures another checkout's `memory` package too (e.g. a worktree of the
 main branch), in the same run, rounds alternating, each in its own process; the JSON holds
@@ -450,6 +451,8 @@ async def _measure(args: argparse.Namespace) -> dict[str, Any]:
             # this budget's top 8 keeps (the synthetic memories repeat their sentences, so the
             # top 8 among near-duplicates can differ between any two budgets).
             r.candidates = args.reference
+            if hasattr(r, "lexical_candidates"):  # each leg's budget (older trees: one for both)
+                r.lexical_candidates = args.reference
             shares = []
             for q, _, _ in queries:
                 found = await r.recall_traced(whale, q, k=8, record_access=False,

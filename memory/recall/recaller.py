@@ -298,6 +298,7 @@ class Recaller:
         )
         self.on_latency = on_latency
         self.candidates = settings.recall_l2_candidates
+        self.lexical_candidates = settings.recall_l2_lexical_candidates
         # Load a cold user into L1 in the background after an L2 recall (off for one-shot
         # processes such as a CLI command, which would only pay for the load).
         self.preload_on_miss = True
@@ -465,7 +466,10 @@ class Recaller:
         if scope.key not in self._large:
             # A user within the candidate budget is ranked over all their rows: exactly L1's
             # ranking, found in one round trip and with no Chroma call.
-            found = await self.store.candidates(scope, terms=words, phrases=phrases, limit=limit)
+            found = await self.store.candidates(
+                scope, terms=words, phrases=phrases, limit=limit,
+                lexical_limit=self.lexical_candidates,
+            )  # fmt: skip
             if not found.complete:
                 # Larger: these are already the lexical leg's rows; the dense leg is added.
                 self._remember_large(scope)
@@ -520,7 +524,7 @@ class Recaller:
                 terms = _lexical_terms(query, exact=True)[0] if sampled else words
                 rows = await self.store.candidates(
                     scope, terms=terms, phrases=phrases, limit=limit, whole=False,
-                    sampled=sampled,
+                    sampled=sampled, lexical_limit=self.lexical_candidates,
                 )  # fmt: skip
             return await _entry_of_yielding(rows.records, _ranked(rows), version, rows.features)
 

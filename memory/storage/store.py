@@ -742,6 +742,7 @@ class MemoryStore:
         recent: int = 0,
         whole: bool = True,
         sampled: bool = False,
+        lexical_limit: int | None = None,
     ) -> Candidates:
         """Active memories of one user that may answer a query, in one round trip.
 
@@ -752,7 +753,8 @@ class MemoryStore:
         `phrases` are CJK characters or bigrams, looked up in the `cjk_grams` index, since
         `tsv` does not split text without spaces); up to `limit` rows Chroma has not indexed
         yet (so a lagging index hides nothing); and, with `recent`, the user's most recent and
-        most important rows (when Chroma is down and there is no dense leg). The dense leg's
+        most important rows (when Chroma is down and there is no dense leg). `lexical_limit`
+        (default `limit`) bounds the lexical matches alone (words and CJK grams). The dense leg's
         rows come from `nearest_rows`. Each row comes with its stored vector and its stored
         recall features (see `memory.recall.features`).
 
@@ -766,6 +768,7 @@ class MemoryStore:
         """
         lexemes = _tsquery_terms(terms)
         query = " | ".join(lexemes)
+        matches = limit if lexical_limit is None else lexical_limit
         owner = cjk_owner(scope)
         grams = list(dict.fromkeys(owner + p for p in phrases if 0 < len(p) <= 2))
         async with self.pool.acquire() as conn, conn.transaction():
@@ -776,7 +779,7 @@ class MemoryStore:
             if sampled:
                 # Twice what one term may contribute: a sampled word still fills its share,
                 # so the rows it adds are known to be a sample (see `lexical` below).
-                bound = 2 * LEXICAL_PER_TERM * limit
+                bound = 2 * LEXICAL_PER_TERM * matches
                 settings += f"; SET LOCAL gin_fuzzy_search_limit = {int(bound)}"
             await conn.execute(settings)
             rows = await conn.fetch(
@@ -821,14 +824,14 @@ class MemoryStore:
                     ) matches
                     GROUP BY id HAVING count(*) > 1 OR min(n) < $8
                     ORDER BY sum(ln(1.0 + $8::float8 / n)) DESC, max(r) DESC, max(occurred_at) DESC
-                    LIMIT $5
+                    LIMIT $11
                 ), grams AS (
                     SELECT id FROM memories WHERE {_MINE_BY_ROW} AND cardinality($4::text[]) > 0
                     AND cjk_grams && $4::text[]
                     AND NOT (SELECT yes FROM small)
                     ORDER BY (SELECT count(*) FROM unnest(cjk_grams) g WHERE g = ANY($4::text[]))
                              DESC, occurred_at DESC
-                    LIMIT $5
+                    LIMIT $11
                 ), lagging AS (
                     SELECT id FROM memories WHERE {_MINE} AND indexed_at IS NULL
                     AND NOT (SELECT yes FROM small) ORDER BY created_at DESC LIMIT $5
@@ -861,9 +864,10 @@ class MemoryStore:
                 limit,
                 recent,
                 whole,
-                _per_term(limit, len(lexemes)),
+                _per_term(matches, len(lexemes)),
                 lexemes,
                 owner,
+                matches,
             )
         complete = bool(rows[0]["complete"])
         rows = [r for r in rows if r["id"] is not None]

@@ -374,6 +374,40 @@ async def test_lexical_leg_of_a_large_user_is_bounded_and_finds_the_rare_word(
     assert hit.hits and hit.hits[0].record.id == "rare"
 
 
+async def test_the_lexical_leg_has_a_budget_of_its_own(store: MemoryStore) -> None:
+    # `lexical_limit` bounds the word matches alone: the rare word still comes first among
+    # them, and a user within `limit` is still returned whole, whatever the lexical budget.
+    scope = Scope("tiers", "whale-lexical")
+    await _standups_and_a_rare_one(
+        store, scope, 400, "My niece Quillanora plays the oboe", seed=9, rare_days=5
+    )
+    terms = ["standup", "sprint*", "quillanora"]
+    wide = await store.candidates(scope, terms=terms, limit=8, whole=False)
+    narrow = await store.candidates(scope, terms=terms, limit=8, lexical_limit=3, whole=False)
+    assert len(wide.records) == 8
+    assert 0 < len(narrow.records) <= 3 and "rare" in {r.id for r in narrow.records}
+    small = Scope("tiers", "minnow")
+    await store.write_many(small, [NewMemory(f"Standup note {i}") for i in range(5)])
+    whole = await store.candidates(small, terms=["standup"], limit=8, lexical_limit=1)
+    assert whole.complete and len(whole.records) == 5
+    # The recaller asks for its configured lexical budget on both L2 paths.
+    asked: list[int | None] = []
+    original = store.candidates
+
+    async def spy(*args: Any, **kwargs: Any) -> Any:
+        asked.append(kwargs.get("lexical_limit"))
+        return await original(*args, **kwargs)
+
+    r = recaller(store)
+    _cold(r)
+    r.lexical_candidates = 3
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(store, "candidates", spy)
+        await r.recall_traced(scope, "who plays the oboe, Quillanora?", k=3, relevant_only=False)
+        await r.recall_traced(scope, "what did the standup decide?", k=3, relevant_only=False)
+    assert asked and set(asked) == {3}
+
+
 async def test_a_rare_word_outranks_rows_matching_several_common_words(store: MemoryStore) -> None:
     # 400 memories match two of the query's words, one memory its rare word. Ranked by
     # `ts_rank` alone the two-word rows fill the leg's 8 places; ranked as BM25 weighs words
