@@ -166,8 +166,8 @@ async def reindex(args: argparse.Namespace) -> int:
             print(f"indexed {done} memories; dropped {len(dropped)} old collections")
             return 0
         done = await store.reindex()
-        # Rows written before recall features were stored, or by a process without a recall
-        # layer: computed now, so no recall has to.
+        # Rows written before recall features were stored, by a process without a recall
+        # layer, or whose features an older tokeniser computed: computed now, so no recall has to.
         from memory.system import recaller
 
         filled = await recaller(store).backfill_features()

@@ -663,24 +663,28 @@ class Recaller:
         self.store.spawn(save())
 
     async def backfill_features(self, *, batch: int = 1000) -> int:
-        """Compute and store the recall features of every row that has none; how many. Admin.
+        """Compute and store the recall features of every row that lacks current ones. Admin.
 
-        For rows written before features were stored (or by a process with no Recaller);
-        recall computes missing ones itself too, so this only moves that cost off queries.
+        For rows written before features were stored (or by a process with no Recaller), and
+        rows whose features no longer match (computed before the tokeniser changed: `FORMAT`).
+        Recall computes such features itself too, so this only moves that cost off queries.
+        Every kept row is read (its key is computed from its text); how many were computed.
         """
         done, after = 0, ""
         while True:
-            rows = await self.store.rows_without_features(after=after, limit=batch)
+            rows = await self.store.rows_with_feature_keys(after=after, limit=batch)
             if not rows:
                 return done
             by_scope: dict[Scope, list[tuple[str, str]]] = {}
-            for scope, record in rows:
+            for scope, record, stored in rows:
                 item = indexed_from_record(record, np.zeros(0, dtype=np.float32))
                 key = features_key(item.text, item.context, item.occurred_at)
-                by_scope.setdefault(scope, []).append((record.id, encode(features_of(item), key)))
+                if stored != key:
+                    pair = (record.id, encode(features_of(item), key))
+                    by_scope.setdefault(scope, []).append(pair)
             for scope, pairs in by_scope.items():
                 await self.store.save_recall_features(scope, pairs)
-            done += len(rows)
+                done += len(pairs)
             after = rows[-1][1].id
             await asyncio.sleep(0)  # a long backfill shares the loop
 

@@ -959,18 +959,25 @@ class MemoryStore:
                 [value for _, value in features],
             )
 
-    async def rows_without_features(
+    async def rows_with_feature_keys(
         self, *, after: str = "", limit: int = 1000
-    ) -> list[tuple[Scope, MemoryRecord]]:
-        """Kept rows with no recall features yet, by id after `after` (a backfill's pages)."""
+    ) -> list[tuple[Scope, MemoryRecord, str | None]]:
+        """Kept rows by id after `after`, each with its stored features' key (None: none).
+
+        For a backfill that also finds features computed from older text or by an older
+        tokeniser: which those are only the key, computed from the row, can tell.
+        """
         async with self.pool.acquire() as conn:
             rows = await conn.fetch(
-                f"SELECT {RECORD_COLUMNS} FROM memories WHERE id > $1"
-                " AND recall_features IS NULL AND status <> 'deleted' ORDER BY id LIMIT $2",
+                f"SELECT {RECORD_COLUMNS}, recall_features->>'k' AS features_key FROM memories"
+                " WHERE id > $1 AND status <> 'deleted' ORDER BY id LIMIT $2",
                 after,
                 limit,
             )
-        return [(Scope(r["tenant_id"], r["user_id"]), record_from_row(r)) for r in rows]
+        return [
+            (Scope(r["tenant_id"], r["user_id"]), record_from_row(r), r["features_key"])
+            for r in rows
+        ]
 
     async def sample_vectors(self, scope: Scope, n: int) -> tuple[Vectors, Vectors | None]:
         """Stored vectors of up to `n` of the user's active memories, a uniform sample.

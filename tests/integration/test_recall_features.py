@@ -102,7 +102,7 @@ async def test_cold_recall_stores_features_and_ranks_like_l1_on_mixed_text(
         # without one): no features are stored with the rows.
         async with open_store(settings, reindex_on_start=False) as other:
             await _corpus(other, MEI, COUSIN)
-        assert len(await store.rows_without_features()) == len(await _all(store, MEI))
+        assert len(await _without_features(store)) == len(await _all(store, MEI))
         for round_ in ("computed", "stored"):
             for query in queries:
                 _cold(r)
@@ -120,7 +120,12 @@ async def test_cold_recall_stores_features_and_ranks_like_l1_on_mixed_text(
                     assert _terms(a.breakdown) == pytest.approx(_terms(b.breakdown), abs=1e-6)
                     assert a.breakdown.relevance is not None and b.breakdown.relevance is not None
                     assert a.breakdown.relevance.passed == b.breakdown.relevance.passed
-            assert await store.rows_without_features() == []
+            assert await _without_features(store) == []
+
+
+async def _without_features(store: MemoryStore) -> list[str]:
+    """Ids of the kept rows that have no recall features stored."""
+    return [r.id for _, r, key in await store.rows_with_feature_keys() if key is None]
 
 
 def _terms(b: ScoreBreakdown) -> list[float]:
@@ -149,10 +154,22 @@ async def test_rows_written_before_the_migration_are_filled(
         owner = cjk_owner(MEI)
         assert {owner + "小红", owner + "花店", owner + "店"} <= set(grams)
         assert latin == []
-        waiting = await store.rows_without_features()
-        assert {record.id for _, record in waiting} == {mid for mid, _ in old}
+        waiting = await _without_features(store)
+        assert set(waiting) == {mid for mid, _ in old}
         assert await Recaller(store).backfill_features(batch=1) == 2
-        assert await store.rows_without_features() == []
+        assert await _without_features(store) == []
+        # Features of another tokeniser (or an edited text) are computed again; current ones
+        # are left alone.
+        async with store.pool.acquire() as c:
+            await c.execute(
+                "UPDATE memories SET recall_features = jsonb_set(recall_features, '{k}',"
+                " '\"older\"') WHERE id = $1",
+                old[1][0],
+            )
+        assert await Recaller(store).backfill_features(batch=1) == 1
+        keys = {r.id: k for _, r, k in await store.rows_with_feature_keys()}
+        assert keys[old[1][0]] not in (None, "older")
+        assert await Recaller(store).backfill_features() == 0
         found = await store.candidates(MEI, limit=10)
         assert found.complete and len(found.records) == 2
         for record, stored in zip(found.records, found.features, strict=True):
