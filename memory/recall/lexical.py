@@ -28,7 +28,7 @@ Scores = npt.NDArray[np.float32]
 
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff"
 _TOKEN = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+(?:'[^\W_{_CJK}]+)?")
-CJK_RUN = re.compile(rf"^[{_CJK}]+$")
+_CJK_RUN = re.compile(rf"^[{_CJK}]+$")
 # Suffixes stripped by the light stemmer, longest first; (suffix, replacement).
 _SUFFIXES = (("ies", "y"), ("sses", "ss"), ("ing", ""), ("ed", ""), ("es", ""), ("s", ""))
 # Words ending in "s" that are not the plural of what stripping it leaves, when that is a common
@@ -79,13 +79,9 @@ def word_forms(word: str) -> list[str]:
     return [word, *kept]
 
 
-def cjk_tokens(run: str) -> list[str]:
-    """A Chinese run's index tokens: its character bigrams, then its characters.
-
-    Chinese has no spaces: character bigrams are the standard BM25 unit; unigrams keep
-    one-character queries ("猫") findable. Question words are left out, stop characters too
-    (as unigrams).
-    """
+def _cjk_tokens(run: str) -> list[str]:
+    # Chinese has no spaces: character bigrams are the standard BM25 unit; unigrams keep
+    # one-character queries ("猫") findable.
     grams: list[str] = []
     for part in _without_question_words(run):
         grams.extend(part[i : i + 2] for i in range(len(part) - 1))
@@ -125,15 +121,19 @@ def tokenize(text: str) -> list[str]:
     """Index/query tokens: stopwords removed, English stemmed, CJK as bigrams + unigrams."""
     out: list[str] = []
     for word in raw_words(text):
-        if CJK_RUN.match(word):
-            out.extend(cjk_tokens(word))
-            continue
-        if word.endswith("'s"):
-            word = word[:-2]
-        if word in ENGLISH_STOPWORDS or not word:
-            continue
-        out.append(stem(word))
+        out.extend(word_tokens(word))
     return out
+
+
+def word_tokens(word: str) -> list[str]:
+    """The tokens of one of `raw_words`' words (`tokenize` is these, word by word)."""
+    if _CJK_RUN.match(word):
+        return _cjk_tokens(word)
+    if word.endswith("'s"):
+        word = word[:-2]
+    if word in ENGLISH_STOPWORDS or not word:
+        return []
+    return [stem(word)]
 
 
 _SENTENCE_END = re.compile(r"[.!?:;\n。！？；：]")
@@ -154,8 +154,8 @@ def name_terms(text: str) -> frozenset[str]:
         initial = last == 0 or _SENTENCE_END.search(text, last, match.start()) is not None
         last = match.end()
         word = match.group()
-        if CJK_RUN.match(word):
-            out.update(g for g in cjk_tokens(word) if len(g) > 1)
+        if _CJK_RUN.match(word):
+            out.update(g for g in _cjk_tokens(word) if len(g) > 1)
             continue
         if not (any(ch.isdigit() for ch in word) or (word[0].isupper() and not initial)):
             continue

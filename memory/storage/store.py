@@ -897,8 +897,10 @@ class MemoryStore:
         smaller than they are (stale statistics, or far above the average user), as a scan of
         all their rows against the list: 160,000 comparisons, 40 ms, for 900 memories (2 ms
         read by id). They were once a leg of `candidates`, whose transaction and lexical legs
-        they do not need: for a 200,000-memory user's 220 hits, 14.5 ms p50 there against 11.0
-        for a plain select by id in the same run (this statement: 12-15 ms in later runs).
+        they do not need. For a 200,000-memory user's 221 hits this statement executes in
+        1.6 ms (all buffers hit) and takes 2.7-4.5 ms as a round trip; inside a recall its
+        answer waits longer (16 ms p50 on `bench.scale`'s such user) while the event loop is
+        busy with the lexical leg.
         """
         if not ids and not nearest:
             return Candidates([], np.zeros((0, self.embedder.dim), dtype=np.float32), [], False)
