@@ -7,7 +7,8 @@ The user has `--memories` synthetic memories, loaded as `bench.scale` loads them
 Postgres, batches to a `chroma run` server): by default (`--corpus clusters`) short generated
 texts whose vectors are noisy copies of 420 sentences' embeddings (cosine ~0.93 to their
 sentence), or with `--corpus sentences` distinct generated sentences embedded by the model
-(`bench/_big_corpus.py`; ~13 minutes to load on 2 cores). Then a planted set with real
+(`bench/_big_corpus.py`; ~13 minutes to load on 2 cores), or with `--corpus random`
+`bench.scale`'s large user (clustered random vectors, generated texts). Then a planted set with real
 embeddings: realistic sentences, among them the gold memories of the probe queries below, and
 look-alike distractors. `--others` users of 100
 memories each share the Chroma shards. The Postgres cluster and the Chroma server's files stay
@@ -245,7 +246,7 @@ async def _load(
         whale = Scope(TENANT, BIG_USER)
         distinct = sentences(big) if corpus == "sentences" else []
         centres = {}
-        if not distinct:
+        if corpus == "clusters":
             combos = [f"{v} {s} {d}" for v in sr._VERBS for s in sr._SUBJECTS
                       for d in sr._DETAILS]  # fmt: skip
             centres = dict(zip(combos, await store.embedder.aembed(combos), strict=True))
@@ -255,6 +256,10 @@ async def _load(
             if distinct:
                 texts = distinct[start : start + n]
                 vectors = await _embedded(store, texts, start, big)
+            elif corpus == "random":  # `bench.scale`'s large user, chunk by chunk alike
+                seed = 10_000_019 + start
+                texts = sr._texts(random.Random(seed), n, seed)
+                vectors = sr._vectors(np.random.default_rng(seed), n)
             else:
                 texts, vectors = _clustered(centres, start, n)
             items = [BulkMemory(whale, uuid.uuid4().hex, t, _at(start + i), v)
@@ -572,9 +577,11 @@ def main() -> int:
     parser.add_argument("--port", type=int, default=21110, help="Postgres; Chroma: port + 1")
     parser.add_argument("--memories", type=int, default=200_000, help="synthetic memories")
     parser.add_argument("--others", type=int, default=100, help="other users (100 memories)")
-    parser.add_argument("--corpus", choices=("clusters", "sentences"), default="clusters",
+    parser.add_argument("--corpus", choices=("clusters", "sentences", "random"),
+                        default="clusters",
                         help="the big user's memories: noisy copies of 420 sentences'"
-                        " vectors, or distinct embedded sentences (slow to load)")  # fmt: skip
+                        " vectors, distinct embedded sentences (slow to load), or bench.scale's"
+                        " random vectors")  # fmt: skip
     parser.add_argument("--reload", action="store_true", help="delete --dir and load again")
     parser.add_argument("--baseline-tree", type=Path, default=None,
                         help="another checkout whose `memory` package is measured too")  # fmt: skip

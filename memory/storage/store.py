@@ -91,6 +91,35 @@ _MINE_BY_ROW = (
     " AND (expires_at IS NULL OR expires_at > now())"
 )
 
+# The dense leg's rows (`MemoryStore.nearest_rows`): $3 ids known to be the user's; $4 / $5 ids
+# from unfiltered searches and the list (layer) each came from, nearest first; $6 how many of
+# the user's to take per list. Each id is looked up on its own (a LATERAL subquery that the
+# planner may not merge: `OFFSET 0`), by primary key, its owner checked on the row
+# (`_MINE_BY_ROW`: the owner's index cannot be chosen), in any plan. Joined with the user's
+# rows instead, the ids were read, for a user the planner takes for smaller than they are
+# (stale statistics, a user far above the average), against all the user's rows: 40 ms for 900
+# memories, against 2 ms by id. And after five calls on a connection Postgres may keep one plan
+# for all values, made for the average user; such a plan intersected the owner's index (all
+# 200,000 entries of a large user) with the ids, even for no ids: ~12 ms a call, ~6 by id.
+NEAREST_ROWS_SQL = f"""
+    WITH picked AS MATERIALIZED (
+        SELECT id FROM (
+            SELECT m.id, row_number() OVER (PARTITION BY d.list ORDER BY d.pos) AS n
+            FROM unnest($4::text[], $5::int[]) WITH ORDINALITY AS d (id, list, pos)
+            CROSS JOIN LATERAL (
+                SELECT id FROM memories WHERE id = d.id AND {_MINE_BY_ROW} OFFSET 0
+            ) m
+        ) dense WHERE n <= $6
+        UNION
+        SELECT m.id FROM unnest($3::text[]) AS c (id)
+        CROSS JOIN LATERAL (
+            SELECT id FROM memories WHERE id = c.id AND {_MINE_BY_ROW} OFFSET 0
+        ) m
+    )
+    SELECT {_RECORD_COLUMNS_OF_M}, m.embedding, m.own_embedding, m.recall_features
+    FROM picked JOIN memories m ON m.id = picked.id
+"""
+
 # Chroma probe after a failed call: first retry after 1 s, doubling up to 30 s, so an outage
 # costs a few cheap requests a minute and a restart is noticed within 30 s.
 PROBE_FIRST_S = 1.0
@@ -892,33 +921,13 @@ class MemoryStore:
         after Chroma answers); the lexical leg, run beside it, brings the rows Chroma has not
         indexed yet.
 
-        The picked ids drive the read of the rows, by primary key. Selecting the user's rows
-        `WHERE id IN (the picked ids)` instead was planned, for a user the planner takes for
-        smaller than they are (stale statistics, or far above the average user), as a scan of
-        all their rows against the list: 160,000 comparisons, 40 ms, for 900 memories (2 ms
-        read by id). They were once a leg of `candidates`, whose transaction and lexical legs
-        they do not need. For a 200,000-memory user's 221 hits this statement executes in
-        1.6 ms (all buffers hit) and takes 2.7-4.5 ms as a round trip; inside a recall its
-        answer waits longer (16 ms p50 on `bench.scale`'s such user) while the event loop is
-        busy with the lexical leg.
+        The statement is `NEAREST_ROWS_SQL`, where the ids drive the read by primary key.
         """
         if not ids and not nearest:
             return Candidates([], np.zeros((0, self.embedder.dim), dtype=np.float32), [], False)
         async with self.pool.acquire() as conn:
             rows = await conn.fetch(
-                f"""
-                WITH picked AS MATERIALIZED (
-                    SELECT id FROM (
-                        SELECT d.id, row_number() OVER (PARTITION BY d.list ORDER BY d.pos) AS n
-                        FROM unnest($4::text[], $5::int[]) WITH ORDINALITY AS d (id, list, pos)
-                        JOIN memories m ON m.id = d.id WHERE {_MINE}
-                    ) dense WHERE n <= $6
-                    UNION
-                    SELECT id FROM memories WHERE {_MINE} AND id = ANY($3::text[])
-                )
-                SELECT {_RECORD_COLUMNS_OF_M}, m.embedding, m.own_embedding, m.recall_features
-                FROM picked JOIN memories m ON m.id = picked.id
-                """,
+                NEAREST_ROWS_SQL,
                 scope.tenant_id,
                 scope.user_id,
                 list(ids),

@@ -25,8 +25,14 @@ from memory.recall import recaller as recaller_module
 from memory.recall.cache import deep_size
 from memory.recall.ranking import RankingWeights
 from memory.recall.recaller import Recalled, Recaller
-from memory.storage.bulk import BulkMemory, copy_memories
-from memory.storage.store import OWN_TSV, MemoryStore, cjk_owner, open_store
+from memory.storage.bulk import BulkMemory, analyze, copy_memories
+from memory.storage.store import (
+    NEAREST_ROWS_SQL,
+    OWN_TSV,
+    MemoryStore,
+    cjk_owner,
+    open_store,
+)
 from memory.system import recaller
 from memory.types import NewMemory, Scope
 from tests.support.chinese_memories import CHINESE
@@ -524,6 +530,54 @@ async def test_a_lexical_lookup_reads_its_owners_matches_only(store: MemoryStore
         node = node["Plans"][0]
     assert node["Index Name"] == "memories_own_tsv"
     assert node["Actual Rows"] == 20
+
+
+def _plan_nodes(node: dict[str, Any]) -> list[dict[str, Any]]:
+    """A JSON plan node and every node under it."""
+    return [node, *(n for child in node.get("Plans", []) for n in _plan_nodes(child))]
+
+
+async def test_the_dense_rows_are_read_by_id_in_the_plan_kept_for_every_user(
+    store: MemoryStore,
+) -> None:
+    # After five calls on one connection Postgres may keep a single plan for all parameter
+    # values, made for the average user (here ~10 rows). In that plan no step may read all of
+    # a large user's rows: the ids Chroma returned drive the read.
+    big, others = Scope("tiers", "by-id"), [Scope("tiers", f"by-id-{i}") for i in range(300)]
+    rng = np.random.default_rng(12)
+    vectors = rng.standard_normal((3300, store.embedder.dim)).astype(np.float32)
+    start = datetime(2025, 3, 3, tzinfo=UTC)
+    items = _hourly(big, "b", "Note {}", start, vectors[:3000])
+    items += [BulkMemory(o, f"o{i:03d}", "Other note", start, vectors[3000 + i])
+              for i, o in enumerate(others)]  # fmt: skip
+    await copy_memories(store.pool, items, model=store.embedder.name, indexed_at=datetime.now(UTC))
+    await analyze(store.pool)
+    nearest = ["o001", "b010", "o002", "b011", "b012", "b013", "b014"]
+    checked: list[str] = []
+
+    def literal(values: list[str]) -> str:  # test ids: letters and digits only
+        return "ARRAY[" + ",".join(f"'{v}'" for v in values) + "]::text[]"
+
+    async with store.pool.acquire() as conn:
+        await conn.execute(
+            "PREPARE nearest_rows (text, text, text[], text[], int[], int) AS " + NEAREST_ROWS_SQL
+        )
+        try:
+            await conn.execute("SET plan_cache_mode = force_generic_plan")
+            plan = await conn.fetchval(
+                "EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE nearest_rows ('tiers', 'by-id', "
+                f"{literal(checked)}, {literal(nearest)}, ARRAY[0,0,0,0,0,0,0]::int[], 3)"
+            )
+        finally:
+            await conn.execute("RESET plan_cache_mode; DEALLOCATE nearest_rows")
+    top = json.loads(plan)[0]["Plan"]
+    assert top["Actual Rows"] == 3  # the user's first three of the list
+    nodes = _plan_nodes(top)
+    assert any("$1" in json.dumps(n) for n in nodes)  # the plan kept for all values
+    shape = [(n["Node Type"], n.get("Index Name"), n["Actual Rows"]) for n in nodes]
+    assert max(rows for *_, rows in shape) < 100, "; ".join(map(str, shape))
+    found = await store.nearest_rows(big, ids=["b020"], nearest=[nearest], limit=3)
+    assert sorted(r.id for r in found.records) == ["b010", "b011", "b012", "b020"]
 
 
 async def test_words_too_long_for_the_word_index_are_stored_and_the_rest_found(
