@@ -23,7 +23,7 @@ from memory.governed_store import GovernedStore
 from memory.settings import apply_privacy_defaults
 from memory.storage.availability import is_unavailable, unavailable_from
 from memory.storage.store import MemoryStore, open_store
-from memory.system import freeze_long_lived, open_cache_sync, recaller
+from memory.system import open_cache_sync, recaller, settle_process
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -53,7 +53,7 @@ async def get_store(config: RunnableConfig | None = None) -> MemoryStore:
             recaller(store)  # this store's recall cache, with latency recorded in the metrics
             # Prompt invalidation of this process's caches when another process writes.
             await stack.enter_async_context(open_cache_sync(store))
-            freeze_long_lived()  # once per process: see its docstring
+            settle_process()  # once per process: see its docstring
             _STORES[loop] = (store, stack)
         return _STORES[loop][0]
 

@@ -65,7 +65,7 @@ from memory.recall.retrieval import features_of
 from memory.settings import Settings
 from memory.storage.bulk import BulkMemory, analyze, copy_memories
 from memory.storage.store import MemoryStore, open_store
-from memory.system import freeze_long_lived, recaller
+from memory.system import recaller, settle_process
 from memory.types import NewMemory, Scope
 
 DIM = 384
@@ -308,7 +308,7 @@ async def _one_scale(args: Any, scale: str) -> dict[str, Any]:
         r = recaller(store)
         r.preload_on_miss = False  # each measurement chooses its tier
         _trim()
-        freeze_long_lived()  # as a server does once its store is open
+        settle_process()  # as a server does once its store is open
         rng = random.Random(1)
         picks = [(rng.choice(scopes), rng.choice(_QUERIES)) for _ in range(queries)]
 

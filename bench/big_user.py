@@ -420,10 +420,12 @@ async def _measure(args: argparse.Namespace) -> dict[str, Any]:
         for q, _, _ in queries[:5]:  # warm-up: model, pools, Chroma segments, the large flag
             await r.recall_traced(whale, q, k=8, record_access=False)
         # What the tree's server does once its store is open (absent in older trees).
-        freeze = getattr(importlib.import_module("memory.system"), "freeze_long_lived", None)
-        if freeze is not None:
-            freeze()
-        out["froze_long_lived"] = freeze is not None
+        system = importlib.import_module("memory.system")
+        settle = getattr(system, "settle_process", getattr(system, "freeze_long_lived", None))
+        if settle is not None:
+            settle()
+        out["froze_long_lived"] = settle is not None
+        out["gil_switch_ms"] = sys.getswitchinterval() * 1000.0
         totals: list[float] = []
         per_stage: dict[str, list[float]] = {}
         quality: dict[str, dict[str, int]] = {}

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from memory.governed_store import GovernedStore
     from memory.settings import Settings, apply_privacy_defaults
     from memory.storage.store import MemoryStore, open_store
-    from memory.system import freeze_long_lived, open_cache_sync, recaller
+    from memory.system import freeze_long_lived, open_cache_sync, recaller, settle_process
     from memory.types import (
         Category,
         MemoryKind,
@@ -39,6 +39,7 @@ _WHERE = {
     "freeze_long_lived": ".system",
     "open_cache_sync": ".system",
     "recaller": ".system",
+    "settle_process": ".system",
     **{
         name: ".types"
         for name in (
@@ -79,4 +80,5 @@ __all__ = [
     "open_cache_sync",
     "open_store",
     "recaller",
+    "settle_process",
 ]
