@@ -8,10 +8,10 @@ Postgres, batches to a `chroma run` server): by default (`--corpus clusters`) sh
 texts whose vectors are noisy copies of 420 sentences' embeddings (cosine ~0.93 to their
 sentence), or with `--corpus sentences` distinct generated sentences embedded by the model
 (`bench/_big_corpus.py`; ~13 minutes to load on 2 cores), or with `--corpus random`
-`bench.scale`'s large user (clustered random vectors, generated texts). Then a planted set with real
-embeddings: realistic sentences, among them the gold memories of the probe queries below, and
-look-alike distractors. `--others` users of 100
-memories each share the Chroma shards. The Postgres cluster and the Chroma server's files stay
+`bench.scale`'s large user (clustered random vectors, generated texts; ~4 minutes). Then a
+planted set with real embeddings: realistic sentences, among them the gold memories of the
+probe queries below, and look-alike distractors. `--others` users of 100 memories each share
+the Chroma shards. The Postgres cluster and the Chroma server's files stay
 in `--dir`, so later runs (other code, other settings) reuse the load; `--reload` starts over.
 Servers listen on `--port` (Postgres) and `--port + 1` (Chroma) and are stopped at the end.
 

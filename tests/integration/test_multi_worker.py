@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator
 import asyncpg
 import pytest
 
+from memory.system import GIL_SWITCH_S
 from tests.support.chroma_server import ChromaServer
 from tests.support.postgres import PostgresServer
 from tests.support.stub_llm import StubLLM
@@ -176,3 +177,15 @@ async def test_bad_requests_get_clear_errors(workers: list[WorkerProcess]) -> No
     unknown = await workers[0].try_call("drop_tables")
     assert not unknown["ok"] and "unknown op" in unknown["error"]
     assert (await workers[0].call("ping"))["ok"]
+
+
+async def test_each_worker_settles_its_process_once_its_store_is_open(
+    workers: list[WorkerProcess],
+) -> None:
+    # The composition point (`agent.resources.get_store`) freezes the long-lived objects and
+    # shortens the interpreter's switch interval: without them a large user's recall waits on
+    # full collections and on threads queued for the interpreter.
+    for worker in workers:
+        answer = await worker.call("interpreter")
+        assert answer["switch_interval_s"] == pytest.approx(GIL_SWITCH_S)
+        assert answer["frozen"] > 0

@@ -19,6 +19,7 @@ Protocol: one JSON request per line on stdin, one JSON answer per line on stdout
   {"op": "forget", "tenant", "user", "memory_id"} -> the deletion receipt
   {"op": "totals"}  -> process-wide checkpoint redaction/serialisation time, pool statistics,
                        event-loop lag since the previous `totals`
+  {"op": "interpreter"} -> the switch interval and the objects frozen out of the collector
   {"op": "ping"}, {"op": "quit"}
 Every answer has `ok`; a failed request answers `{"ok": false, "error": "Type: message"}`.
 
@@ -340,6 +341,12 @@ class _Worker:
         records = await store.write_many(_scope(req), [NewMemory(content=c) for c in contents])
         return {"memory_ids": [r.id for r in records]}
 
+    async def interpreter(self, req: Mapping[str, Any]) -> dict[str, Any]:
+        """What the store's opening set up process-wide (`memory.system.settle_process`)."""
+        import gc
+
+        return {"switch_interval_s": sys.getswitchinterval(), "frozen": gc.get_freeze_count()}
+
     async def forget(self, req: Mapping[str, Any]) -> dict[str, Any]:
         from agent.resources import get_store
 
@@ -429,7 +436,7 @@ async def _serve(
             _undo_overhead_fixes(saver, store)
         handlers = {"turn": worker.turn, "state": worker.state, "recall": worker.recall,
                     "write": worker.write, "seed": worker.seed,
-                    "forget": worker.forget}  # fmt: skip
+                    "forget": worker.forget, "interpreter": worker.interpreter}  # fmt: skip
         loop = asyncio.get_running_loop()
         reader = asyncio.StreamReader(limit=_LINE_LIMIT)
         await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
