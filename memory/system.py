@@ -65,7 +65,7 @@ _frozen = False
 # loop indexes candidates in pure Python: each time such a thread needed the interpreter back
 # (to read Chroma's answer, to hand on the embedding) it could wait up to 5 ms on a busy loop,
 # on the critical path. At 1 ms, `bench.big_user --corpus random` measured a 200,000-memory
-# user's recall p95 ~3 ms lower (10 of 13 paired rounds better); handing over more often costs
+# user's recall p95 ~3 ms lower (8 of 10 paired rounds better); handing over more often costs
 # nothing measurable here, where the other threads mostly wait on I/O or native code.
 GIL_SWITCH_S = 0.001
 
