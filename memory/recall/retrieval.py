@@ -283,7 +283,8 @@ class UserIndex:
         cols, n = self._cols, self._cols.size
         tokens = tokenize(query)
         sims = signals.cosines(cols, query_vector)
-        trust = self._dense_trust(sims, live, weights, given)
+        spread = self._spread(sims, live, weights, given)
+        trust = self._dense_trust(sims, live, weights, spread)
         dense = signals.dense(cols, query_vector, live, sims, lowest)
         similarity = (weights.alpha * trust) * dense
         if cols.chatter[:n].any():
@@ -308,7 +309,8 @@ class UserIndex:
             top = np.argsort(-first)[:feedback].tolist()
             expanded, qweights = signals.expansion(self._window, top, tokens, weights)
             lexical = signals.lexical(lexical_indexes, expanded, qweights, live, guard=guard)
-        lexical = weights.lexical * lexical
+        agreement = signals.lexical_agreement(lexical, sims, spread, trust, weights)
+        lexical = (weights.lexical * agreement) * lexical
         if weights.group and self._group_ids:
             lexical += weights.group * signals.group(
                 self._groups, cols.group[:n], tokens, len(self._group_ids), guard=guard
@@ -327,31 +329,43 @@ class UserIndex:
             lexical += signals.second_hop(self._own, first, top, names, tokens, weights, live)
         return {"similarity": similarity, "lexical": lexical, "temporal": temporal}
 
+    @staticmethod
+    def _spread(
+        sims: np.ndarray,
+        live: np.ndarray,
+        weights: RankingWeights,
+        given: tuple[float, float] | None,
+    ) -> tuple[float, float]:
+        """The (mean, std) of the query's cosine that the relevance verdict uses too.
+
+        The given one (L2, whose index holds only the query's candidates), else the live
+        memories' own, else the background for a user too small to measure.
+        """
+        if given is not None:
+            return given
+        live_sims = sims[live]
+        if len(live_sims) >= weights.floor.min_population:
+            return (float(live_sims.mean()), float(live_sims.std()))
+        return weights.floor.background
+
     def _dense_trust(
         self,
         sims: np.ndarray,
         live: np.ndarray,
         weights: RankingWeights,
-        given: tuple[float, float] | None,
+        spread: tuple[float, float],
     ) -> float:
         """The dense leg's weight factor for this query (`retrieval_signals.dense_trust`).
 
-        The spread is the one the relevance verdict uses (`query_evidence`): the given one (L2,
-        whose index holds only the query's candidates), else the live memories' own, else the
-        background for a user too small to measure. The best cosine is among live memories
-        that say something (chatter gets no dense similarity), which both tiers hold: L2's
-        candidates include the dense leg's nearest rows.
+        The best cosine is among live memories that say something (chatter gets no dense
+        similarity), which both tiers hold: L2's candidates include the dense leg's nearest
+        rows.
         """
         if weights.dense_trust_high <= 0.0:
             return 1.0
-        floor = weights.floor
         pool = live & ~self._cols.chatter[: self._cols.size]
         if not pool.any():
             return 1.0
-        live_sims = sims[live]
-        spread = given or floor.background
-        if given is None and len(live_sims) >= floor.min_population:
-            spread = (float(live_sims.mean()), float(live_sims.std()))
         best = float(sims[pool].max())
         return signals.dense_trust(best, spread, weights.dense_trust_low, weights.dense_trust_high)
 

@@ -106,8 +106,47 @@ def dense_trust(best: float, spread: tuple[float, float], low: float, high: floa
     """
     if high <= 0.0:
         return 1.0
+    return _ramp(_z(best, spread), low, high)
+
+
+def lexical_agreement(
+    lexical: F32,
+    sims: F32,
+    spread: tuple[float, float],
+    dense_trust: float,
+    weights: RankingWeights,
+) -> float:
+    """The lexical leg's weight factor for this query, in [`lexical_agreement_floor`, 1].
+
+    In a long history the best word match is often a long reply that repeats the query's
+    topic words ("errors", "release") without saying anything about what was asked, while the
+    user's one-line fact that answers it shares a word or none. BM25 cannot tell the two
+    apart; the embedding can. When the dense leg is fully trusted (`dense_trust`) and the
+    lexical leg's best match stands no further above the query's mean cosine than `low`
+    standard deviations (little nearer than a memory picked at random), the leg keeps only
+    `lexical_agreement_floor` of its weight, all of it from `high` on, linearly in between.
+    A leg whose best match the embedding also finds plausible keeps its full weight, and so
+    does every query where the dense leg is not trusted (all-MiniLM on Chinese), where the
+    words are the better evidence.
+    """
+    floor = weights.lexical_agreement_floor
+    if weights.lexical_agreement_high <= 0.0 or floor >= 1.0 or dense_trust < 1.0:
+        return 1.0
+    best = int(np.argmax(lexical)) if lexical.size else 0
+    if not lexical.size or lexical[best] <= 0.0:
+        return 1.0
+    z = _z(float(sims[best]), spread)
+    share = _ramp(z, weights.lexical_agreement_low, weights.lexical_agreement_high)
+    return floor + (1.0 - floor) * share
+
+
+def _z(cosine: float, spread: tuple[float, float]) -> float:
     mean, std = spread
-    z = (best - mean) / std if std > 1e-6 else 0.0
+    return (cosine - mean) / std if std > 1e-6 else 0.0
+
+
+def _ramp(z: float, low: float, high: float) -> float:
+    """0 at `low`, 1 at `high`, linear in between (a step at `high` when they are equal)."""
     if high <= low:
         return 1.0 if z >= high else 0.0
     return min(max((z - low) / (high - low), 0.0), 1.0)

@@ -6,7 +6,8 @@ from datetime import UTC, datetime, timedelta
 
 import numpy as np
 
-from memory.recall.retrieval import IndexedMemory
+from memory.recall.retrieval import IndexedMemory, UserIndex
+from memory.storage.embedding import Embedder
 from memory.types import MemoryKind
 
 NOW = datetime(2024, 6, 1, 12, 0, tzinfo=UTC)
@@ -52,3 +53,13 @@ def filler(count: int, start: int = 100) -> list[IndexedMemory]:
         memory(f"f{i}", f"{words[i % 8]} {words[(i * 3) % 8]} notes", vector=unit(start + i))
         for i in range(count)
     ]
+
+
+def embedded_index(embedder: Embedder, texts: list[str]) -> UserIndex:
+    """An index of `texts` as memories m0, m1, ... with their real embeddings."""
+    vectors = embedder.embed(texts)
+    index = UserIndex()
+    index.upsert(
+        [memory(f"m{i}", t, vector=v) for i, (t, v) in enumerate(zip(texts, vectors, strict=True))]
+    )
+    return index

@@ -18,7 +18,7 @@ from memory.recall.retrieval import UserIndex
 from memory.recall.retrieval_signals import dense_trust
 from memory.storage.embedding import Embedder, get_embedder
 from tests.support.chinese_memories import CHINESE
-from tests.unit._index_helpers import NOW, memory
+from tests.unit._index_helpers import NOW, embedded_index
 
 W = RankingWeights()
 OFF = replace(W, dense_trust_high=0.0)
@@ -44,15 +44,6 @@ def embedder(embedding_model_dir: Path) -> Embedder:
     return get_embedder("local:all-MiniLM-L6-v2", embedding_model_dir)
 
 
-def _index(embedder: Embedder, texts: list[str]) -> UserIndex:
-    vectors = embedder.embed(texts)
-    index = UserIndex()
-    index.upsert(
-        [memory(f"m{i}", t, vector=v) for i, (t, v) in enumerate(zip(texts, vectors, strict=True))]
-    )
-    return index
-
-
 def _search(
     index: UserIndex, embedder: Embedder, query: str, weights: RankingWeights
 ) -> list[tuple[str, float, float]]:
@@ -73,7 +64,7 @@ def test_the_trust_ramps_from_low_to_high_standard_deviations() -> None:
 
 
 def test_a_chinese_query_the_words_answer_keeps_its_answer_first(embedder: Embedder) -> None:
-    index = _index(embedder, CHINESE)
+    index = embedded_index(embedder, CHINESE)
     query = "我的猫叫什么名字？"
     trusted = _search(index, embedder, query, W)
     assert trusted[0][0] == "m3"  # "我养了一只橘猫，叫年糕"
@@ -84,7 +75,7 @@ def test_a_chinese_query_the_words_answer_keeps_its_answer_first(embedder: Embed
 
 
 def test_chinese_dense_noise_no_longer_outranks_the_word_match(embedder: Embedder) -> None:
-    index = _index(embedder, CHINESE)
+    index = embedded_index(embedder, CHINESE)
     query = "我做后端吗？"  # "am I on the backend?": only m0 says "后端"
     trusted = [mid for mid, _, _ in _search(index, embedder, query, W)]
     assert trusted[0] == "m0"
@@ -95,7 +86,7 @@ def test_chinese_dense_noise_no_longer_outranks_the_word_match(embedder: Embedde
 
 
 def test_an_english_query_the_model_understands_is_ranked_as_before(embedder: Embedder) -> None:
-    index = _index(embedder, ENGLISH)
+    index = embedded_index(embedder, ENGLISH)
     # The answer stands > 3 standard deviations out: full trust, the same order and scores.
     for query in ("What is my cat called?", "When is my pottery class?"):
         trusted = _search(index, embedder, query, W)
