@@ -159,8 +159,7 @@ class RankingWeights:
     lexical_agreement_low: float = 2.0
     """The lexical leg's best match must stand this many standard deviations above the
     query's mean cosine for its weight to start rising from `lexical_agreement_floor`, when
-    the dense leg is fully trusted (see `memory.recall.retrieval_signals.lexical_agreement`).
-    """
+    the dense leg is trusted (see `memory.recall.retrieval_signals.lexical_agreement`)."""
     lexical_agreement_high: float = 2.5
     """... and has its full weight from this many on; 0 switches the agreement test off."""
     lexical_agreement_floor: float = 0.5
@@ -169,12 +168,15 @@ class RankingWeights:
     bench.fit_dense_trust --leg lexical` (low 0.5-2, high 2.5-4, floor 0-0.7, on the eight
     dev sets and the long-history check), the mildest point within one question of the best:
     the long history goes from 69.0/78.9 R@5/R@10 (below dense-only's 71.5 at R@5) to
-    72.5/81.3 (the best, 2.0/3.0/0.2, 73.0/82.2). No other set changes while `high` is at
-    most 3 (from 3.5 on, hops loses half a question at R@5); a floor of 0.7 gives back most
-    of the gain (69.0/80.3). Only the long history informs these values: fitted without it,
-    the test stays off. Applied also where the dense leg is only partly trusted (the cut scaled
-    by the trust), it cost the Chinese sets up to nine points: the gate on full trust is what
-    keeps them whole."""
+    73.4/81.8, and to 71.9-73.9 / 81.3-82.2 at every grid point with `high` 2.5-3 and a floor
+    of 0-0.5 (0.7 gives most of the gain back: 69.5-70.0 / 79.4-80.3). No other set changes
+    while `high` is at most 3 (from 3.5 on, hops loses half a question at R@5). Only the long
+    history informs these values: fitted without it, the test stays off."""
+    lexical_agreement_trust: float = 0.8
+    """The dense leg's trust from which the agreement test starts to apply (fully at trust 1).
+    On the dev sets 0.8 and 0.9 tie (long history 73.4/81.8); from 0.6 a Chinese set loses two
+    questions at R@5 (all-MiniLM's trust on Chinese is partial, and there the words decide);
+    1 makes it a step that L1 and L2, whose spread estimates differ a little, flip apart."""
     floor: RelevanceFloor = field(default_factory=RelevanceFloor)
     """The absolute test a result must pass to count as relevant (to be injected)."""
 

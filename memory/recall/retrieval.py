@@ -297,6 +297,8 @@ class UserIndex:
         lexical_indexes = (self._own, self._window)
         guard = weights.weak_leg_guard
         lexical = signals.lexical(lexical_indexes, tokens, [], live, guard=guard)
+        # Judged on the query's own words, as both tiers see them alike (see the function).
+        agreement = signals.lexical_agreement(lexical, sims, spread, trust, weights)
         # Feedback needs a pool: at most a tenth of the memories (none below 10), or in a
         # small index the "top documents" are simply all of them and expansion adds noise.
         feedback = min(weights.feedback_docs, int(live.sum()) // 10)
@@ -309,7 +311,6 @@ class UserIndex:
             top = np.argsort(-first)[:feedback].tolist()
             expanded, qweights = signals.expansion(self._window, top, tokens, weights)
             lexical = signals.lexical(lexical_indexes, expanded, qweights, live, guard=guard)
-        agreement = signals.lexical_agreement(lexical, sims, spread, trust, weights)
         lexical = (weights.lexical * agreement) * lexical
         if weights.group and self._group_ids:
             lexical += weights.group * signals.group(

@@ -121,23 +121,31 @@ def lexical_agreement(
     In a long history the best word match is often a long reply that repeats the query's
     topic words ("errors", "release") without saying anything about what was asked, while the
     user's one-line fact that answers it shares a word or none. BM25 cannot tell the two
-    apart; the embedding can. When the dense leg is fully trusted (`dense_trust`) and the
-    lexical leg's best match stands no further above the query's mean cosine than `low`
-    standard deviations (little nearer than a memory picked at random), the leg keeps only
+    apart; the embedding can. When the dense leg is trusted (`dense_trust`) and the lexical
+    leg's best match stands no further above the query's mean cosine than `low` standard
+    deviations (little nearer than a memory picked at random), the leg keeps only
     `lexical_agreement_floor` of its weight, all of it from `high` on, linearly in between.
     A leg whose best match the embedding also finds plausible keeps its full weight, and so
     does every query where the dense leg is not trusted (all-MiniLM on Chinese), where the
     words are the better evidence.
+
+    `lexical` is the leg on the query's own words, before feedback expansion: expansion terms
+    come from the top candidates, which differ between L1 (all the user's memories) and L2
+    (the query's candidates), and the test must judge both tiers alike. For the same reason the
+    test comes in gradually, from `lexical_agreement_trust` to full trust, not as a step that
+    a slightly different spread estimate (L2 samples it) would flip.
     """
+    start = weights.lexical_agreement_trust
+    gate = _ramp(dense_trust, start, 1.0) if start < 1.0 else float(dense_trust >= 1.0)
     floor = weights.lexical_agreement_floor
-    if weights.lexical_agreement_high <= 0.0 or floor >= 1.0 or dense_trust < 1.0:
+    if weights.lexical_agreement_high <= 0.0 or floor >= 1.0 or gate <= 0.0:
         return 1.0
     best = int(np.argmax(lexical)) if lexical.size else 0
     if not lexical.size or lexical[best] <= 0.0:
         return 1.0
     z = _z(float(sims[best]), spread)
     share = _ramp(z, weights.lexical_agreement_low, weights.lexical_agreement_high)
-    return floor + (1.0 - floor) * share
+    return 1.0 - gate * (1.0 - floor) * (1.0 - share)
 
 
 def _z(cosine: float, spread: tuple[float, float]) -> float:

@@ -68,7 +68,7 @@ def test_the_factor_ramps_with_how_plausible_the_best_word_match_is() -> None:
     spread = (0.1, 0.1)
     lexical = np.array([0.0, 1.0, 0.4], dtype=np.float32)  # slot 1 is the best word match
     w = replace(W, lexical_agreement_low=1.0, lexical_agreement_high=3.0)
-    w = replace(w, lexical_agreement_floor=0.4)
+    w = replace(w, lexical_agreement_floor=0.4, lexical_agreement_trust=0.8)
 
     def factor(best_cosine: float, trust: float = 1.0, weights: RankingWeights = w) -> float:
         sims = np.array([0.9, best_cosine, 0.5], dtype=np.float32)
@@ -77,7 +77,12 @@ def test_the_factor_ramps_with_how_plausible_the_best_word_match_is() -> None:
     assert factor(0.15) == pytest.approx(0.4)  # z = 0.5: as far as a random memory
     assert factor(0.3) == pytest.approx(0.7)  # z = 2: half way up the ramp
     assert factor(0.45) == 1.0  # z = 3.5: the embedding agrees
-    assert factor(0.15, trust=0.99) == 1.0  # a dense leg not fully trusted vetoes nothing
+    # The test comes in with the dense leg's trust: none up to 0.8, half of the cut at 0.9.
+    assert factor(0.15, trust=0.8) == 1.0
+    assert factor(0.15, trust=0.9) == pytest.approx(0.7)
+    step = replace(w, lexical_agreement_trust=1.0)  # a step at full trust
+    assert factor(0.15, trust=0.99, weights=step) == 1.0
+    assert factor(0.15, weights=step) == pytest.approx(0.4)
     assert factor(0.15, weights=replace(w, lexical_agreement_high=0.0)) == 1.0  # off
     nothing = np.zeros(3, dtype=np.float32)
     sims = np.full(3, 0.1, dtype=np.float32)
@@ -108,8 +113,8 @@ def test_a_word_match_the_embedding_agrees_with_keeps_its_weight(embedder: Embed
 
 
 def test_chinese_word_matches_are_never_vetoed_by_the_english_model(embedder: Embedder) -> None:
-    # The English model bunches Chinese sentences, so the dense leg is not fully trusted and
-    # the words keep deciding (the leg's whole weight).
+    # The English model bunches Chinese sentences, so the dense leg is trusted too little for
+    # the test to apply and the words keep deciding (the leg's whole weight).
     index = embedded_index(embedder, CHINESE)
     for query in ("我做后端吗？", "我的猫叫什么名字？"):
         assert _ranked(index, embedder, query, W) == _ranked(index, embedder, query, OFF)
