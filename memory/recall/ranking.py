@@ -176,7 +176,7 @@ class RankingWeights:
     """The dense leg's trust from which the agreement test starts to apply (fully at trust 1).
     On the dev sets 0.8 and 0.9 tie (long history 73.4/81.8); from 0.6 a Chinese set loses two
     questions at R@5 (all-MiniLM's trust on Chinese is partial, and there the words decide);
-    1 makes it a step that L1 and L2, whose spread estimates differ a little, flip apart."""
+    1 makes it a step that a slightly different spread estimate flips."""
     floor: RelevanceFloor = field(default_factory=RelevanceFloor)
     """The absolute test a result must pass to count as relevant (to be injected)."""
 

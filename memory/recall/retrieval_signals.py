@@ -129,11 +129,10 @@ def lexical_agreement(
     does every query where the dense leg is not trusted (all-MiniLM on Chinese), where the
     words are the better evidence.
 
-    `lexical` is the leg on the query's own words, before feedback expansion: expansion terms
-    come from the top candidates, which differ between L1 (all the user's memories) and L2
-    (the query's candidates), and the test must judge both tiers alike. For the same reason the
-    test comes in gradually, from `lexical_agreement_trust` to full trust, not as a step that
-    a slightly different spread estimate (L2 samples it) would flip.
+    `lexical` is the leg on the query's own words, before feedback expansion, whose terms
+    come from the first pass's own top results. The test comes in gradually, from
+    `lexical_agreement_trust` to full trust, not as a step that a slightly different estimate
+    of the spread would flip. The caller applies it over a user's whole history only.
     """
     start = weights.lexical_agreement_trust
     gate = _ramp(dense_trust, start, 1.0) if start < 1.0 else float(dense_trust >= 1.0)
