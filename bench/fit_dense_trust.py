@@ -9,7 +9,7 @@ weight at `z` <= low, full weight from `z` >= high. Every (low, high) pair of a 
 scored on every development set (evidence recall@5 and @10, the benchmark's slot rule, raw
 mode, `now` = the conversation's last session), beside BM25 and dense-only on the same sets.
 
-`--leg lexical` fits the lexical leg's agreement with a fully trusted dense leg instead
+`--leg lexical` fits the lexical leg's agreement with a trusted dense leg instead
 (`lexical_agreement_low/high/floor`, `memory.recall.retrieval_signals.lexical_agreement`):
 (low, high, floor) triples, the leg keeping `floor` of its weight when its best match's `z` is
 at most low.

@@ -168,7 +168,7 @@ class RankingWeights:
     bench.fit_dense_trust --leg lexical` (low 0.5-2, high 2.5-4, floor 0-0.7, on the eight
     dev sets and the long-history check), the mildest point within one question of the best:
     the long history goes from 69.0/78.9 R@5/R@10 (below dense-only's 71.5 at R@5) to
-    73.4/81.8, and to 71.9-73.9 / 81.3-82.2 at every grid point with `high` 2.5-3 and a floor
+    73.4/81.8, and to 71.4-73.9 / 80.3-82.2 at every grid point with `high` 2.5-3 and a floor
     of 0-0.5 (0.7 gives most of the gain back: 69.5-70.0 / 79.4-80.3). No other set changes
     while `high` is at most 3 (from 3.5 on, hops loses half a question at R@5). Only the long
     history informs these values: fitted without it, the test stays off."""
