@@ -118,3 +118,20 @@ def test_chinese_word_matches_are_never_vetoed_by_the_english_model(embedder: Em
     index = embedded_index(embedder, CHINESE)
     for query in ("我做后端吗？", "我的猫叫什么名字？"):
         assert _ranked(index, embedder, query, W) == _ranked(index, embedder, query, OFF)
+
+
+def test_a_large_users_candidates_are_ranked_without_the_test(embedder: Embedder) -> None:
+    # L2 ranks a large user's candidates with the spread measured over all their memories
+    # (`spread`); the test needs the whole history's best word match, so it stays out there.
+    index = embedded_index(embedder, TEXTS)
+    query = "What time does the ferry to the island leave?"
+    vector = embedder.embed([query])[0]
+    sims = embedder.embed(TEXTS) @ vector
+    spread = (float(sims.mean()), float(sims.std()))
+
+    def ranked(weights: RankingWeights) -> list[tuple[str, float]]:
+        found = index.search(query, vector, k=5, now=NOW, weights=weights, spread=spread)
+        return [(mid, b.total) for mid, b in found]
+
+    assert ranked(W) == ranked(OFF)
+    assert ranked(W)[0][0] == ISLANDS_ID
