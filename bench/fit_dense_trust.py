@@ -134,15 +134,12 @@ def choose(
     fewest = min(losses(scores[p], base, names) for p in scores)
     eligible = [p for p in scores if losses(scores[p], base, names) == fewest]
     best = max(mean_score(scores[p], names) for p in eligible)
-    return min(
-        eligible,
-        key=lambda p: (
-            -round(mean_score(scores[p], names), 9)
-            if best - mean_score(scores[p], names) > tolerance + 1e-12
-            else -round(best, 9),
-            *mildness(p),
-        ),
-    )
+
+    def counted(p: Point) -> float:
+        mean = mean_score(scores[p], names)
+        return round(best if best - mean <= tolerance + 1e-12 else mean, 9)
+
+    return min(eligible, key=lambda p: (-counted(p), *mildness(p)))
 
 
 def _named(point: Point) -> str:

@@ -174,9 +174,10 @@ class RankingWeights:
     history informs these values: fitted without it, the test stays off."""
     lexical_agreement_trust: float = 0.8
     """The dense leg's trust from which the agreement test starts to apply (fully at trust 1).
-    On the dev sets 0.8 and 0.9 tie (long history 73.4/81.8); from 0.6 a Chinese set loses two
-    questions at R@5 (all-MiniLM's trust on Chinese is partial, and there the words decide);
-    1 makes it a step that a slightly different spread estimate flips."""
+    On the dev sets 0.5 to 0.9 tie (long history 73.4/81.8); at 0.3 or less the Chinese sets lose
+    a question each at R@5 (all-MiniLM's trust on Chinese is partial, and there the words
+    decide); 1, a step that a slightly different spread estimate flips, costs the long history
+    a question at R@5 (72.5/81.8)."""
     floor: RelevanceFloor = field(default_factory=RelevanceFloor)
     """The absolute test a result must pass to count as relevant (to be injected)."""
 

@@ -234,15 +234,13 @@ class UserIndex:
         `live` marks the memories that count as the user's (default: all indexed); `given`
         replaces the (mean, std) of the query's cosine measured over them.
         """
-        floor = weights.floor
         n = self._cols.size
         alive = self._cols.alive[:n] if live is None else live
         qv = np.asarray(query_vector, dtype=np.float32).reshape(-1)
         # Product first, mask after: masking the matrix first copies it (15 MB at 10,000).
-        sims = (self._cols.vectors[:n] @ qv)[alive]
-        spread = given or floor.background
-        if given is None and len(sims) >= floor.min_population:
-            spread = (float(sims.mean()), float(sims.std()))
+        every = self._cols.vectors[:n] @ qv
+        spread = self._spread(every, alive, weights, given)
+        sims = every[alive]
         terms = content_terms(query)
         # Terms the user never used get the idf of a term in no document (the highest).
         unseen = math.log(1.0 + (len(self._window) + 0.5) / 0.5)

@@ -134,13 +134,12 @@ def lexical_agreement(
     `lexical_agreement_trust` to full trust, not as a step that a slightly different estimate
     of the spread would flip. The caller applies it over a user's whole history only.
     """
-    start = weights.lexical_agreement_trust
-    gate = _ramp(dense_trust, start, 1.0) if start < 1.0 else float(dense_trust >= 1.0)
+    gate = _ramp(dense_trust, weights.lexical_agreement_trust, 1.0)
     floor = weights.lexical_agreement_floor
-    if weights.lexical_agreement_high <= 0.0 or floor >= 1.0 or gate <= 0.0:
+    if weights.lexical_agreement_high <= 0.0 or floor >= 1.0 or gate <= 0.0 or not lexical.size:
         return 1.0
-    best = int(np.argmax(lexical)) if lexical.size else 0
-    if not lexical.size or lexical[best] <= 0.0:
+    best = int(np.argmax(lexical))
+    if lexical[best] <= 0.0:
         return 1.0
     z = _z(float(sims[best]), spread)
     share = _ramp(z, weights.lexical_agreement_low, weights.lexical_agreement_high)
