@@ -17,6 +17,7 @@ from typing import Protocol
 import numpy as np
 
 from bench._locomo_vectors import VectorCache
+from memory.recall.clauses import split_clauses
 from memory.recall.lexical import LexicalIndex, tokenize
 from memory.recall.ranking import RankingWeights
 from memory.recall.representation import (
@@ -26,7 +27,7 @@ from memory.recall.representation import (
     indexed_memory,
     own_text,
 )
-from memory.recall.retrieval import UserIndex
+from memory.recall.retrieval import Clause, UserIndex
 from memory.types import NewMemory, Relevance, Scope
 
 
@@ -118,9 +119,13 @@ class SystemBackend:
 
     async def recall(self, scope: Scope, query: str, k: int, *, now: datetime) -> list[Hit]:
         """Embed the query and search the user's index."""
-        vector = self.vectors.embed([query])[0]
+        parts = split_clauses(query)
+        vectors = self.vectors.embed([query, *parts])
+        clauses = [Clause(t, v) for t, v in zip(parts, vectors[1:], strict=True)]
         started = time.perf_counter()
-        found = self._indexes[scope].search(query, vector, k=k, now=now, weights=self.weights)
+        found = self._indexes[scope].search(
+            query, vectors[0], k=k, now=now, weights=self.weights, clauses=clauses
+        )
         self.search_ms.append((time.perf_counter() - started) * 1000.0)
         return [
             Hit(

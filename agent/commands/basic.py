@@ -90,6 +90,9 @@ async def recall(args: argparse.Namespace) -> int:
         # Which tier answered: l1 (this process's cache), l2 (Chroma + Postgres), or
         # l2-fallback (Chroma down: Postgres only).
         print(f"recall path: {found.path}")
+        if found.questions:
+            # A message asking several things: each question also ranked on its own.
+            print("ranked as separate questions too: " + " | ".join(found.questions))
     if not hits:
         print("(no relevant memories)")
     for i, hit in enumerate(hits, 1):

@@ -153,6 +153,56 @@ def long_history(built: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
     return {"sample_id": "long-history", "conversation": body, "qa": qa}
 
 
+# Two questions in one message: the long history asked pairs of its one-fact questions, and the
+# Chinese conversations pairs of their own questions. Real messages often ask two unrelated
+# things at once; a single embedding of the whole message sits between the two answers. Kept
+# in a subfolder, like the long history, so the fitting tools leave it out unless asked.
+PAIRED_DIR = HERE / "paired"
+_PAIRS = 60
+_ZH_PAIRS = 6  # per Chinese conversation
+_WH = ("what", "which", "who", "whose", "why", "how", "when", "where", "is", "are", "do", "does",
+       "did", "can", "could", "should", "will", "would", "have", "has")  # fmt: skip
+
+
+def _joined(first: str, second: str, how: int) -> str:
+    """Two English questions as one message, in one of four common ways."""
+    bare = first.rstrip("?").rstrip()
+    head, _, rest = second.partition(" ")
+    if how == 0 or head.lower() not in _WH:
+        return f"{first} {second}"
+    lower = f"{head.lower()} {rest}"
+    return (f"{first} And {lower}", f"{bare}, and {lower}", f"{bare} and {lower}")[how - 1]
+
+
+def paired(long: dict[str, Any], built: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """The paired-question samples: the long history (English) and each Chinese conversation."""
+    rng = random.Random("paired")
+    single = [q for q in long["qa"] if len(q["evidence"]) == 1 and q["category"] in (2, 4)]
+    session = {id(q): int(q["evidence"][0][1:].split(":")[0]) for q in single}
+    qa: list[dict[str, Any]] = []
+    while len(qa) < _PAIRS:
+        a, b = rng.sample(single, 2)
+        if abs(session[id(a)] - session[id(b)]) < 3:  # another conversation, another topic
+            continue
+        text = _joined(a["question"], b["question"], len(qa) % 4)
+        qa.append({"question": text, "answer": "", "evidence": a["evidence"] + b["evidence"],
+                   "category": 1})  # fmt: skip
+    out = [{**long, "sample_id": "paired-long", "qa": qa}]
+    for name in ("zh", "hops_zh"):
+        for conv in built[name]:
+            asked = [q for q in conv["qa"] if len(q["question"].split("？")) == 2]
+            apart = [(a, b) for i, a in enumerate(asked) for b in asked[i + 1 :]
+                     if not set(a["evidence"]) & set(b["evidence"])]  # fmt: skip
+            pairs = []
+            for i, (a, b) in enumerate(rng.sample(apart, min(len(apart), _ZH_PAIRS))):
+                text = a["question"] + b["question"] if i % 2 == 0 else (
+                    a["question"].rstrip("？") + "，还有" + b["question"])  # fmt: skip
+                evidence = a["evidence"] + b["evidence"]
+                pairs.append({"question": text, "answer": "", "evidence": evidence, "category": 1})
+            out.append({**conv, "sample_id": f"paired-{conv['sample_id']}", "qa": pairs})
+    return out
+
+
 def built_sets() -> dict[str, list[dict[str, Any]]]:
     """Every set as LoCoMo samples."""
     return {name: [sample(c, _FILLER_POOL.get(name)) for c in cs] for name, cs in SETS.items()}
@@ -171,7 +221,10 @@ def main() -> int:
     for name, out in built.items():
         _write(HERE / f"{name}.json", out)
     LONG_DIR.mkdir(exist_ok=True)
-    _write(LONG_DIR / "long.json", [long_history(built)])
+    long = long_history(built)
+    _write(LONG_DIR / "long.json", [long])
+    PAIRED_DIR.mkdir(exist_ok=True)
+    _write(PAIRED_DIR / "paired.json", paired(long, built))
     return 0
 
 

@@ -37,12 +37,13 @@ from typing import TypeVar
 import numpy as np
 
 from memory.recall.cache import RecallCache, ScopeEntry, measure
+from memory.recall.clauses import split_clauses
 from memory.recall.features import decode, encode, features_key
 from memory.recall.lexical import raw_words, stem, tokenize, word_forms
 from memory.recall.lexical_stopwords import ENGLISH_STOPWORDS
 from memory.recall.ranking import RankingWeights
 from memory.recall.representation import dense_vectors, indexed_from_record
-from memory.recall.retrieval import UserIndex, features_of
+from memory.recall.retrieval import Clause, UserIndex, features_of
 from memory.storage.cache_sync import Change
 from memory.storage.embedding import MEMO_MAX_CHARS, Vectors
 from memory.storage.store import MAX_LEXICAL_TERMS, Candidates, MemoryStore
@@ -131,6 +132,8 @@ class Recalled:
 
     hits: list[ScoredMemory]
     path: str
+    questions: tuple[str, ...] = ()
+    """The separate questions the query was ranked by, beside itself (none: it asks one)."""
 
 
 @dataclass(slots=True)
@@ -238,12 +241,20 @@ def _index_into(
         entry.put(record, item)
 
 
-# A query's embedding, or its computation under way (the Postgres legs do not need it).
+# A query's embeddings, or their computation under way (the Postgres legs do not need them):
+# row 0 is the whole query's, the rows after it its clauses' (`memory.recall.clauses`).
 QueryVector = np.ndarray | asyncio.Future[np.ndarray]
 
 
-async def _ready(vector: QueryVector) -> np.ndarray:
-    return vector if isinstance(vector, np.ndarray) else await vector
+async def _every(vectors: QueryVector) -> np.ndarray:
+    """The query's embeddings: the whole query's, then each clause's."""
+    return vectors if isinstance(vectors, np.ndarray) else await vectors
+
+
+async def _ready(vectors: QueryVector) -> np.ndarray:
+    """The whole query's embedding (what Chroma is asked with)."""
+    first: np.ndarray = (await _every(vectors))[0]
+    return first
 
 
 def _merged(first: Candidates, second: Candidates) -> Candidates:
@@ -366,21 +377,27 @@ class Recaller:
     ) -> Recalled:
         """`recall`, also saying which tier served it (for `recall --explain`).
 
-        `query_vector` is the query's embedding when the caller has it already.
+        `query_vector` is the query's embedding when the caller has it already (a query that
+        asks several things still has its clauses embedded here).
         """
         started = time.perf_counter()
         # The query is embedded while Postgres is asked for its candidates (a thread of its own).
-        wanted: QueryVector = self._embedding(query) if query_vector is None else query_vector
+        wanted: QueryVector = (
+            self._embedding(query)
+            if query_vector is None
+            else asyncio.ensure_future(self._with_clauses(query, query_vector))
+        )
         try:
             source = await self._source(scope, query, wanted)
-            vector = await _ready(wanted)
+            vectors = await _every(wanted)
         finally:
             if not isinstance(wanted, np.ndarray):
                 wanted.cancel()  # done by now, unless the tier failed
-        hits = self._rank(source, scope, query, vector, k, weights, kinds, now, record_access,
-                          relevant_only)  # fmt: skip
+        clauses = await self._clauses(scope, source, query, vectors)
+        hits = self._rank(source, scope, query, vectors[0], k, weights, kinds, now, record_access,
+                          relevant_only, clauses)  # fmt: skip
         self._observe(started)
-        return Recalled(hits, source.path)
+        return Recalled(hits, source.path, tuple(c.text for c in clauses))
 
     async def recall_turn(
         self, scope: Scope, query: str, *, k: int, weights: RankingWeights, rules: int = 12
@@ -402,10 +419,12 @@ class Recaller:
                     self._l2(scope, query, pending, version),
                     self.store.strongest_long_term(scope, rules),
                 )
-            vector = await pending
+            vectors = await pending
         finally:
             pending.cancel()  # done by now, unless a step failed
-        hits = self._rank(source, scope, query, vector, k, weights, None, None, True, True)
+        clauses = await self._clauses(scope, source, query, vectors)
+        hits = self._rank(source, scope, query, vectors[0], k, weights, None, None, True, True,
+                          clauses)  # fmt: skip
         self._observe(started)
         return TurnRecall(hits, strongest, version, source.path)
 
@@ -431,12 +450,40 @@ class Recaller:
             log.debug("prefetching a query embedding failed: %s", task.exception())
 
     def _embedding(self, text: str) -> asyncio.Future[np.ndarray]:
-        """The query's embedding, started now and awaited where it is needed."""
+        """The query's embeddings (`QueryVector`), started now and awaited where needed."""
         return asyncio.ensure_future(self._embed(text))
 
     async def _embed(self, text: str) -> np.ndarray:
-        vector: np.ndarray = (await self.store.embedder.aembed([text]))[0]
-        return vector
+        """The query and each of its clauses, embedded in one batch (short texts: one pass)."""
+        vectors: np.ndarray = await self.store.embedder.aembed([text, *split_clauses(text)])
+        return vectors
+
+    async def _with_clauses(self, text: str, vector: np.ndarray) -> np.ndarray:
+        """A given query embedding, with the query's clauses embedded beneath it."""
+        parts = split_clauses(text)
+        rows = [vector.reshape(1, -1)]
+        if parts:
+            rows.append(await self.store.embedder.aembed(parts))
+        return np.vstack(rows)
+
+    async def _clauses(
+        self, scope: Scope, source: _Source, query: str, vectors: np.ndarray
+    ) -> list[Clause]:
+        """The query's clauses for ranking, each with its own cosine spread where L2 needs one.
+
+        A large user's L2 candidates are the whole query's (Chroma is not asked again for each
+        clause): they are its nearest rows and the rows with any of its words, which include
+        each clause's words.
+        """
+        parts = split_clauses(query)
+        out = []
+        for text, vector in zip(parts, vectors[1:], strict=False):
+            if source.spread is None:
+                out.append(Clause(text, vector))
+            else:
+                mean, std, lowest = await self._spread(scope, vector)
+                out.append(Clause(text, vector, (mean, std), lowest))
+        return out
 
     def _observe(self, started: float) -> None:
         if self.on_latency is not None:
@@ -730,6 +777,7 @@ class Recaller:
         now: datetime | None,
         record_access: bool,
         relevant_only: bool,
+        clauses: Sequence[Clause] = (),
     ) -> list[ScoredMemory]:
         entry = source.entry
         weights = weights or RankingWeights()
@@ -742,6 +790,7 @@ class Recaller:
             kinds=kinds,
             spread=source.spread,
             lowest=source.lowest,
+            clauses=clauses,
         )
         results = [
             ScoredMemory(record=entry.records[mid], score=b.total, breakdown=b)
@@ -760,11 +809,11 @@ class Recaller:
         self, scope: Scope, text: str, *, k: int = 5, kinds: Collection[MemoryKind] | None = None
     ) -> list[tuple[MemoryRecord, float]]:
         """Active memories of this user nearest to `text` by cosine (for dedupe and conflicts)."""
-        vector = await self._embed(text)
+        vector: np.ndarray = (await self.store.embedder.aembed([text]))[0]
         version = await self.store.scope_version(scope)
         entry = self.cache.get(scope, version)
         if entry is None:
-            entry = (await self._l2(scope, text, vector, version, count=False)).entry
+            entry = (await self._l2(scope, text, vector[None, :], version, count=False)).entry
         if not entry.records:
             return []
         ids = list(entry.records)

@@ -34,6 +34,20 @@ from memory.types import MemoryKind, ScoreBreakdown
 _KINDS = list(MemoryKind)
 
 
+@dataclass(frozen=True, slots=True)
+class Clause:
+    """One question of a query that asks several, with its own embedding.
+
+    `spread` and `lowest` are as `UserIndex.search` takes them for the whole query (L2 gives
+    them, measured on the user's sample with this clause's vector).
+    """
+
+    text: str
+    vector: np.ndarray
+    spread: tuple[float, float] | None = None
+    lowest: float | None = None
+
+
 @dataclass(slots=True)
 class IndexedMemory:
     """One memory as the index sees it (built by `memory.recall.representation`)."""
@@ -174,8 +188,15 @@ class UserIndex:
         kinds: Collection[MemoryKind] | None = None,
         spread: tuple[float, float] | None = None,
         lowest: float | None = None,
+        clauses: Sequence[Clause] = (),
     ) -> list[tuple[str, ScoreBreakdown]]:
         """The k best memories for the query, best first, each with its score breakdown.
+
+        `clauses` are the separate questions of a query that asks several
+        (`memory.recall.clauses`): each is scored as a query of its own, scaled so that its
+        best is no higher than the whole query's, and a memory keeps the relevance terms of
+        whichever query, the whole one or a clause, scores it highest. The absolute relevance
+        verdict is the whole query's.
 
         `spread` (mean, std of cosine) replaces the one measured over the indexed memories in
         the relevance verdict, and `lowest` (the lowest cosine) anchors the dense scores'
@@ -194,6 +215,24 @@ class UserIndex:
             return []
         terms = self._relevance(query, query_vector, now, weights, live, spread, lowest)
         relevance = terms["similarity"] + terms["lexical"] + terms["temporal"]
+        for clause in clauses:
+            other = self._relevance(
+                clause.text, clause.vector, now, weights, live, clause.spread, clause.lowest
+            )
+            scored = other["similarity"] + other["lexical"] + other["temporal"]
+            # A clause's best counts no more than the whole query's best: a clause asking
+            # "when ..." adds the time bonus to every memory that names a time, and unscaled
+            # those would crowd out the other clause's answer. Scaled, each query's best
+            # meets at the top and the rest interleave by how close they come to their own.
+            top, own_top = float(relevance[live].max()), float(scored[live].max())
+            if own_top > top > 0.0:
+                scale = top / own_top
+                other = {name: scale * values for name, values in other.items()}
+                scored = scale * scored
+            better = scored > relevance
+            if better.any():
+                terms = {name: np.where(better, other[name], terms[name]) for name in terms}
+                relevance = np.maximum(relevance, scored)
         relevance[~live] = -np.inf
         count = min(int(live.sum()), max(k * max(weights.overfetch, 1), k))
         candidates = np.argpartition(-relevance, count - 1)[:count]

@@ -50,6 +50,9 @@ def test_remember_recall_why_and_gate(env: dict[str, str]) -> None:
     assert "metric units" in out.stdout and "score" in out.stdout
     # A one-shot command caches nothing: its recall is served by L2 (Chroma + Postgres).
     assert "recall path: l2" in out.stdout
+    assert "separate questions" not in out.stdout
+    out = _cli(env, "recall", "which units? And when is the party?", "--user", "cli-u", "--explain")
+    assert "ranked as separate questions too: which units? | when is the party?" in out.stdout
 
     out = _cli(env, "why", stored["memory_id"], "--user", "cli-u")
     assert out.returncode == 0 and "write" in out.stdout

@@ -202,6 +202,37 @@ async def test_dense_trust_is_the_same_on_both_paths(store: MemoryStore) -> None
         assert max(h.breakdown.similarity for h in got.hits) == pytest.approx(alpha)
 
 
+async def test_a_message_asking_two_things_recalls_both_answers_on_both_paths(
+    store: MemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each question of the message is ranked on its own, in L1 and over L2's candidates."""
+    cat = [
+        "I have a ginger cat called Mochi; she is three.",
+        "Mochi sleeps on the radiator all afternoon.",
+        "Mochi only eats the salmon kibble from the pet shop.",
+        "Mochi scratched the new sofa again, my cat is a menace.",
+        "We adopted the cat from the shelter two years ago.",
+        "My cat hates the vacuum cleaner.",
+    ]
+    plumber = "The plumber comes on Thursday at eight to fix the boiler."
+    await _write_corpus(store, ANA)
+    written = await store.write_many(ANA, [NewMemory(t) for t in [*cat, plumber]])
+    answers = {written[0].id, written[-1].id}
+    r = recaller(store)
+    query = "What is my cat's name? When will the heating be repaired?"
+    cold, warm = await _cold_then_warm(r, ANA, query, k=3)
+    for found in (cold, warm):
+        assert answers <= {h.record.id for h in found.hits}, found.path
+    # A caller with the query's embedding already: the clauses are embedded for it.
+    vector = store.embedder.embed([query])[0]
+    given = await r.recall_traced(ANA, query, k=3, record_access=False, query_vector=vector)
+    assert answers <= {h.record.id for h in given.hits}
+    # Ranked as one question, the cat's memories crowd one of the answers out.
+    monkeypatch.setattr(recaller_module, "split_clauses", lambda _: [])
+    whole = await r.recall_traced(ANA, query, k=3, record_access=False, relevant_only=False)
+    assert not answers <= {h.record.id for h in whole.hits}
+
+
 async def test_cold_recall_preloads_in_background(store: MemoryStore) -> None:
     await _write_corpus(store, ANA)
     r = recaller(store)

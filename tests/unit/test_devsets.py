@@ -11,9 +11,11 @@ from bench.devsets.build import (
     _LONG_SETS,
     HERE,
     LONG_DIR,
+    PAIRED_DIR,
     SETS,
     built_sets,
     long_history,
+    paired,
     sample,
 )
 
@@ -64,3 +66,30 @@ def test_the_long_history_check_is_every_english_set_as_one_user() -> None:
             assert moved["question"] == q["question"]
             assert [own[e] for e in q["evidence"]] == [merged[e] for e in moved["evidence"]]
     assert next(questions, None) is None
+
+
+def test_the_paired_questions_join_two_questions_and_their_evidence() -> None:
+    built = built_sets()
+    long = long_history(built)
+    committed = json.loads((PAIRED_DIR / "paired.json").read_text(encoding="utf-8"))
+    assert committed == json.loads(json.dumps(paired(long, built), ensure_ascii=False))
+    sources = [long, *(c for name in ("zh", "hops_zh") for c in built[name])]
+    asked = 0
+    for conv, source in zip(committed, sources, strict=True):
+        assert conv["conversation"] == source["conversation"]
+        questions = {q["question"].rstrip("?？").lower(): q["evidence"] for q in source["qa"]}
+        turns = _texts(conv)
+        for qa in conv["qa"]:
+            asked += 1
+            assert all(e in turns for e in qa["evidence"])
+            # Two of the source's questions, each named in the text, their evidence joined.
+            text = qa["question"].lower()
+            pairs = [
+                (a, b)
+                for a in questions
+                for b in questions
+                if a != b and text.startswith(a) and b in text[len(a) :]
+                and questions[a] + questions[b] == qa["evidence"]
+            ]  # fmt: skip
+            assert pairs, qa["question"]
+    assert asked >= 80
