@@ -29,7 +29,7 @@ from memory.recall.relevance import (
 )
 from memory.recall.retrieval_columns import Columns
 from memory.recall.temporal_units import as_utc
-from memory.types import MemoryKind, ScoreBreakdown
+from memory.types import MemoryKind, Relevance, ScoreBreakdown
 
 _KINDS = list(MemoryKind)
 
@@ -237,7 +237,7 @@ class UserIndex:
         count = min(int(live.sum()), max(k * max(weights.overfetch, 1), k))
         candidates = np.argpartition(-relevance, count - 1)[:count]
         found = self._rank(candidates, terms, now_s, weights, k)
-        return self._judge(query, query_vector, found, weights, live, spread)
+        return self._judge(query, query_vector, found, weights, live, spread, clauses)
 
     def _judge(
         self,
@@ -247,13 +247,39 @@ class UserIndex:
         weights: RankingWeights,
         live: np.ndarray,
         given: tuple[float, float] | None,
+        clauses: Sequence[Clause] = (),
     ) -> list[tuple[str, ScoreBreakdown]]:
-        """Attach the absolute relevance verdict (see `memory.recall.relevance`) to each result."""
-        terms = content_terms(query)
-        evidence, cosines, shares = self.query_evidence(
-            query, query_vector, [memory_id for memory_id, _ in found], weights, live, given
-        )
-        verdicts = query_verdicts(weights.floor, evidence, cosines, shares, has_terms=bool(terms))
+        """Attach the absolute relevance verdict (see `memory.recall.relevance`) to each result.
+
+        A query that asks several things is also judged question by question: a result passes
+        if it passes for the whole query or for any one question (the first that passes it
+        gives the reason). One vector of two questions is no close match for either answer,
+        so judged whole, a message asking two things the user told often passed nothing. A
+        question is held to `RelevanceFloor.question_threshold` (or the query's threshold, if
+        higher): a message has a chance to pass per question.
+        """
+        ids = [memory_id for memory_id, _ in found]
+        asked = [(query, query_vector, given)]
+        asked += [(c.text, c.vector, c.spread) for c in clauses]
+        verdicts: list[Relevance] = []
+        for text, vector, spread in asked:
+            evidence, cosines, shares = self.query_evidence(
+                text, vector, ids, weights, live, spread
+            )
+            floor = weights.floor
+            if text != query:
+                floor = replace(floor, threshold=max(floor.threshold, floor.question_threshold))
+            mine = query_verdicts(
+                floor, evidence, cosines, shares, has_terms=bool(content_terms(text))
+            )
+            if text != query:
+                mine = [replace(v, reason=f"question {text!r}: {v.reason}") for v in mine]
+            verdicts = (
+                mine if not verdicts else [
+                    old if old.passed or not new.passed else new
+                    for old, new in zip(verdicts, mine, strict=True)
+                ]
+            )  # fmt: skip
         return [
             (memory_id, replace(breakdown, relevance=verdict))
             for (memory_id, breakdown), verdict in zip(found, verdicts, strict=True)

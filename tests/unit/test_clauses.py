@@ -154,3 +154,35 @@ def test_a_single_question_ranks_exactly_as_before(index: UserIndex, embedder: E
     assert _ranked(index, embedder, query, split=True) == _ranked(
         index, embedder, query, split=False
     )
+
+
+def _judged(
+    index: UserIndex, embedder: Embedder, query: str, *, split: bool
+) -> list[tuple[str, bool, str]]:
+    parts = split_clauses(query) if split else []
+    vectors = embedder.embed([query, *parts])
+    clauses = [Clause(t, v) for t, v in zip(parts, vectors[1:], strict=True)]
+    found = index.search(query, vectors[0], k=3, now=NOW, weights=RankingWeights(), clauses=clauses)
+    return [
+        (mid, b.relevance.passed, b.relevance.reason) for mid, b in found if b.relevance is not None
+    ]
+
+
+def test_a_question_the_user_told_passes_the_floor_beside_one_they_did_not(
+    index: UserIndex, embedder: Embedder
+) -> None:
+    """Judged whole, the world-knowledge half drags the message below the floor."""
+    query = "Who painted the Mona Lisa? And what am I allergic to?"
+    peanuts = f"m{TEXTS.index('I am allergic to peanuts, so I have to be careful with food.')}"
+    assert not any(passed for _, passed, _ in _judged(index, embedder, query, split=False))
+    judged = _judged(index, embedder, query, split=True)
+    assert judged[0][0] == peanuts and judged[0][1]
+    assert "question 'what am I allergic to?'" in judged[0][2]
+
+
+def test_questions_about_nothing_the_user_told_pass_nothing(
+    index: UserIndex, embedder: Embedder
+) -> None:
+    query = "Who painted the Mona Lisa? And how many bones are in the adult human body?"
+    assert len(split_clauses(query)) == 2
+    assert not any(passed for _, passed, _ in _judged(index, embedder, query, split=True))
