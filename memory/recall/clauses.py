@@ -8,7 +8,8 @@ whole query and keeps, per memory, its best (`UserIndex.search`).
 
 A query is split where it joins questions:
 
-- after a question mark followed by more text ("Where is the dentist? And when do I go?");
+- after a question mark and a space, then more text ("Where is the dentist? And when do I
+  go?"; a "?" inside a word or a link, "page?id=3", splits nothing);
 - before "and" that starts a new question: ", and what ...", " and who ...", or an auxiliary
   ("and is", "and did", ...);
 - in Chinese, before "还有", "以及", "另外" or "并且" after a comma, and after "？".
@@ -40,7 +41,7 @@ _WH = (
 # Whitespace is collapsed first, so no pattern repeats over blanks (a run of them would be
 # rescanned from every position).
 _JOIN = re.compile(
-    rf"(?:, ?| )and (?=(?:{_WH})\b)|(?<=[?？]) ?(?=\S)|[，,] ?(?=还有|以及|另外|并且)",
+    rf"(?:, ?| )and (?=(?:{_WH})\b)|(?<=\?) (?=\S)|(?<=？) ?(?=\S)|[，,] ?(?=还有|以及|另外|并且)",
     re.IGNORECASE,
 )
 # A clause with a third-person pronoun asks about what the clause before it names ("Which test

@@ -71,6 +71,7 @@ def test_a_query_that_joins_questions_is_split_into_them(query: str, clauses: li
         "Tom and Jerry: what did they do?",  # "and" between names
         "What did I buy, salt and pepper?",
         "What's the deadline? I forgot.",  # the remark belongs to the question
+        "Why does https://example.com/page?id=3 fail for what users?",  # a "?" in a link
         "Which test was flaky and what caused it?",  # "it" is the test
         "Who is my dentist, and where does she work?",
         "谁说我的照片拍得太暗，他在哪里上课？",
