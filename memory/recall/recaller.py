@@ -477,7 +477,7 @@ class Recaller:
         """
         parts = split_clauses(query)
         out = []
-        for text, vector in zip(parts, vectors[1:], strict=False):
+        for text, vector in zip(parts, vectors[1:], strict=True):
             if source.spread is None:
                 out.append(Clause(text, vector))
             else:

@@ -128,20 +128,28 @@ def _memoised(
     return out
 
 
-Running = dict[tuple[int, str], "asyncio.Future[Vectors]"]
+Running = dict[tuple[int, tuple[str, ...]], "asyncio.Future[Vectors]"]
+# A query and its clauses (`memory.recall.clauses`): at most four short texts.
+_SHARED_TEXTS = 4
+
+
+def _shared(texts: list[str]) -> bool:
+    """Whether a computation of these texts is shared with callers asking at the same time."""
+    return 0 < len(texts) <= _SHARED_TEXTS
 
 
 async def _once(
-    running: Running, text: str, compute: Callable[[], Coroutine[Any, Any, Vectors]]
+    running: Running, texts: list[str], compute: Callable[[], Coroutine[Any, Any, Vectors]]
 ) -> Vectors:
-    """`compute()` for one text, shared with every caller that asks while it runs.
+    """`compute()` for a query's texts, shared with every caller that asks while it runs.
 
     A turn's recall of the user's memories and of the tenant's shared memory embed the same
-    query at the same moment: one computes it, the other waits for that result. Per event loop
-    (a future belongs to one). Shielded: a cancelled caller does not cancel the others' result;
-    each gets its own copy, so none can change what another got.
+    query at the same moment, and recall asks for the query that perceive began embedding a
+    step earlier: one computes it, the others wait for that result. Per event loop (a future
+    belongs to one). Shielded: a cancelled caller does not cancel the others' result; each
+    gets its own copy, so none can change what another got.
     """
-    key = (id(asyncio.get_running_loop()), text)
+    key = (id(asyncio.get_running_loop()), tuple(texts))
     future = running.get(key)
     if future is None:
         future = asyncio.ensure_future(compute())
@@ -285,9 +293,9 @@ class OnnxEmbedder:
         held = self.memo.all_held(texts)
         if held is not None:
             return held
-        if len(texts) != 1:
+        if not _shared(texts):
             return await asyncio.to_thread(self.embed, texts)
-        return await _once(self._running, texts[0], lambda: asyncio.to_thread(self.embed, texts))
+        return await _once(self._running, texts, lambda: asyncio.to_thread(self.embed, texts))
 
 
 def _return_freed_heap() -> None:
@@ -332,8 +340,8 @@ class LangChainEmbedder:
         """Embed through the provider's async API and normalise (recent texts from the memo)."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        if len(texts) == 1 and self.memo.all_held(texts) is None:
-            return await _once(self._running, texts[0], lambda: self._aembed(texts))
+        if _shared(texts) and self.memo.all_held(texts) is None:
+            return await _once(self._running, texts, lambda: self._aembed(texts))
         return await self._aembed(texts)
 
     async def _aembed(self, texts: list[str]) -> Vectors:

@@ -64,6 +64,26 @@ def test_a_text_asked_for_twice_at_once_is_computed_once(embedding_model_dir: Pa
     assert not np.array_equal(one, two)
 
 
+def test_a_query_and_its_clauses_asked_for_twice_at_once_are_computed_once(
+    embedding_model_dir: Path,
+) -> None:
+    """Perceive starts a two-question message's embeddings; recall joins them, not redoes them."""
+    embedder = OnnxEmbedder(embedding_model_dir)
+    texts = [
+        "where is the car? and when is the dentist?",
+        "where is the car?",
+        "when is the dentist?",
+    ]
+
+    async def both() -> tuple[np.ndarray, np.ndarray]:
+        one, two = await asyncio.gather(embedder.aembed(texts), embedder.aembed(texts))
+        return one, two
+
+    one, two = asyncio.run(both())
+    assert embedder.memo.misses == 3  # one computation of the three texts for both callers
+    assert one.shape == (3, embedder.dim) and np.array_equal(one, two)
+
+
 def test_a_cancelled_caller_does_not_cancel_the_other(embedding_model_dir: Path) -> None:
     embedder = OnnxEmbedder(embedding_model_dir)
 
