@@ -12,7 +12,8 @@ A query is split where it joins questions:
   go?"; a "?" inside a word or a link, "page?id=3", splits nothing);
 - before "and" that starts a new question: ", and what ...", " and who ...", or an auxiliary
   ("and is", "and did", ...);
-- in Chinese, before "还有", "以及", "另外" or "并且" after a comma, and after "？".
+- in Chinese, after "？", and at a comma followed by "还有", "以及", "另外" or "并且" (the
+  connective, like "and", is no part of either question).
 
 Each part must have content words of its own, or nothing is split ("Where and when is the
 wedding?" asks one thing). A part that does not ask anything ("What's the deadline? I forgot.")
@@ -41,7 +42,7 @@ _WH = (
 # Whitespace is collapsed first, so no pattern repeats over blanks (a run of them would be
 # rescanned from every position).
 _JOIN = re.compile(
-    rf"(?:, ?| )and (?=(?:{_WH})\b)|(?<=\?) (?=\S)|(?<=？) ?(?=\S)|[，,] ?(?=还有|以及|另外|并且)",
+    rf"(?:, ?| )and (?=(?:{_WH})\b)|(?<=\?) (?=\S)|(?<=？) ?(?=\S)|[，,] ?(?:还有|以及|另外|并且)",
     re.IGNORECASE,
 )
 # A clause with a third-person pronoun asks about what the clause before it names ("Which test
