@@ -1,13 +1,15 @@
 """Build the development sets (LoCoMo file format) from `_facts` and `_replies`.
 
-    python -m bench.devsets.build            # rewrites bench/devsets/*.json
+    python -m bench.devsets.build            # rewrites bench/devsets/*.json, long/ and paired/
 
 The sets are the project's own data for choosing recall signals, weights and the relevance
 floor: coding help and planning chats with long assistant replies, one-speaker transcripts,
 undated sessions, Chinese conversations, many short personal-assistant chats, dated
 journals asked about by month and date, and multi-hop / open-domain questions whose evidence
 turns only an entity links (English and Chinese). They are deliberately unlike LoCoMo (short turns
-between two named friends in dated sessions). Output is deterministic.
+between two named friends in dated sessions). `long/` holds every English conversation as one
+user's history, and `paired/` that history and the Chinese conversations asked two questions
+in one message. Output is deterministic.
 """
 
 from __future__ import annotations
@@ -182,7 +184,7 @@ def paired(long: dict[str, Any], built: dict[str, list[dict[str, Any]]]) -> list
     qa: list[dict[str, Any]] = []
     while len(qa) < _PAIRS:
         a, b = rng.sample(single, 2)
-        if abs(session[id(a)] - session[id(b)]) < 3:  # another conversation, another topic
+        if abs(session[id(a)] - session[id(b)]) < 3:  # sessions apart: mostly another topic
             continue
         text = _joined(a["question"], b["question"], len(qa) % 4)
         qa.append({"question": text, "answer": "", "evidence": a["evidence"] + b["evidence"],
