@@ -228,9 +228,15 @@ async def test_a_message_asking_two_things_recalls_both_answers_on_both_paths(
     given = await r.recall_traced(ANA, query, k=3, record_access=False, query_vector=vector)
     assert answers <= {h.record.id for h in given.hits}
     # Ranked as one question, the cat's memories crowd one of the answers out.
+    split = recaller_module.split_clauses
     monkeypatch.setattr(recaller_module, "split_clauses", lambda _: [])
     whole = await r.recall_traced(ANA, query, k=3, record_access=False, relevant_only=False)
     assert not answers <= {h.record.id for h in whole.hits}
+    # The agent's turn (the recall node) takes the same path. Last: it records access, which
+    # would raise both answers in the recalls above.
+    monkeypatch.setattr(recaller_module, "split_clauses", split)
+    turn = await r.recall_turn(ANA, query, k=3, weights=RankingWeights())
+    assert answers <= {h.record.id for h in turn.hits}
 
 
 async def test_cold_recall_preloads_in_background(store: MemoryStore) -> None:
