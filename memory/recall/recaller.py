@@ -382,10 +382,11 @@ class Recaller:
         """
         started = time.perf_counter()
         # The query is embedded while Postgres is asked for its candidates (a thread of its own).
+        parts = split_clauses(query)
         wanted: QueryVector = (
-            self._embedding(query)
+            self._embedding(query, parts)
             if query_vector is None
-            else asyncio.ensure_future(self._with_clauses(query, query_vector))
+            else asyncio.ensure_future(self._with_clauses(parts, query_vector))
         )
         try:
             source = await self._source(scope, query, wanted)
@@ -393,7 +394,7 @@ class Recaller:
         finally:
             if not isinstance(wanted, np.ndarray):
                 wanted.cancel()  # done by now, unless the tier failed
-        clauses = await self._clauses(scope, source, query, vectors)
+        clauses = await self._clauses(scope, source, parts, vectors)
         hits = self._rank(source, scope, query, vectors[0], k, weights, kinds, now, record_access,
                           relevant_only, clauses)  # fmt: skip
         self._observe(started)
@@ -407,7 +408,8 @@ class Recaller:
         One freshness check serves all three (the version also keys the profile cache).
         """
         started = time.perf_counter()
-        pending = self._embedding(query)
+        parts = split_clauses(query)
+        pending = self._embedding(query, parts)
         try:
             version = await self.store.scope_version(scope)
             cached = self.cache.get(scope, version)
@@ -422,7 +424,7 @@ class Recaller:
             vectors = await pending
         finally:
             pending.cancel()  # done by now, unless a step failed
-        clauses = await self._clauses(scope, source, query, vectors)
+        clauses = await self._clauses(scope, source, parts, vectors)
         hits = self._rank(source, scope, query, vectors[0], k, weights, None, None, True, True,
                           clauses)  # fmt: skip
         self._observe(started)
@@ -449,25 +451,25 @@ class Recaller:
             # The recall embeds the query again and reports a real failure itself.
             log.debug("prefetching a query embedding failed: %s", task.exception())
 
-    def _embedding(self, text: str) -> asyncio.Future[np.ndarray]:
+    def _embedding(self, text: str, parts: list[str]) -> asyncio.Future[np.ndarray]:
         """The query's embeddings (`QueryVector`), started now and awaited where needed."""
-        return asyncio.ensure_future(self._embed(text))
+        return asyncio.ensure_future(self._embed(text, parts))
 
-    async def _embed(self, text: str) -> np.ndarray:
-        """The query and each of its clauses, embedded in one batch (short texts: one pass)."""
-        vectors: np.ndarray = await self.store.embedder.aembed([text, *split_clauses(text)])
+    async def _embed(self, text: str, parts: list[str] | None = None) -> np.ndarray:
+        """The query and each of its clauses (`parts`, split here if not given), in one batch."""
+        clauses = split_clauses(text) if parts is None else parts
+        vectors: np.ndarray = await self.store.embedder.aembed([text, *clauses])
         return vectors
 
-    async def _with_clauses(self, text: str, vector: np.ndarray) -> np.ndarray:
+    async def _with_clauses(self, parts: list[str], vector: np.ndarray) -> np.ndarray:
         """A given query embedding, with the query's clauses embedded beneath it."""
-        parts = split_clauses(text)
         rows = [vector.reshape(1, -1)]
         if parts:
             rows.append(await self.store.embedder.aembed(parts))
         return np.vstack(rows)
 
     async def _clauses(
-        self, scope: Scope, source: _Source, query: str, vectors: np.ndarray
+        self, scope: Scope, source: _Source, parts: list[str], vectors: np.ndarray
     ) -> list[Clause]:
         """The query's clauses for ranking, each with its own cosine spread where L2 needs one.
 
@@ -475,7 +477,6 @@ class Recaller:
         clause): they are its nearest rows and the rows with any of its words, which include
         each clause's words.
         """
-        parts = split_clauses(query)
         out = []
         for text, vector in zip(parts, vectors[1:], strict=True):
             if source.spread is None:
