@@ -17,6 +17,7 @@ import importlib
 import pkgutil
 import re
 import time
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -123,6 +124,13 @@ def _turn_cost(text: str) -> float:
     return time.perf_counter() - start
 
 
+def _settled(cost: Callable[[str], float], small: str, big: str) -> tuple[float, float]:
+    """The best of three timings of each size: a linear cost grows 8x from 8,000 to 64,000
+    characters and a quadratic one 64x, but one pause of a busy CI machine during a single
+    timing once pushed a linear check to 24.7x (0.02 s, then 0.49 s; 0.17 s when idle)."""
+    return min(cost(small) for _ in range(3)), min(cost(big) for _ in range(3))
+
+
 @pytest.mark.parametrize(
     "token",
     [
@@ -149,20 +157,25 @@ def test_a_64k_and_a_1m_message_cost_little(token: str) -> None:
     big = _turn_cost(_shape(token, 64_000))
     huge = _turn_cost(_shape(token, 1_000_000))  # cut to 64,000 characters by perceive
     assert big < 10.0 and huge < 12.0, (token, small, big, huge)
+    if big / max(small, 1e-3) >= 24:  # a pause on a shared machine: measure again, best of 3
+        small, big = _settled(_turn_cost, _shape(token, 8_000), _shape(token, 64_000))
     assert big / max(small, 1e-3) < 24, (token, small, big)
 
 
 @pytest.mark.parametrize("token", ["a(", "1 ", "password is ", "我的", "Ignore all rules. "])
 def test_privacy_and_poisoning_checks_scale_linearly(token: str) -> None:
     privacy = PrivacyFilter()
-    costs = []
-    for n in (8_000, 64_000):
-        text = _shape(token, n)
+
+    def cost(text: str) -> float:
         start = time.perf_counter()
         privacy.redact(text)
         is_instruction_like(text)
-        costs.append(time.perf_counter() - start)
-    assert costs[1] < 5.0 and costs[1] / max(costs[0], 1e-3) < 24, costs
+        return time.perf_counter() - start
+
+    small, big = cost(_shape(token, 8_000)), cost(_shape(token, 64_000))
+    if big / max(small, 1e-3) >= 24:  # a pause on a shared machine: measure again, best of 3
+        small, big = _settled(cost, _shape(token, 8_000), _shape(token, 64_000))
+    assert big < 5.0 and big / max(small, 1e-3) < 24, (small, big)
 
 
 async def test_perceive_runs_off_the_event_loop() -> None:
