@@ -1,6 +1,7 @@
 """Fit the relevance floor's query-level model on the project's development sets.
 
     python -m bench.relevance_floor [--data bench/devsets] [--max-offtopic 0.10]
+                                    [--history bench/devsets/long/long.json] [--fit-history]
                                     [--embed-cache FILE] [--cross-validate]
 
 For every question of every development set, the system's top-10 hits and the query's
@@ -26,6 +27,13 @@ and threshold printed are the `RelevanceFloor` defaults. Never run this on an ev
 (LoCoMo): the point is to choose on our own data. With --cross-validate each set is also
 scored by a model and threshold fitted on the other sets only (the figure to expect on
 conversations the floor was not chosen on).
+
+The long history (`--history`, one user holding every English set's conversations: 900
+memories) is reported as a row of its own: its questions on topic, and world questions
+(`HISTORY_NEGATIVES`) as its off-topic kind, since no other set's question is foreign to it. It
+is the one user of realistic size, so it shows what the floor does where a user's best match
+stands many standard deviations above the rest. It is left out of the fit unless
+`--fit-history`: fitted on, it did not pay (see `RelevanceFloor`).
 """
 
 from __future__ import annotations
@@ -77,6 +85,36 @@ GENERAL_QUESTIONS = (
     "水的化学式是什么？",
     "月球离地球有多远？",
 )
+# Questions about the world asked of the long history (`--history`), the one user there with
+# hundreds of memories. Its conversations are every English set's, so no other set's question
+# is foreign to it; these are its off-topic queries in the fit. Disjoint from
+# GENERAL_QUESTIONS, which stay a report.
+HISTORY_NEGATIVES = (
+    "What is the tallest mountain in South America?",
+    "Who composed the Four Seasons?",
+    "How many hearts does an octopus have?",
+    "What year did the Titanic sink?",
+    "What is the largest desert in the world?",
+    "Who invented the telephone?",
+    "What is the freezing point of mercury?",
+    "Which country has the most time zones?",
+    "What is the currency of Switzerland?",
+    "How many moons does Mars have?",
+    "Who was the first person to walk on the Moon?",
+    "What gas do plants release at night?",
+    "What is the smallest prime number greater than fifty?",
+    "Which ocean is the deepest?",
+    "Who wrote the Odyssey?",
+    "What is the speed of sound in air?",
+    "What is the national animal of Scotland?",
+    "What is the capital of Mongolia?",
+    "Which element has atomic number 26?",
+    "When was the printing press invented?",
+    "What causes the northern lights?",
+    "How tall is the Eiffel Tower?",
+    "Which animal is the fastest on land?",
+    "What is the main ingredient of hummus?",
+)
 # Sets whose conversations are about unrelated things, so one's questions are off-topic for
 # another of the same set.
 DISTINCT_WITHIN = frozenset({"assistant"})
@@ -95,6 +133,7 @@ class Sample:
     on_topic: bool
     chitchat: bool = False
     general: bool = False
+    fitted: bool = True  # False: reported only (the long history, unless --fit-history)
 
 
 async def _ask(
@@ -117,7 +156,38 @@ async def _ask(
     )
 
 
-async def collect(files: list[Path], vectors: VectorCache) -> list[Sample]:
+async def _quiet(backend: SystemBackend, conv: Conversation, name: str) -> list[Sample]:
+    """Chit-chat and general-knowledge questions asked of one conversation."""
+    out = []
+    for text in CHITCHAT:
+        chat = await _ask(backend, conv, text, set(), name)
+        chat.chitchat = True
+        out.append(chat)
+    for text in GENERAL_QUESTIONS:
+        general = await _ask(backend, conv, text, set(), name)
+        general.general = True
+        out.append(general)
+    return out
+
+
+async def _history(backend: SystemBackend, path: Path) -> list[Sample]:
+    """The long history's own questions, and world questions and chit-chat asked of it."""
+    out: list[Sample] = []
+    for conv in load(path):
+        await backend.ingest(scope_for(conv), memories_for(conv))
+        name = path.stem
+        for q in conv.questions:
+            if q.evidence:
+                out.append(await _ask(backend, conv, q.question, set(q.evidence), name))
+        for text in HISTORY_NEGATIVES:
+            out.append(await _ask(backend, conv, text, set(), name))
+        out.extend(await _quiet(backend, conv, name))
+    return out
+
+
+async def collect(
+    files: list[Path], vectors: VectorCache, history: Path | None = None, fit_history: bool = False
+) -> list[Sample]:
     """Every on-topic and off-topic sample over the files (see the module docstring)."""
     backend = SystemBackend(vectors)
     sets = {path.stem: load(path) for path in files}
@@ -139,20 +209,18 @@ async def collect(files: list[Path], vectors: VectorCache) -> list[Sample]:
                 if name in DISTINCT_WITHIN and len(convs) > 1:
                     other = convs[(i + 1) % len(convs)]
                     out.append(await _ask(backend, other, q.question, set(), name))
-            for text in CHITCHAT:
-                chat = await _ask(backend, conv, text, set(), name)
-                chat.chitchat = True
-                out.append(chat)
-            for text in GENERAL_QUESTIONS:
-                general = await _ask(backend, conv, text, set(), name)
-                general.general = True
-                out.append(general)
+            out.extend(await _quiet(backend, conv, name))
+    if history is not None:
+        extra = await _history(backend, history)
+        for sample in extra:
+            sample.fitted = fit_history
+        out.extend(extra)
     return out
 
 
 def fit(samples: list[Sample], l2: float = 0.01, steps: int = 5000) -> tuple[float, ...]:
     """Class-balanced logistic regression on the queries that have content terms."""
-    rows = [s for s in samples if s.has_terms and not s.general]
+    rows = [s for s in samples if s.has_terms and s.fitted and not s.general]
     x = np.array([(1.0, *s.evidence.features()) for s in rows], dtype=np.float64)
     y = np.array([float(s.on_topic) for s in rows], dtype=np.float64)
     share = float(y.mean())
@@ -207,6 +275,7 @@ def choose(samples: list[Sample], weights: tuple[float, ...], max_offtopic: floa
     Only thresholds that keep the mean over sets of the foreign-question injection rate and
     every set's chit-chat rate at or below `max_offtopic` count (1.0 when none does).
     """
+    samples = [s for s in samples if s.fitted]
     best: tuple[float, float] | None = None
     for threshold in np.arange(0.05, 1.0, 0.01):
         floor = replace(RelevanceFloor(), evidence=weights, threshold=round(float(threshold), 2))
@@ -255,6 +324,16 @@ def main(argv: list[str] | None = None) -> int:
     apply_privacy_defaults()
     parser = argparse.ArgumentParser(prog="python -m bench.relevance_floor")
     parser.add_argument("--data", type=Path, nargs="*", default=[Path("bench/devsets")])
+    parser.add_argument(
+        "--history",
+        type=Path,
+        default=Path("bench/devsets/long/long.json"),
+        help="one long history to report on too (its off-topic queries: world questions); "
+        "'none' leaves it out",
+    )
+    parser.add_argument(
+        "--fit-history", action="store_true", help="fit and threshold on the long history too"
+    )
     parser.add_argument("--max-offtopic", type=float, default=0.10)
     parser.add_argument("--embed-cache", type=Path, default=None)
     parser.add_argument(
@@ -266,7 +345,8 @@ def main(argv: list[str] | None = None) -> int:
     vectors = VectorCache(
         get_embedder(settings.embedding_model, settings.embedding_model_dir), args.embed_cache
     )
-    samples = asyncio.run(collect(files, vectors))
+    history = None if str(args.history) == "none" else args.history
+    samples = asyncio.run(collect(files, vectors, history, args.fit_history))
     vectors.save()
     weights = fit(samples)
     on_topic = sum(s.on_topic for s in samples)
