@@ -94,6 +94,7 @@ async def search_memories(request: Request) -> JSONResponse:
                     "score": h.score,
                     "breakdown": h.breakdown.as_dict(),
                     "relevance": rel.as_dict() if (rel := h.breakdown.relevance) else None,
+                    "question": h.breakdown.question,
                 }
                 for h in hits
             ]

@@ -189,6 +189,9 @@ class ScoreBreakdown:
     access: float
     temporal: float = 0.0
     relevance: Relevance | None = None  # the absolute test; not part of the total
+    question: str | None = None
+    """For a message that asks several things: the one question whose terms scored this memory
+    highest (None: the message as a whole did). Not part of the total."""
 
     @property
     def total(self) -> float:

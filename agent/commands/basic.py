@@ -105,6 +105,8 @@ async def recall(args: argparse.Namespace) -> int:
                 f"{k} {v:.3f}" for k, v in hit.breakdown.as_dict().items() if k != "total"
             )
             print(f"   score {hit.score:.3f} = {parts}")
+            if hit.breakdown.question is not None:
+                print(f"   scored as the question {hit.breakdown.question!r}")
             rel = hit.breakdown.relevance
             if rel is not None:
                 print(f"   {'PASS' if rel.passed else 'FAIL'} relevance floor: {rel.reason}")

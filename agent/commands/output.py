@@ -28,6 +28,7 @@ def scored_to_dict(hit: ScoredMemory) -> dict[str, Any]:
         "score": hit.score,
         "breakdown": hit.breakdown.as_dict(),
         "relevance": rel.as_dict() if (rel := hit.breakdown.relevance) else None,
+        "question": hit.breakdown.question,
         **({"image": r.provenance["image"]} if image_features(r) else {}),
     }
 

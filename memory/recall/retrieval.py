@@ -215,7 +215,8 @@ class UserIndex:
             return []
         terms = self._relevance(query, query_vector, now, weights, live, spread, lowest)
         relevance = terms["similarity"] + terms["lexical"] + terms["temporal"]
-        for clause in clauses:
+        source = np.full(n, -1, dtype=np.int8)  # per memory: the clause that scored it, or -1
+        for i, clause in enumerate(clauses):
             other = self._relevance(
                 clause.text, clause.vector, now, weights, live, clause.spread, clause.lowest
             )
@@ -233,10 +234,17 @@ class UserIndex:
             if better.any():
                 terms = {name: np.where(better, other[name], terms[name]) for name in terms}
                 relevance = np.maximum(relevance, scored)
+                source[better] = i
         relevance[~live] = -np.inf
         count = min(int(live.sum()), max(k * max(weights.overfetch, 1), k))
         candidates = np.argpartition(-relevance, count - 1)[:count]
         found = self._rank(candidates, terms, now_s, weights, k)
+        if clauses:
+            found = [
+                (mid, replace(b, question=clauses[q].text) if (q := source[self._slots[mid]]) >= 0
+                 else b)
+                for mid, b in found
+            ]  # fmt: skip
         return self._judge(query, query_vector, found, weights, live, spread, clauses)
 
     def _judge(

@@ -53,6 +53,19 @@ def test_remember_recall_why_and_gate(env: dict[str, str]) -> None:
     assert "separate questions" not in out.stdout
     out = _cli(env, "recall", "which units? And when is the party?", "--user", "cli-u", "--explain")
     assert "ranked as separate questions too: which units? | when is the party?" in out.stdout
+    # Each result says which question's terms scored it, when one did better than the whole
+    # message (here: the units memory, by its own question; the party's, equally by both).
+    out = _cli(env, "remember", "The garden party is on Saturday at eight.", "--user", "cli-u")
+    assert out.returncode == 0, out.stderr
+    asked = ("recall", "which units? And when is the party?", "--user", "cli-u")
+    hits = json.loads(_cli(env, *asked, "--json").stdout)
+    by_content = {h["content"]: h["question"] for h in hits}
+    assert by_content["I always want metric units."] == "which units?"
+    assert set(by_content.values()) <= {None, "which units?", "when is the party?"}
+    out = _cli(env, *asked, "--explain")
+    assert "scored as the question 'which units?'" in out.stdout
+    whole = json.loads(_cli(env, "recall", "which units?", "--user", "cli-u", "--json").stdout)
+    assert [h["question"] for h in whole] == [None] * len(whole) and whole
 
     out = _cli(env, "why", stored["memory_id"], "--user", "cli-u")
     assert out.returncode == 0 and "write" in out.stdout

@@ -149,6 +149,23 @@ def test_a_when_clause_does_not_crowd_out_the_other_answer(
     assert split.index(NAME_ID) < split.index(timed)
 
 
+def test_each_answer_names_the_question_that_scored_it(
+    index: UserIndex, embedder: Embedder
+) -> None:
+    query = "What is my cat's name? When will the heating be repaired?"
+    parts = split_clauses(query)
+    vectors = embedder.embed([query, *parts])
+    clauses = [Clause(t, v) for t, v in zip(parts, vectors[1:], strict=True)]
+    found = dict(
+        index.search(query, vectors[0], k=3, now=NOW, weights=RankingWeights(), clauses=clauses)
+    )
+    assert found[PLUMBER_ID].question == "When will the heating be repaired?"
+    assert {b.question for b in found.values()} <= {None, *parts}
+    # Ranked whole, nothing names a question.
+    alone = index.search(query, vectors[0], k=3, now=NOW, weights=RankingWeights())
+    assert all(b.question is None for _, b in alone)
+
+
 def test_a_single_question_ranks_exactly_as_before(index: UserIndex, embedder: Embedder) -> None:
     query = "What does my cat eat?"
     assert split_clauses(query) == []
