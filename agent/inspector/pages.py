@@ -167,6 +167,11 @@ async def search_page(request: Request) -> HTMLResponse:
             f'<li class="hit"><p>{_memory_link(hit.record)} <span class="score">score'
             f" {hit.score:.3f}</span></p>"
             + breakdown_bars(hit.breakdown.as_dict(), label=label)
+            + (
+                f'<p class="question">scored as the question “{e(question)}”</p>'
+                if (question := hit.breakdown.question) is not None
+                else ""
+            )
             + "</li>"
         )
     results = (

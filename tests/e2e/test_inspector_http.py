@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import AsyncIterator
+from urllib.parse import quote_plus
 
 import httpx
 import pytest
@@ -210,8 +211,12 @@ async def test_memory_text_is_escaped_and_pages_have_a_strict_csp(
     http: httpx.AsyncClient, inspector_world: World
 ) -> None:
     alice = {"Authorization": f"Bearer {inspector_world.token(ALICE)}"}
+    # The last: a message asking two things, echoed in the form and as the question that
+    # scored a result, with markup of its own.
+    asked = "Which <script>window.__q=1</script> seats do I like? And what quotes and tags?"
     for path in ("/memory/ui", f"/memory/ui/memories/{inspector_world.ids['xss']}",
-                 "/memory/ui/search?q=quotes+tags"):  # fmt: skip
+                 "/memory/ui/search?q=quotes+tags",
+                 f"/memory/ui/search?q={quote_plus(asked)}"):  # fmt: skip
         resp = await http.get(path, headers=alice)
         assert resp.status_code == 200
         assert "<script>window" not in resp.text and "onerror=" not in resp.text.replace(
@@ -225,6 +230,10 @@ async def test_memory_text_is_escaped_and_pages_have_a_strict_csp(
         scripts = re.findall(r"<script[^>]*>", resp.text)
         assert scripts == ['<script src="/memory/ui/static/inspector.js" defer>']
     assert XSS not in (await http.get("/memory/ui", headers=alice)).text
+    shown = re.findall(r'<p class="question">([^<]*)</p>', resp.text)
+    assert shown == [
+        "scored as the question “Which &lt;script&gt;window.__q=1&lt;/script&gt; seats do I like?”"
+    ]
 
 
 @pytest.mark.parametrize("bad", ["..%2F..%2Fetc", "a" * 65, "x;drop", "%00", "abc%0A"])
