@@ -110,9 +110,14 @@ async def test_l1_and_l2_rank_a_context_diluted_fact_alike_by_the_mean_cosine(
         relevance = found.hits[0].breakdown.relevance
         assert relevance is not None and relevance.passed
         assert relevance.cosine == pytest.approx(mean, abs=1e-5)
-    # A memory written while the user is cached enters L1 with the same rule.
+    # A memory written while the user is cached enters L1 with the same rule. It is a copy of
+    # `fact`: equal totals tie by id (random), and whichever of the two comes second follows
+    # every distinct result, so only a k that returns everything is sure to hold it.
     (later,) = await store.write_many(LENA, [_fact()])
-    again = await r.recall_traced(LENA, QUERY, k=3, record_access=False, relevant_only=False)
+    everything = len(corpus) + 2
+    again = await r.recall_traced(
+        LENA, QUERY, k=everything, record_access=False, relevant_only=False
+    )
     assert again.path == "l1"
     by_id = {h.record.id: h for h in again.hits}
     assert later.id in by_id
