@@ -87,8 +87,8 @@ GENERAL_QUESTIONS = (
 )
 # Questions about the world asked of the long history (`--history`), the one user there with
 # hundreds of memories. Its conversations are every English set's, so no other set's question
-# is foreign to it; these are its off-topic queries in the fit. Disjoint from
-# GENERAL_QUESTIONS, which stay a report.
+# is foreign to it; these are its off-topic queries (reported, and fitted on with
+# --fit-history). Disjoint from GENERAL_QUESTIONS, which stay a report.
 HISTORY_NEGATIVES = (
     "What is the tallest mountain in South America?",
     "Who composed the Four Seasons?",

@@ -195,8 +195,9 @@ class UserIndex:
         `clauses` are the separate questions of a query that asks several
         (`memory.recall.clauses`): each is scored as a query of its own, scaled so that its
         best is no higher than the whole query's, and a memory keeps the relevance terms of
-        whichever query, the whole one or a clause, scores it highest. The absolute relevance
-        verdict is the whole query's or a clause's (`_judge`).
+        whichever query, the whole one or a clause, scores it highest (a clause that does names
+        itself in the breakdown's `question`). The absolute relevance verdict is the whole
+        query's or a clause's (`_judge`).
 
         `spread` (mean, std of cosine) replaces the one measured over the indexed memories in
         the relevance verdict, and `lowest` (the lowest cosine) anchors the dense scores'
