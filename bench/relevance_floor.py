@@ -173,9 +173,9 @@ async def _quiet(backend: SystemBackend, conv: Conversation, name: str) -> list[
 async def _history(backend: SystemBackend, path: Path) -> list[Sample]:
     """The long history's own questions, and world questions and chit-chat asked of it."""
     out: list[Sample] = []
+    name = path.stem
     for conv in load(path):
         await backend.ingest(scope_for(conv), memories_for(conv))
-        name = path.stem
         for q in conv.questions:
             if q.evidence:
                 out.append(await _ask(backend, conv, q.question, set(q.evidence), name))

@@ -441,7 +441,7 @@ class Recaller:
         """
         if not self.prefetch_queries or not query.strip() or len(query) > MEMO_MAX_CHARS:
             return
-        task = asyncio.ensure_future(self._embed(query))
+        task = asyncio.ensure_future(self._embed(query, split_clauses(query)))
         self._prefetching.add(task)
         task.add_done_callback(self._prefetched)
 
@@ -455,10 +455,9 @@ class Recaller:
         """The query's embeddings (`QueryVector`), started now and awaited where needed."""
         return asyncio.ensure_future(self._embed(text, parts))
 
-    async def _embed(self, text: str, parts: list[str] | None = None) -> np.ndarray:
-        """The query and each of its clauses (`parts`, split here if not given), in one batch."""
-        clauses = split_clauses(text) if parts is None else parts
-        vectors: np.ndarray = await self.store.embedder.aembed([text, *clauses])
+    async def _embed(self, text: str, parts: list[str]) -> np.ndarray:
+        """The query and each of its clauses (`parts`), in one batch."""
+        vectors: np.ndarray = await self.store.embedder.aembed([text, *parts])
         return vectors
 
     async def _with_clauses(self, parts: list[str], vector: np.ndarray) -> np.ndarray:

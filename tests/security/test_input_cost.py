@@ -124,11 +124,17 @@ def _turn_cost(text: str) -> float:
     return time.perf_counter() - start
 
 
-def _settled(cost: Callable[[str], float], small: str, big: str) -> tuple[float, float]:
-    """The best of three timings of each size: a linear cost grows 8x from 8,000 to 64,000
-    characters and a quadratic one 64x, but one pause of a busy CI machine during a single
-    timing once pushed a linear check to 24.7x (0.02 s, then 0.49 s; 0.17 s when idle)."""
-    return min(cost(small) for _ in range(3)), min(cost(big) for _ in range(3))
+def _costs(cost: Callable[[str], float], token: str) -> tuple[float, float]:
+    """`cost` at 8,000 and at 64,000 characters of `token`; again, best of three, if the ratio
+    trips the check: a linear cost grows 8x between them and a quadratic one 64x, but one
+    pause of a busy CI machine during a single timing once pushed a linear check to 24.7x
+    (0.02 s, then 0.49 s; 0.17 s when idle)."""
+    small_text, big_text = _shape(token, 8_000), _shape(token, 64_000)
+    small, big = cost(small_text), cost(big_text)
+    if big / max(small, 1e-3) >= 24:
+        small = min(cost(small_text) for _ in range(3))
+        big = min(cost(big_text) for _ in range(3))
+    return small, big
 
 
 @pytest.mark.parametrize(
@@ -153,12 +159,9 @@ def _settled(cost: Callable[[str], float], small: str, big: str) -> tuple[float,
 )
 def test_a_64k_and_a_1m_message_cost_little(token: str) -> None:
     """perceive's work plus the gate on the kept text: bounded, whatever the shape."""
-    small = _turn_cost(_shape(token, 8_000))
-    big = _turn_cost(_shape(token, 64_000))
+    small, big = _costs(_turn_cost, token)
     huge = _turn_cost(_shape(token, 1_000_000))  # cut to 64,000 characters by perceive
     assert big < 10.0 and huge < 12.0, (token, small, big, huge)
-    if big / max(small, 1e-3) >= 24:  # a pause on a shared machine: measure again, best of 3
-        small, big = _settled(_turn_cost, _shape(token, 8_000), _shape(token, 64_000))
     assert big / max(small, 1e-3) < 24, (token, small, big)
 
 
@@ -172,9 +175,7 @@ def test_privacy_and_poisoning_checks_scale_linearly(token: str) -> None:
         is_instruction_like(text)
         return time.perf_counter() - start
 
-    small, big = cost(_shape(token, 8_000)), cost(_shape(token, 64_000))
-    if big / max(small, 1e-3) >= 24:  # a pause on a shared machine: measure again, best of 3
-        small, big = _settled(cost, _shape(token, 8_000), _shape(token, 64_000))
+    small, big = _costs(cost, token)
     assert big < 5.0 and big / max(small, 1e-3) < 24, (small, big)
 
 
