@@ -36,6 +36,9 @@ candidates in each leg and reports how much of that top 8 the measured top 8 kee
 compares them with an exact scan of the user's vectors from Postgres (`ann`: recall of the
 exact nearest, golds returned).
 
+`--profile FILE` runs this tree's timed recalls under cProfile and writes the stats of its last
+round to FILE (`python -m pstats FILE`); the figures of a profiled run are not comparable.
+
 `--baseline-tree PATH` measures another checkout's `memory` package too (e.g. a worktree of the
 main branch), in the same run, rounds alternating, each in its own process; the JSON holds
 {machine {load_before, load_after}, load_s, runs {label: [round, ...]}, summary {label: {...}}}.
@@ -45,6 +48,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import cProfile
 import importlib
 import json
 import os
@@ -431,6 +435,9 @@ async def _measure(args: argparse.Namespace) -> dict[str, Any]:
         quality: dict[str, dict[str, int]] = {}
         paths: dict[str, int] = {}
         tops: dict[str, list[str]] = {}  # each query's top 8 (the first pass's)
+        profile = cProfile.Profile() if args.profile else None
+        if profile is not None:
+            profile.enable()
         for _ in range(args.repeat):
             for q, kind, g in queries:
                 if memo is not None:
@@ -453,6 +460,9 @@ async def _measure(args: argparse.Namespace) -> dict[str, Any]:
                         q_stats["hits_at_8"] += 1
                         relevance = hit.breakdown.relevance
                         q_stats["passed_at_8"] += relevance is None or relevance.passed
+        if profile is not None:
+            profile.disable()
+            profile.dump_stats(str(args.profile))
         if args.reference:
             # The same queries with a larger candidate budget: how much of that ranking's top 8
             # this budget's top 8 keeps (the synthetic memories repeat their sentences, so the
@@ -542,6 +552,8 @@ def _measure_in(tree: Path, args: argparse.Namespace, label: str) -> dict[str, A
            "--reference", str(args.reference)]  # fmt: skip
     if args.ann_check:
         cmd.append("--ann-check")
+    if args.profile is not None and label == "this":
+        cmd += ["--profile", str(args.profile.resolve())]
     env = {**os.environ, "PYTHONPATH": str(tree)}
     if label == "this":
         env.update(item.split("=", 1) for item in args.this_env)
@@ -598,6 +610,8 @@ def main() -> int:
     parser.add_argument("--pristine", action="store_true",
                         help="each round on the cluster as loaded (before migrations)")  # fmt: skip
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--profile", type=Path, default=None,
+                        help="cProfile this tree's timed recalls (last round)")  # fmt: skip
     parser.add_argument("--measure", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--load", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--database-url", default="", help=argparse.SUPPRESS)
