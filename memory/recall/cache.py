@@ -20,7 +20,7 @@ import sys
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Generator
+from collections.abc import Generator, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -46,9 +46,14 @@ class ScopeEntry:
 
     def put(self, record: MemoryRecord, item: IndexedMemory) -> None:
         """Add or replace one memory in the entry."""
-        self.records[record.id] = record
-        self.vectors[record.id] = item.vector
-        self.index.upsert([item])
+        self.put_many([record], [item])
+
+    def put_many(self, records: Sequence[MemoryRecord], items: Sequence[IndexedMemory]) -> None:
+        """Add or replace memories in the entry, indexed in one pass (`UserIndex.upsert`)."""
+        for record, item in zip(records, items, strict=True):
+            self.records[record.id] = record
+            self.vectors[record.id] = item.vector
+        self.index.upsert(items)
 
     def drop(self, ids: list[str]) -> None:
         """Remove memories from the entry."""

@@ -43,7 +43,7 @@ from memory.recall.lexical import raw_words, stem, tokenize, word_forms
 from memory.recall.lexical_stopwords import ENGLISH_STOPWORDS
 from memory.recall.ranking import RankingWeights
 from memory.recall.representation import dense_vectors, indexed_from_record
-from memory.recall.retrieval import Clause, UserIndex, features_of
+from memory.recall.retrieval import Clause, IndexedMemory, UserIndex, features_of
 from memory.storage.cache_sync import Change
 from memory.storage.embedding import MEMO_MAX_CHARS, Vectors
 from memory.storage.store import MAX_LEXICAL_TERMS, Candidates, MemoryStore
@@ -228,8 +228,9 @@ def _index_into(
     stored: Sequence[object] | None,
 ) -> None:
     """Add `records` that `entry` lacks (`_entry_of`), noting computed features in `fresh`."""
+    added: dict[str, tuple[MemoryRecord, IndexedMemory]] = {}
     for i, (record, vector) in enumerate(zip(records, vectors, strict=True)):
-        if record.id in entry.records:
+        if record.id in entry.records or record.id in added:
             continue
         item = indexed_from_record(record, vector)
         key = features_key(item.text, item.context, item.occurred_at)
@@ -238,7 +239,8 @@ def _index_into(
             features = features_of(item)
             fresh.append((record.id, encode(features, key)))
         item.features = features
-        entry.put(record, item)
+        added[record.id] = (record, item)
+    entry.put_many([r for r, _ in added.values()], [item for _, item in added.values()])
 
 
 # A query's embeddings, or their computation under way (the Postgres legs do not need them):

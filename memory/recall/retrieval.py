@@ -123,10 +123,10 @@ class UserIndex:
         return self._spans[self._slots[memory_id]]
 
     def upsert(self, items: Sequence[IndexedMemory]) -> None:
-        """Add memories, replacing any with the same id."""
-        for item in items:
-            self.remove([item.id])
-            self._insert(item)
+        """Add memories, replacing any with the same id (of ids given twice, the last wins)."""
+        latest = {item.id: item for item in items}
+        self.remove([mid for mid in latest if mid in self._slots])
+        self._insert(list(latest.values()))
 
     def remove(self, ids: Iterable[str]) -> None:
         """Drop memories by id (unknown ids are ignored)."""
@@ -145,37 +145,56 @@ class UserIndex:
             del self._ids[slot], self._spans[slot]
             self._cols.release(slot)
 
-    def _insert(self, item: IndexedMemory) -> None:
+    def _insert(self, items: list[IndexedMemory]) -> None:
+        """Index new memories (ids not in the index), their numeric fields a column at a time.
+
+        An L2 recall indexes its ~200 candidates for one query: one array assignment per field
+        instead of one per field and memory measured 17.4 -> 12.8 ms p50 for that step
+        (`bench.big_user`, 4 alternating rounds). Everything that can fail is computed before
+        the index changes, so a bad item leaves the index as it was.
+        """
+        if not items:
+            return
+        vectors = [np.asarray(item.vector, dtype=np.float32).reshape(-1) for item in items]
+        widths = {len(vector) for vector in vectors}
+        if len(widths) > 1:
+            raise ValueError(f"vectors of {sorted(widths)} dimensions in one batch")
+        features = [features_of(item) for item in items]
+        owns = [_own_text(item) for item in items]
+        columns = {
+            "copy": [copy_key(item.text) for item in items],
+            "chatter": [is_chatter(own) for own in owns],
+            "occurred": [as_utc(item.occurred_at).timestamp() for item in items],
+            "expires": [
+                as_utc(item.expires_at).timestamp() if item.expires_at else np.inf for item in items
+            ],
+            "importance": [min(max(float(item.importance), 0.0), 1.0) for item in items],
+            "access": [max(int(item.access_count), 0) for item in items],
+            "kind": [_KINDS.index(item.kind) for item in items],
+            "dated": [feats.dated for feats in features],
+        }
         cols = self._cols
-        vector = np.asarray(item.vector, dtype=np.float32).reshape(-1)
-        cols.set_dim(len(vector))
-        slot = cols.allocate()
-        self._slots[item.id], self._ids[slot] = slot, item.id
-        self._spans[slot] = max(1, int(item.span))
-        features = features_of(item)
-        tokens = features.tokens
-        self._tokens[slot] = tokens
-        own = self._texts[slot] = _own_text(item)
-        cols.copy[slot] = copy_key(item.text)
-        cols.chatter[slot] = is_chatter(own)
-        self._own.add(slot, tokens)
-        self._window.add(slot, tokens + features.context_tokens)
-        cols.vectors[slot] = vector
-        cols.alive[slot] = True
-        occurred = as_utc(item.occurred_at)
-        cols.occurred[slot] = occurred.timestamp()
-        cols.expires[slot] = as_utc(item.expires_at).timestamp() if item.expires_at else np.inf
-        cols.importance[slot] = min(max(float(item.importance), 0.0), 1.0)
-        cols.access[slot] = max(int(item.access_count), 0)
-        cols.kind[slot] = _KINDS.index(item.kind)
-        if item.speaker:
-            cols.speaker[slot] = self._speakers.setdefault(item.speaker, len(self._speakers))
-        if item.group:
-            gslot = self._group_ids.setdefault(item.group, len(self._group_ids))
-            cols.group[slot] = gslot
-            self._groups.add(gslot, tokens)
-        cols.dated[slot] = features.dated
-        cols.set_events(slot, list(features.events))  # [the day itself, *times the text names]
+        cols.set_dim(widths.pop())  # the first insert fixes the width; another is refused
+        slots = cols.allocate_many(len(items))
+        rows = np.asarray(slots, dtype=np.int64)
+        cols.vectors[rows] = vectors
+        cols.alive[rows] = True
+        for name, values in columns.items():
+            getattr(cols, name)[rows] = values
+        for slot, item, feats, own in zip(slots, items, features, owns, strict=True):
+            self._slots[item.id], self._ids[slot] = slot, item.id
+            self._spans[slot] = max(1, int(item.span))
+            tokens = self._tokens[slot] = feats.tokens
+            self._texts[slot] = own
+            self._own.add(slot, tokens)
+            self._window.add(slot, tokens + feats.context_tokens)
+            if item.speaker:
+                cols.speaker[slot] = self._speakers.setdefault(item.speaker, len(self._speakers))
+            if item.group:
+                gslot = self._group_ids.setdefault(item.group, len(self._group_ids))
+                cols.group[slot] = gslot
+                self._groups.add(gslot, tokens)
+            cols.set_events(slot, list(feats.events))  # [the day itself, *times it names]
 
     def search(
         self,

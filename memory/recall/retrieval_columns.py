@@ -93,18 +93,17 @@ class Columns:
         ("chatter", False),
     )
 
-    def allocate(self) -> int:
-        """A free slot, growing the arrays (doubling) when full."""
-        if self.free:
-            return self.free.pop()
-        slot = self.size
-        self.size += 1
-        if slot >= len(self.alive):
-            capacity = 2 * len(self.alive)
+    def allocate_many(self, n: int) -> list[int]:
+        """`n` free slots (freed ones first), growing the arrays (doubling) at most once."""
+        reused = [self.free.pop() for _ in range(min(n, len(self.free)))]
+        first = self.size
+        self.size += n - len(reused)
+        if self.size > len(self.alive):
+            capacity = max(2 * len(self.alive), self.size)
             self.vectors = _grow(self.vectors, capacity, 0.0)
             for name, fill in self._FIELDS:
                 setattr(self, name, _grow(getattr(self, name), capacity, fill))
-        return slot
+        return [*reused, *range(first, self.size)]
 
     def set_dim(self, dim: int) -> None:
         """Fix the vector width on the first insert."""

@@ -3,12 +3,13 @@ from __future__ import annotations
 from datetime import timedelta
 
 import numpy as np
+import pytest
 
 from memory.recall.ranking import RankingWeights
 from memory.recall.representation import embed_text, index_text, indexed_memory
-from memory.recall.retrieval import UserIndex, copy_key, is_chatter
+from memory.recall.retrieval import IndexedMemory, UserIndex, copy_key, is_chatter
 from memory.types import MemoryKind, NewMemory
-from tests.unit._index_helpers import NOW, filler, memory, unit
+from tests.unit._index_helpers import DIM, NOW, filler, memory, unit
 
 W = RankingWeights()
 
@@ -59,6 +60,57 @@ def test_upsert_replaces_and_remove_deletes() -> None:
     assert _ids(index, "oolong") == ["m2"]
     index.upsert([memory("m3", "likes oolong again")])  # reuses the freed slot
     assert _ids(index, "oolong")[0] == "m3"
+
+
+def _varied(count: int) -> list[IndexedMemory]:
+    """Memories that differ in every field the index keeps: speakers, sessions, times, kinds."""
+    kinds = list(MemoryKind)
+    return [
+        memory(f"v{i}", f"note {i}: the {['boat', 'train', 'flat'][i % 3]} on 1{i % 9} May",
+               vector=unit(300 + i), days_ago=1.0 + 3 * i, importance=(i % 5) / 4,
+               access_count=i % 4, kind=kinds[i % len(kinds)], speaker=["Ana", "Bo"][i % 2],
+               group=f"s{i % 4}", context="we talked about travel" if i % 2 else "")
+        for i in range(count)
+    ]  # fmt: skip
+
+
+def test_one_batch_ranks_as_the_same_memories_upserted_one_by_one() -> None:
+    items = _varied(40)
+    batch, single = UserIndex(), UserIndex()
+    batch.upsert(items)
+    for item in items:
+        single.upsert([item])
+    for query, vector in [("the boat in May", unit(305)), ("Ana travel", unit(999)),
+                          ("what happened on 13 May?", unit(312))]:  # fmt: skip
+        got = batch.search(query, vector, k=10, now=NOW, weights=W)
+        want = single.search(query, vector, k=10, now=NOW, weights=W)
+        assert [m for m, _ in got] == [m for m, _ in want]
+        assert [b.total for _, b in got] == pytest.approx([b.total for _, b in want])
+
+
+def test_a_batch_that_names_an_id_twice_keeps_the_last() -> None:
+    index = UserIndex()
+    index.upsert([memory("m1", "likes green tea"), memory("m2", "likes coffee"),
+                  memory("m1", "likes oolong now")])  # fmt: skip
+    assert len(index) == 2
+    assert _ids(index, "oolong")[0] == "m1"
+    assert dict(index.search("green tea", unit(0), k=2, now=NOW, weights=W))["m1"].lexical == 0.0
+
+
+def test_a_bad_batch_leaves_the_index_as_it_was() -> None:
+    index = UserIndex()
+    index.upsert([memory("m1", "likes green tea")])
+    before = index.search("green tea", unit(0), k=5, now=NOW, weights=W)
+    wide = memory("m3", "a wider vector", vector=np.ones(DIM + 1, dtype=np.float32))
+    with pytest.raises(ValueError, match="dimensions"):
+        index.upsert([memory("m2", "likes coffee"), wide])
+    bad_kind = memory("m4", "no such kind", kind="nonsense")  # type: ignore[arg-type]
+    with pytest.raises(ValueError):
+        index.upsert([memory("m2", "likes coffee"), bad_kind])
+    assert len(index) == 1 and "m2" not in index
+    assert index.search("green tea", unit(0), k=5, now=NOW, weights=W) == before
+    index.upsert([memory("m2", "likes coffee")])  # and it still takes good ones
+    assert _ids(index, "coffee")[0] == "m2"
 
 
 def test_kinds_filter() -> None:
