@@ -138,10 +138,13 @@ def lexical_agreement(
     floor = weights.lexical_agreement_floor
     if weights.lexical_agreement_high <= 0.0 or floor >= 1.0 or gate <= 0.0 or not lexical.size:
         return 1.0
-    best = int(np.argmax(lexical))
-    if lexical[best] <= 0.0:
+    top = float(lexical.max())
+    if top <= 0.0:
         return 1.0
-    z = _z(float(sims[best]), spread)
+    # Of equally good word matches, the one the embedding finds nearest: the first in the
+    # index's order made the verdict depend on the order the memories were indexed in.
+    tied = np.flatnonzero(lexical == top)
+    z = _z(float(sims[tied].max()), spread)
     share = _ramp(z, weights.lexical_agreement_low, weights.lexical_agreement_high)
     return 1.0 - gate * (1.0 - floor) * (1.0 - share)
 
@@ -257,8 +260,11 @@ def expansion(
     picked = sorted(pool.items(), key=lambda pair: (-pair[1], pair[0]))[: weights.feedback_terms]
     total = sum(s for _, s in picked) or 1.0
     scale = weights.feedback_weight * max(len(own), 1)
-    out_tokens = list(own) + [t for t, _ in picked]
-    out_weights = [1.0] * len(own) + [scale * s / total for _, s in picked]
+    # The query's tokens in their order (not the set's, which varies between processes): the
+    # order terms are summed in decides the last bits of a score, and so exact ties.
+    query = list(dict.fromkeys(tokens))
+    out_tokens = query + [t for t, _ in picked]
+    out_weights = [1.0] * len(query) + [scale * s / total for _, s in picked]
     return out_tokens, out_weights
 
 

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import random
 from datetime import timedelta
 
 import numpy as np
@@ -86,6 +87,30 @@ def test_one_batch_ranks_as_the_same_memories_upserted_one_by_one() -> None:
         want = single.search(query, vector, k=10, now=NOW, weights=W)
         assert [m for m, _ in got] == [m for m, _ in want]
         assert [b.total for _, b in got] == pytest.approx([b.total for _, b in want])
+
+
+def test_the_order_memories_are_indexed_in_changes_no_ranking() -> None:
+    # L1 indexes a user's rows in the order Postgres returns them, L2 a query's candidates
+    # dense hits first: equally good word matches must not be told apart by that order.
+    items = [*_varied(60), *filler(60)]
+    first = UserIndex()
+    first.upsert(items)
+    queries = [
+        ("the boat in May", unit(305)),
+        ("Ana travel", unit(999)),
+        ("what happened on 13 May?", unit(312)),
+        ("Bo and the train", unit(320)),
+    ]
+    for seed in range(6):
+        shuffled = items[:]
+        random.Random(seed).shuffle(shuffled)
+        other = UserIndex()
+        other.upsert(shuffled)
+        for query, vector in queries:
+            got = other.search(query, vector, k=10, now=NOW, weights=W)
+            want = first.search(query, vector, k=10, now=NOW, weights=W)
+            assert [m for m, _ in got] == [m for m, _ in want], (seed, query)
+            assert [b.total for _, b in got] == pytest.approx([b.total for _, b in want])
 
 
 def test_a_batch_that_names_an_id_twice_keeps_the_last() -> None:
