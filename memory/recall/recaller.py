@@ -9,7 +9,7 @@ store's `RecallCache`. A recall checks the user's data version (one indexed look
   their union (records and stored vectors from Postgres) is indexed for this query only and
   ranked by the same `UserIndex.search`, so the scores and breakdowns mean the same. A user with
   no more memories than the candidate budget is ranked over all of them (no Chroma call needed).
-  For a larger user the Postgres query runs while Chroma searches and the query is embedded.
+  For a larger user the lexical query runs while the dense hits' rows are read and indexed.
   A cold user who fits the cache is loaded into it in the background, off the hot path.
 - L2 fallback (path "l2-fallback"): Chroma is down. The dense leg is replaced by the user's most
   recent and most important rows, scored in-process with their stored vectors; the store logs
@@ -194,29 +194,6 @@ def _entry_of(
     entry = ScopeEntry(version=version, index=UserIndex())
     fresh: list[tuple[str, str]] = []
     _index_into(entry, fresh, records, vectors, stored)
-    return entry, fresh
-
-
-# Rows indexed between returns to the event loop while a large user's lexical rows are indexed
-# (~35 us a row): Chroma's answer is then taken up within ~2 ms and the dense rows are fetched
-# while the rest are indexed, instead of after all ~200 (~7 ms later).
-_INDEX_CHUNK = 50
-
-
-async def _entry_of_yielding(
-    records: Sequence[MemoryRecord],
-    vectors: Vectors,
-    version: int,
-    stored: Sequence[object] | None = None,
-) -> tuple[ScopeEntry, list[tuple[str, str]]]:
-    """`_entry_of`, letting other tasks run every `_INDEX_CHUNK` rows."""
-    entry = ScopeEntry(version=version, index=UserIndex())
-    fresh: list[tuple[str, str]] = []
-    for start in range(0, len(records), _INDEX_CHUNK):
-        end = start + _INDEX_CHUNK
-        part = None if stored is None else stored[start:end]
-        _index_into(entry, fresh, records[start:end], vectors[start:end], part)
-        await asyncio.sleep(0)
     return entry, fresh
 
 
@@ -556,50 +533,66 @@ class Recaller:
     ) -> tuple[ScopeEntry, list[tuple[str, str]]] | None:
         """Chroma's nearest rows and Postgres's lexical matches, indexed; None if Chroma is down.
 
-        The lexical query runs while Chroma searches (neither needs the other), and its rows
-        are indexed as soon as they come; the dense hits' rows are fetched as soon as Chroma
-        answers. The wait is about the slower of the two legs, not their sum. The index is the
-        one `_entry_of` builds from the lexical rows followed by the dense rows they lack, so
-        the ranking is the same.
+        The legs share the machine with the local model, Chroma and Postgres, so each step
+        starts when it competes least with the step every later one waits for: the query is
+        embedded first (the model runs on both cores of a small machine); the lexical query is
+        sent once Chroma has answered, and runs while the dense hits' rows are read and indexed
+        (Python work, one core). Its rows are indexed after the dense rows, into the same
+        index: the order memories are indexed in changes no ranking. Measured on the
+        200,000-memory user (`bench.big_user`, 4 alternating rounds each, p50): sent beside
+        the embedding, the lexical query slowed it from 8 to 11 ms; sent beside Chroma's
+        search, it slowed that from 8.9 to 12.1 ms.
         """
         if self.store.index_health.down:
             return None
         limit = self.candidates
         sampled = lexical is None and (self._row_count(scope) or 0) > SAMPLED_LEXICAL_ABOVE
 
-        async def lexical_index() -> tuple[ScopeEntry, list[tuple[str, str]]]:
-            rows = lexical
-            if rows is None:
-                terms = _lexical_terms(query, exact=True)[0] if sampled else words
-                rows = await self.store.candidates(
-                    scope, terms=terms, phrases=phrases, limit=limit, whole=False,
-                    sampled=sampled, lexical_limit=self.lexical_candidates,
-                )  # fmt: skip
-            return await _entry_of_yielding(rows.records, _ranked(rows), version, rows.features)
+        async def lexical_rows() -> Candidates:
+            if lexical is not None:
+                return lexical
+            terms = _lexical_terms(query, exact=True)[0] if sampled else words
+            return await self.store.candidates(
+                scope, terms=terms, phrases=phrases, limit=limit, whole=False,
+                sampled=sampled, lexical_limit=self.lexical_candidates,
+            )  # fmt: skip
 
-        # The lexical query starts once the query is embedded, not beside the embedding: the
-        # local model runs on both cores of a small machine, and the Postgres query beside it
-        # slowed the embedding, which every later step waits for (200,000-memory user: embed
-        # 11 -> 8 ms p50, recall 61 -> 51 ms p50 in `bench.big_user`). Its rows are needed only
-        # once the dense rows are in, so it still hides behind Chroma's search and that fetch.
+        pending: list[asyncio.Future[Candidates]] = []
+
+        def searched() -> None:
+            if not pending:
+                pending.append(asyncio.ensure_future(lexical_rows()))
+
         query_vector = await _ready(vector)
-        pending = asyncio.ensure_future(lexical_index())
         try:
-            dense = await self._dense(scope, query_vector, limit)
+            dense = await self._dense(scope, query_vector, limit, searched=searched)
         except VectorIndexError as exc:
             self.store.index_failed(exc)
             dense = None
         except BaseException:
-            await asyncio.gather(pending, return_exceptions=True)  # no orphaned query
+            await asyncio.gather(*pending, return_exceptions=True)  # no orphaned query
             raise
         if dense is None:
-            await pending
+            await asyncio.gather(*pending)
             return None
-        entry, fresh = await pending
-        _index_into(entry, fresh, dense.records, _ranked(dense), dense.features)
+        searched()  # `_dense` calls it as Chroma answers; this is a no-op then
+        try:
+            entry, fresh = _entry_of(dense.records, _ranked(dense), version, dense.features)
+            rows = await pending[0]
+        except BaseException:
+            await asyncio.gather(*pending, return_exceptions=True)
+            raise
+        _index_into(entry, fresh, rows.records, _ranked(rows), rows.features)
         return entry, fresh
 
-    async def _dense(self, scope: Scope, vector: np.ndarray, limit: int) -> Candidates:
+    async def _dense(
+        self,
+        scope: Scope,
+        vector: np.ndarray,
+        limit: int,
+        *,
+        searched: Callable[[], None] | None = None,
+    ) -> Candidates:
         """The user's `limit` nearest rows of each layer: Chroma's ids, then rows from Postgres.
 
         Each layer of the user's shard is searched without the owner filter while they hold
@@ -613,7 +606,8 @@ class Recaller:
         similarity of the last entry returned (anyone's); what is missing is further away,
         and the lexical leg still finds any row that shares the query's words. A layer is asked
         for as many hits as held `limit` of the user's last time, with a tenth to spare
-        (`_fetch_for`), up to 2 x `limit`.
+        (`_fetch_for`), up to 2 x `limit`. `searched` is called once Chroma has answered,
+        before the rows are read.
         """
         index = self.store.index
         filtered = self._large.get(scope.key, frozenset())
@@ -621,6 +615,8 @@ class Recaller:
         shares = self._shares.get(scope.key, {})
         fetch = {x: _fetch_for(limit, shares[x]) for x in unfiltered if x in shares}
         found = await index.nearest(scope, vector, k=limit, unfiltered=unfiltered, fetch=fetch)
+        if searched is not None:
+            searched()
         checked = [mid for layer in found if not layer.unchecked for mid, _ in layer.hits]
         unchecked = [layer for layer in found if layer.unchecked]
         seen = [[mid for mid, _ in layer.hits] for layer in unchecked]
