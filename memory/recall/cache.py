@@ -49,11 +49,16 @@ class ScopeEntry:
         self.put_many([record], [item])
 
     def put_many(self, records: Sequence[MemoryRecord], items: Sequence[IndexedMemory]) -> None:
-        """Add or replace memories in the entry, indexed in one pass (`UserIndex.upsert`)."""
+        """Add or replace memories in the entry, indexed in one pass (`UserIndex.upsert`).
+
+        Indexed first: a batch the index refuses leaves the entry as it was.
+        """
+        if len(records) != len(items):
+            raise ValueError(f"{len(records)} records for {len(items)} index items")
+        self.index.upsert(items)
         for record, item in zip(records, items, strict=True):
             self.records[record.id] = record
             self.vectors[record.id] = item.vector
-        self.index.upsert(items)
 
     def drop(self, ids: list[str]) -> None:
         """Remove memories from the entry."""

@@ -124,9 +124,7 @@ class UserIndex:
 
     def upsert(self, items: Sequence[IndexedMemory]) -> None:
         """Add memories, replacing any with the same id (of ids given twice, the last wins)."""
-        latest = {item.id: item for item in items}
-        self.remove([mid for mid in latest if mid in self._slots])
-        self._insert(list(latest.values()))
+        self._insert(list({item.id: item for item in items}.values()))
 
     def remove(self, ids: Iterable[str]) -> None:
         """Drop memories by id (unknown ids are ignored)."""
@@ -146,12 +144,13 @@ class UserIndex:
             self._cols.release(slot)
 
     def _insert(self, items: list[IndexedMemory]) -> None:
-        """Index new memories (ids not in the index), their numeric fields a column at a time.
+        """Index memories with distinct ids, replacing those the index holds, a field at a time.
 
         An L2 recall indexes its ~200 candidates for one query: one array assignment per field
         instead of one per field and memory measured 17.4 -> 12.8 ms p50 for that step
-        (`bench.big_user`, 4 alternating rounds). Everything that can fail is computed before
-        the index changes, so a bad item leaves the index as it was.
+        (`bench.big_user`, 4 alternating rounds). Everything that can fail is computed and
+        checked before the index changes, so a bad item leaves the index as it was, the
+        memories it would have replaced included.
         """
         if not items:
             return
@@ -159,6 +158,10 @@ class UserIndex:
         widths = {len(vector) for vector in vectors}
         if len(widths) > 1:
             raise ValueError(f"vectors of {sorted(widths)} dimensions in one batch")
+        width = widths.pop()
+        replaced = [item.id for item in items if item.id in self._slots]
+        if self._cols.dim not in (0, width) and len(self._slots) > len(replaced):
+            raise ValueError(f"vector has {width} dimensions; this index holds {self._cols.dim}")
         features = [features_of(item) for item in items]
         owns = [_own_text(item) for item in items]
         columns = {
@@ -173,8 +176,9 @@ class UserIndex:
             "kind": [_KINDS.index(item.kind) for item in items],
             "dated": [feats.dated for feats in features],
         }
+        self.remove(replaced)
         cols = self._cols
-        cols.set_dim(widths.pop())  # the first insert fixes the width; another is refused
+        cols.set_dim(width)  # the first insert fixes the width (checked above)
         slots = cols.allocate_many(len(items))
         rows = np.asarray(slots, dtype=np.int64)
         cols.vectors[rows] = vectors

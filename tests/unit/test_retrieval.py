@@ -132,10 +132,20 @@ def test_a_bad_batch_leaves_the_index_as_it_was() -> None:
     bad_kind = memory("m4", "no such kind", kind="nonsense")  # type: ignore[arg-type]
     with pytest.raises(ValueError):
         index.upsert([memory("m2", "likes coffee"), bad_kind])
+    replacing = memory("m1", "likes oolong now", kind="nonsense")  # type: ignore[arg-type]
+    with pytest.raises(ValueError):
+        index.upsert([replacing])
+    with pytest.raises(ValueError, match=f"holds {DIM}"):
+        index.upsert([wide])
     assert len(index) == 1 and "m2" not in index
     assert index.search("green tea", unit(0), k=5, now=NOW, weights=W) == before
     index.upsert([memory("m2", "likes coffee")])  # and it still takes good ones
     assert _ids(index, "coffee")[0] == "m2"
+    # Every memory replaced at once by vectors of another width (a new embedding model).
+    wider = np.ones(DIM + 1, dtype=np.float32) / np.sqrt(DIM + 1)
+    index.upsert([memory("m1", "likes green tea", vector=wider),
+                  memory("m2", "likes coffee", vector=wider)])  # fmt: skip
+    assert _ids(index, "coffee", wider)[0] == "m2"
 
 
 def test_kinds_filter() -> None:
