@@ -20,7 +20,9 @@ cleared), so it pays for the query's embedding as a turn does. Stage times come 
 wrapped around the store's calls (they overlap: the lexical leg runs while Chroma searches):
 embed, lexical (the Postgres lexical leg, or the whole-user probe), chroma, rows (the dense
 hits' rows by id), sample (the relevance floor's sample), index (indexing the candidates),
-rank (`UserIndex.search`). Queries: the scale benchmark's five and the probes' own.
+rank (`UserIndex.search`). Queries: the scale benchmark's five and the probes' own. `gc`: the
+garbage collector's runs during the timed recalls (by generation), their time per recall and
+the longest one.
 
 Quality: every probe names its gold memory; the report gives how many golds are in the top 8
 (`hits_at_8`) and pass the relevance floor (`passed_at_8`), by probe kind: `dense` (the query
@@ -49,6 +51,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import cProfile
+import gc
 import importlib
 import json
 import os
@@ -387,6 +390,29 @@ class _Stages:
         self.now[name] = self.now.get(name, 0.0) + (time.perf_counter() - t0) * 1000.0
 
 
+class _Collections:
+    """The garbage collector's runs during the timed recalls, and the time they took."""
+
+    def __init__(self) -> None:
+        self.started = 0.0
+        self.runs = [0, 0, 0]
+        self.ms: list[float] = []
+
+    def observe(self, phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            self.started = time.perf_counter()
+            return
+        self.runs[info["generation"]] += 1
+        self.ms.append((time.perf_counter() - self.started) * 1000.0)
+
+    def summary(self, recalls: int) -> dict[str, Any]:
+        return {
+            "runs_by_generation": self.runs,
+            "ms_per_recall": round(sum(self.ms) / max(1, recalls), 3),
+            "longest_ms": round(max(self.ms, default=0.0), 2),
+        }
+
+
 def _candidates_label(*_: Any, ids: Any = (), nearest: Any = (), **kw: Any) -> str:
     return "rows" if ids or nearest else "lexical"
 
@@ -436,6 +462,8 @@ async def _measure(args: argparse.Namespace) -> dict[str, Any]:
         paths: dict[str, int] = {}
         tops: dict[str, list[str]] = {}  # each query's top 8 (the first pass's)
         profile = cProfile.Profile() if args.profile else None
+        collecting = _Collections()
+        gc.callbacks.append(collecting.observe)
         if profile is not None:
             profile.enable()
         for _ in range(args.repeat):
@@ -460,6 +488,7 @@ async def _measure(args: argparse.Namespace) -> dict[str, Any]:
                         q_stats["hits_at_8"] += 1
                         relevance = hit.breakdown.relevance
                         q_stats["passed_at_8"] += relevance is None or relevance.passed
+        gc.callbacks.remove(collecting.observe)
         if profile is not None:
             profile.disable()
             profile.dump_stats(str(args.profile))
@@ -488,6 +517,7 @@ async def _measure(args: argparse.Namespace) -> dict[str, Any]:
             k: {"p50": _pct(v, 50), "p95": _pct(v, 95), "mean": round(statistics.fmean(v), 2)}
             for k, v in per_stage.items()
         },  # fmt: skip
+        gc=collecting.summary(len(totals)),
         quality=quality,
         tops=tops,
         paths=paths,
@@ -574,6 +604,8 @@ def _summary(rounds: list[dict[str, Any]]) -> dict[str, Any]:
                                                   if s in r["stages"]), 2) for s in stages},
         "stages_p95": {s: round(statistics.median(r["stages"][s]["p95"] for r in rounds
                                                   if s in r["stages"]), 2) for s in stages},
+        "gc_ms_per_recall": round(statistics.median(r["gc"]["ms_per_recall"] for r in rounds
+                                                    if "gc" in r), 3) if rounds else None,
         "quality": rounds[-1]["quality"],
         "overlap_with_reference": rounds[-1].get("overlap_with_reference"),
         "ann": rounds[-1].get("ann"),
@@ -682,7 +714,7 @@ def main() -> int:
                 result = _measure_in(tree, args, label)
                 runs[label].append(result)
                 print(f"round {i + 1} {label}: p50 {result['p50']} p95 {result['p95']}"
-                      f" load {result['load_avg_after']} stages "
+                      f" load {result['load_avg_after']} gc {result['gc']} stages "
                       f"{ {k: v['p50'] for k, v in result['stages'].items()} }"
                       f" quality {result['quality']}"
                       f" reference {result.get('overlap_with_reference')}", flush=True)  # fmt: skip

@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator
 import asyncpg
 import pytest
 
-from memory.system import GIL_SWITCH_S
+from memory.system import GC_YOUNG_THRESHOLD, GIL_SWITCH_S
 from tests.support.chroma_server import ChromaServer
 from tests.support.postgres import PostgresServer
 from tests.support.stub_llm import StubLLM
@@ -182,10 +182,12 @@ async def test_bad_requests_get_clear_errors(workers: list[WorkerProcess]) -> No
 async def test_each_worker_settles_its_process_once_its_store_is_open(
     workers: list[WorkerProcess],
 ) -> None:
-    # The composition point (`agent.resources.get_store`) freezes the long-lived objects and
-    # shortens the interpreter's switch interval: without them a large user's recall waits on
-    # full collections and on threads queued for the interpreter.
+    # The composition point (`agent.resources.get_store`) freezes the long-lived objects, makes
+    # the collector wait for more new objects and shortens the interpreter's switch interval:
+    # without them a large user's recall waits on collections and on threads queued for the
+    # interpreter.
     for worker in workers:
         answer = await worker.call("interpreter")
         assert answer["switch_interval_s"] == pytest.approx(GIL_SWITCH_S)
         assert answer["frozen"] > 0
+        assert answer["gc_threshold"][0] == GC_YOUNG_THRESHOLD

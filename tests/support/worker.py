@@ -345,7 +345,11 @@ class _Worker:
         """What the store's opening set up process-wide (`memory.system.settle_process`)."""
         import gc
 
-        return {"switch_interval_s": sys.getswitchinterval(), "frozen": gc.get_freeze_count()}
+        return {
+            "switch_interval_s": sys.getswitchinterval(),
+            "frozen": gc.get_freeze_count(),
+            "gc_threshold": list(gc.get_threshold()),
+        }
 
     async def forget(self, req: Mapping[str, Any]) -> dict[str, Any]:
         from agent.resources import get_store
