@@ -220,18 +220,39 @@ def _index_into(
     entry.put_many([r for r, _ in added.values()], [item for _, item in added.values()])
 
 
+@dataclass(frozen=True, slots=True)
+class _Pending:
+    """A query's embeddings under way: row 0 the whole query's, then each clause's.
+
+    `whole`, when set, is the whole query's embedding computed on its own, ahead of its clauses:
+    a large user's L2 recall asks Chroma with it while the clauses are embedded.
+    """
+
+    every: asyncio.Future[np.ndarray]
+    whole: asyncio.Future[np.ndarray] | None = None
+
+    def cancel(self) -> None:
+        """Stop what is still running (a recall that failed needs none of it)."""
+        self.every.cancel()
+        if self.whole is not None:
+            self.whole.cancel()
+
+
 # A query's embeddings, or their computation under way (the Postgres legs do not need them):
 # row 0 is the whole query's, the rows after it its clauses' (`memory.recall.clauses`).
-QueryVector = np.ndarray | asyncio.Future[np.ndarray]
+QueryVector = np.ndarray | _Pending
 
 
 async def _every(vectors: QueryVector) -> np.ndarray:
     """The query's embeddings: the whole query's, then each clause's."""
-    return vectors if isinstance(vectors, np.ndarray) else await vectors
+    return vectors if isinstance(vectors, np.ndarray) else await vectors.every
 
 
 async def _ready(vectors: QueryVector) -> np.ndarray:
     """The whole query's embedding (what Chroma is asked with)."""
+    if isinstance(vectors, _Pending) and vectors.whole is not None:
+        whole: np.ndarray = (await vectors.whole)[0]
+        return whole
     first: np.ndarray = (await _every(vectors))[0]
     return first
 
@@ -362,17 +383,16 @@ class Recaller:
         started = time.perf_counter()
         # The query is embedded while Postgres is asked for its candidates (a thread of its own).
         parts = split_clauses(query)
-        wanted: QueryVector = (
-            self._embedding(query, parts)
+        wanted = (
+            self._embedding(query, parts, apart=scope.key in self._large)
             if query_vector is None
-            else asyncio.ensure_future(self._with_clauses(parts, query_vector))
+            else _Pending(asyncio.ensure_future(self._with_clauses(parts, query_vector)))
         )
         try:
             source = await self._source(scope, query, wanted)
             vectors = await _every(wanted)
         finally:
-            if not isinstance(wanted, np.ndarray):
-                wanted.cancel()  # done by now, unless the tier failed
+            wanted.cancel()  # done by now, unless the tier failed
         clauses = await self._clauses(scope, source, parts, vectors)
         hits = self._rank(source, scope, query, vectors[0], k, weights, kinds, now, record_access,
                           relevant_only, clauses)  # fmt: skip
@@ -388,6 +408,7 @@ class Recaller:
         """
         started = time.perf_counter()
         parts = split_clauses(query)
+        # In one batch, as `prefetch` embeds it: the turn's perceive step has usually begun it.
         pending = self._embedding(query, parts)
         try:
             version = await self.store.scope_version(scope)
@@ -400,7 +421,7 @@ class Recaller:
                     self._l2(scope, query, pending, version),
                     self.store.strongest_long_term(scope, rules),
                 )
-            vectors = await pending
+            vectors = await _every(pending)
         finally:
             pending.cancel()  # done by now, unless a step failed
         clauses = await self._clauses(scope, source, parts, vectors)
@@ -430,9 +451,27 @@ class Recaller:
             # The recall embeds the query again and reports a real failure itself.
             log.debug("prefetching a query embedding failed: %s", task.exception())
 
-    def _embedding(self, text: str, parts: list[str]) -> asyncio.Future[np.ndarray]:
-        """The query's embeddings (`QueryVector`), started now and awaited where needed."""
-        return asyncio.ensure_future(self._embed(text, parts))
+    def _embedding(self, text: str, parts: list[str], *, apart: bool = False) -> _Pending:
+        """The query's embeddings (`QueryVector`), started now and awaited where needed.
+
+        In one batch; with `apart` (a user known to be large), a query that has clauses is
+        embedded alone first, then its clauses: Chroma needs only the whole query's vector, and
+        the clauses are needed only for ranking, once the candidates are read. A batch of three
+        texts took 10.8 ms where the query alone took 6.1 (the 2-core machine): the dense leg
+        starts that much sooner, and the clauses are embedded while Chroma searches.
+        """
+        if not (apart and parts):
+            return _Pending(asyncio.ensure_future(self._embed(text, parts)))
+        whole = asyncio.ensure_future(self.store.embedder.aembed([text]))
+
+        async def every() -> np.ndarray:
+            # Shielded: cancelling this task must not cancel the whole query's embedding,
+            # which the dense leg awaits on its own.
+            first = await asyncio.shield(whole)
+            clauses = await self.store.embedder.aembed(parts)
+            return np.vstack([first, clauses])
+
+        return _Pending(asyncio.ensure_future(every()), whole)
 
     async def _embed(self, text: str, parts: list[str]) -> np.ndarray:
         """The query and each of its clauses (`parts`), in one batch."""

@@ -23,6 +23,7 @@ import pytest
 from memory.observability.metrics import collect_stats, render_prometheus
 from memory.recall import recaller as recaller_module
 from memory.recall.cache import deep_size
+from memory.recall.clauses import split_clauses
 from memory.recall.ranking import RankingWeights
 from memory.recall.recaller import Recalled, Recaller
 from memory.storage.bulk import BulkMemory, analyze, copy_memories
@@ -237,6 +238,51 @@ async def test_a_message_asking_two_things_recalls_both_answers_on_both_paths(
     monkeypatch.setattr(recaller_module, "split_clauses", split)
     turn = await r.recall_turn(ANA, query, k=3, weights=RankingWeights())
     assert answers <= {h.record.id for h in turn.hits}
+
+
+async def test_a_large_user_is_searched_before_the_clauses_are_embedded(
+    store: MemoryStore,
+) -> None:
+    """Chroma needs the whole message's vector only: its clauses are embedded meanwhile."""
+    await _write_corpus(store, ANA)
+    cat = await store.write(ANA, NewMemory("I have a ginger cat called Mochi; she is three."))
+    plumber = await store.write(ANA, NewMemory("The plumber comes on Thursday to fix the boiler."))
+    await store.drain()
+    r = recaller(store)
+    _cold(r)
+    r.candidates = r.lexical_candidates = 8  # the corpus is larger: a large user
+    query = "What is my cat's name? When will the heating be repaired?"
+    parts = split_clauses(query)
+    assert len(parts) == 2
+    first = await r.recall_traced(ANA, query, k=3, record_access=False, relevant_only=False)
+    assert ANA.key in r._large  # the first recall found out; the next one knows
+    searched = asyncio.Event()
+    asked_with: list[np.ndarray] = []
+    embed, nearest = store.embedder.aembed, store.index.nearest
+
+    async def embed_spy(texts: list[str]) -> Any:
+        if set(parts) & set(texts):  # the clauses wait until Chroma has been asked
+            await asyncio.wait_for(searched.wait(), timeout=10)
+        return await embed(texts)
+
+    async def nearest_spy(scope: Scope, vector: np.ndarray, **kwargs: Any) -> Any:
+        asked_with.append(vector)
+        searched.set()
+        return await nearest(scope, vector, **kwargs)
+
+    store.embedder.memo.clear()
+    store.embedder.aembed = embed_spy  # type: ignore[method-assign]
+    store.index.nearest = nearest_spy  # type: ignore[method-assign]
+    try:
+        second = await r.recall_traced(ANA, query, k=3, record_access=False, relevant_only=False)
+    finally:
+        del store.embedder.aembed, store.index.nearest
+    assert second.path == first.path == "l2"
+    np.testing.assert_allclose(asked_with[0], store.embedder.embed([query])[0], atol=1e-5)
+    # Ranked by each question as before: both answers.
+    for found in (first, second):
+        assert {cat.id, plumber.id} <= {h.record.id for h in found.hits}
+    assert second.questions == first.questions == tuple(parts)
 
 
 async def test_cold_recall_preloads_in_background(store: MemoryStore) -> None:
