@@ -1,10 +1,11 @@
 """What ranking derives from a memory's text, computed once and kept beside the row.
 
-Indexing a memory for search means tokenising and stemming its text and context and parsing
-the times it names: ~0.3 ms per memory, which was ~78 % of an L2 recall's time when every
-query re-indexed its ~200 candidates. These `Features` are computed once (when this process
-writes a memory, when a recall first meets it, or by `backfill_features`), stored in the row's
-`recall_features` column and decoded by later queries at a small fraction of that cost.
+Indexing a memory for search means tokenising and stemming its text and context, parsing
+the times it names and checking whether it is only greetings and thanks: ~0.3 ms per memory,
+which was ~78 % of an L2 recall's time when every query re-indexed its ~200 candidates. These
+`Features` are computed once (when this process writes a memory, when a recall first meets it,
+or by `backfill_features`), stored in the row's `recall_features` column and decoded by later
+queries at a small fraction of that cost.
 
 A stored value names the text it was computed from (`key`: a digest of the index text, the
 context, the time it happened and `FORMAT`), so features of an edited memory, or computed by
@@ -21,23 +22,30 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from memory.recall.lexical import tokenize
+from memory.recall.relevance import is_chatter
 from memory.recall.temporal import event_ranges, has_time_word
 from memory.recall.temporal_units import TimeRange, as_utc
 
-# Bump when tokenisation or time parsing changes: stored features then stop matching.
-FORMAT = 4
+# Bump when tokenisation or time parsing changes, or a feature is added: stored features then
+# stop matching. 5: `chatter`.
+FORMAT = 5
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _US = timedelta(microseconds=1)
 
 
 @dataclass(frozen=True, slots=True)
 class Features:
-    """A memory's index tokens, context tokens, event times and whether its text dates it."""
+    """What ranking reads of a memory's text, besides its vector.
+
+    Its index tokens, context tokens, event times, whether its text dates it, and whether it
+    is only greetings and thanks (`is_chatter`: ranked down).
+    """
 
     tokens: list[str]
     context_tokens: list[str]
     events: list[TimeRange]  # [the day it happened, *times its own words name]
     dated: bool
+    chatter: bool
 
 
 def features_key(text: str, context: str, occurred_at: datetime) -> str:
@@ -55,6 +63,7 @@ def compute_features(text: str, own: str, context: str, occurred_at: datetime) -
         context_tokens=tokenize(context),
         events=events,
         dated=len(events) > 1 or has_time_word(own),
+        chatter=is_chatter(own),
     )
 
 
@@ -67,6 +76,7 @@ def encode(features: Features, key: str) -> str:
             "c": features.context_tokens,
             "e": [[(r.start - _EPOCH) // _US, (r.end - _EPOCH) // _US] for r in features.events],
             "d": features.dated,
+            "h": features.chatter,
         },
         ensure_ascii=False,
         separators=(",", ":"),
@@ -85,7 +95,7 @@ def decode(stored: object, key: str) -> Features | None:
         tokens, context = data["t"], data["c"]
         if not all(isinstance(t, str) for t in (*tokens, *context)):
             return None
-        return Features(list(tokens), list(context), events, bool(data["d"]))
+        return Features(list(tokens), list(context), events, bool(data["d"]), bool(data["h"]))
     except (ValueError, TypeError, KeyError, OverflowError):
         return None  # damaged or foreign: recompute
 

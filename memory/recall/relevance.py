@@ -219,6 +219,15 @@ def has_content_terms(text: str) -> bool:
     return any(word_tokens(w) for w in raw_words(text) if w not in _CHATTER)
 
 
+# Greetings and thanks are short; longer texts are not checked.
+CHATTER_CHARS = 120
+
+
+def is_chatter(own: str) -> bool:
+    """Whether a memory's own words carry no content: only greetings, thanks and assent."""
+    return len(own) <= CHATTER_CHARS and not has_content_terms(own)
+
+
 def word_share(
     terms: Collection[str],
     own: Collection[str],

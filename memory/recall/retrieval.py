@@ -22,7 +22,6 @@ from memory.recall.ranking import RankingWeights, access_boost, recency, top_k
 from memory.recall.relevance import (
     QueryEvidence,
     content_terms,
-    has_content_terms,
     query_verdicts,
     unseen_names,
     word_share,
@@ -84,15 +83,6 @@ def _own_text(item: IndexedMemory) -> str:
 def copy_key(text: str) -> int:
     """The key under which memories with the same words (case and spacing aside) are copies."""
     return hash(" ".join(text.casefold().split()))
-
-
-# Greetings and thanks are short; longer texts are not checked.
-_CHATTER_CHARS = 120
-
-
-def is_chatter(own: str) -> bool:
-    """Whether a memory's own words carry no content: only greetings, thanks and assent."""
-    return len(own) <= _CHATTER_CHARS and not has_content_terms(own)
 
 
 class UserIndex:
@@ -166,7 +156,7 @@ class UserIndex:
         owns = [_own_text(item) for item in items]
         columns = {
             "copy": [copy_key(item.text) for item in items],
-            "chatter": [is_chatter(own) for own in owns],
+            "chatter": [feats.chatter for feats in features],
             "occurred": [as_utc(item.occurred_at).timestamp() for item in items],
             "expires": [
                 as_utc(item.expires_at).timestamp() if item.expires_at else np.inf for item in items

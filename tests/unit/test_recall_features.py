@@ -21,6 +21,11 @@ def test_round_trip_is_exact() -> None:
     key = features_key(TEXT, "the context words", AT)
     assert decode(encode(features, key), key) == features
     assert decode(encode(features, key).encode(), key) == features  # bytes, as a driver may
+    assert not features.chatter
+    thanks = compute_features("Mia: ok, thanks!", "ok, thanks!", "", AT)
+    assert thanks.chatter  # greetings and thanks: ranked down, known without re-reading them
+    key = features_key("Mia: ok, thanks!", "", AT)
+    assert decode(encode(thanks, key), key) == thanks
 
 
 @pytest.mark.parametrize(
@@ -49,6 +54,7 @@ def test_any_change_of_what_they_depend_on_invalidates_them(
         '{"k": "KEY", "t": [], "c": [], "e": [["x", 1]], "d": false}',
         '{"k": "KEY", "t": [], "c": [], "e": [[1e300, 1]], "d": false}',
         '{"k": "KEY", "t": [], "c": [], "e": [[1]], "d": false}',
+        '{"k": "KEY", "t": [], "c": [], "e": [], "d": false}',  # no `chatter`: recomputed
     ],
 )
 def test_damaged_values_are_recomputed_not_trusted(stored: str) -> None:

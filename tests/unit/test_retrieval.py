@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 
 from memory.recall.ranking import RankingWeights
+from memory.recall.relevance import is_chatter
 from memory.recall.representation import embed_text, index_text, indexed_memory
-from memory.recall.retrieval import IndexedMemory, UserIndex, copy_key, is_chatter
+from memory.recall.retrieval import IndexedMemory, UserIndex, copy_key
 from memory.types import MemoryKind, NewMemory
 from tests.unit._index_helpers import DIM, NOW, filler, memory, unit
 
