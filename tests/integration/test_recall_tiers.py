@@ -284,6 +284,18 @@ async def test_a_large_user_is_searched_before_the_clauses_are_embedded(
         assert {cat.id, plumber.id} <= {h.record.id for h in found.hits}
     assert second.questions == first.questions == tuple(parts)
 
+    # The model failing: the recall says so (it neither hangs nor answers without a vector).
+    async def broken(texts: list[str]) -> Any:
+        raise RuntimeError("the embedding model is gone")
+
+    store.embedder.memo.clear()
+    store.embedder.aembed = broken  # type: ignore[method-assign]
+    try:
+        with pytest.raises(RuntimeError, match="model is gone"):
+            await asyncio.wait_for(r.recall_traced(ANA, query, k=3), timeout=10)
+    finally:
+        del store.embedder.aembed
+
 
 async def test_cold_recall_preloads_in_background(store: MemoryStore) -> None:
     await _write_corpus(store, ANA)
