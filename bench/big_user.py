@@ -604,8 +604,7 @@ def _summary(rounds: list[dict[str, Any]]) -> dict[str, Any]:
                                                   if s in r["stages"]), 2) for s in stages},
         "stages_p95": {s: round(statistics.median(r["stages"][s]["p95"] for r in rounds
                                                   if s in r["stages"]), 2) for s in stages},
-        "gc_ms_per_recall": round(statistics.median(r["gc"]["ms_per_recall"] for r in rounds
-                                                    if "gc" in r), 3) if rounds else None,
+        "gc_ms_per_recall": round(statistics.median(r["gc"]["ms_per_recall"] for r in rounds), 3),
         "quality": rounds[-1]["quality"],
         "overlap_with_reference": rounds[-1].get("overlap_with_reference"),
         "ann": rounds[-1].get("ann"),
