@@ -73,12 +73,12 @@ GIL_SWITCH_S = 0.001
 
 # How many more container objects than were freed a process may allocate before the youngest
 # generation is collected (CPython's default is 700). A large user's L2 recall builds an index of
-# ~200 candidate rows, ~12,000 short-lived objects that reference counting frees when the
-# recall ends; at 700 they set off ~11 young collections per recall (~2 of them moving on to
-# older generations), 0.5-1.5 ms of collecting per recall for nothing. Measured on the
-# 200,000-memory user (`bench.big_user --corpus random`, 174 recalls): at 5,000 a recall still
-# set some off, at 20,000 none did. Cyclic garbage waits a little longer: at most this many
-# objects, a few MB.
+# ~200 candidate rows: thousands of short-lived objects that reference counting frees when the
+# recall ends. At 700 they set off ~4 young collections per recall (213, 19 of the middle
+# generation and 1 full in 58 recalls of the 200,000-memory user, `bench.big_user --corpus
+# random`), 0.5-0.7 ms of collecting per recall that freed nothing that mattered. At 5,000 a
+# recall still set some off; at 20,000 none did (174 recalls). Cyclic garbage waits a little
+# longer: at most this many objects, a few MB.
 GC_YOUNG_THRESHOLD = 20_000
 
 
