@@ -224,18 +224,23 @@ def _index_into(
 class _Pending:
     """A query's embeddings under way: row 0 the whole query's, then each clause's.
 
-    `whole`, when set, is the whole query's embedding computed on its own, ahead of its clauses:
-    a large user's L2 recall asks Chroma with it while the clauses are embedded.
+    `whole`'s row 0 is the whole query's embedding: `every` itself when all are embedded in one
+    batch, or the query embedded on its own, ahead of its clauses, which a large user's L2
+    recall asks Chroma with while the clauses are embedded.
     """
 
     every: asyncio.Future[np.ndarray]
-    whole: asyncio.Future[np.ndarray] | None = None
+    whole: asyncio.Future[np.ndarray]
+
+    @classmethod
+    def batch(cls, every: asyncio.Future[np.ndarray]) -> _Pending:
+        """All the query's embeddings computed together."""
+        return cls(every, every)
 
     def cancel(self) -> None:
         """Stop what is still running (a recall that failed needs none of it)."""
         self.every.cancel()
-        if self.whole is not None:
-            self.whole.cancel()
+        self.whole.cancel()
 
 
 # A query's embeddings, or their computation under way (the Postgres legs do not need them):
@@ -250,10 +255,7 @@ async def _every(vectors: QueryVector) -> np.ndarray:
 
 async def _ready(vectors: QueryVector) -> np.ndarray:
     """The whole query's embedding (what Chroma is asked with)."""
-    if isinstance(vectors, _Pending) and vectors.whole is not None:
-        whole: np.ndarray = (await vectors.whole)[0]
-        return whole
-    first: np.ndarray = (await _every(vectors))[0]
+    first: np.ndarray = (vectors if isinstance(vectors, np.ndarray) else await vectors.whole)[0]
     return first
 
 
@@ -386,7 +388,7 @@ class Recaller:
         wanted = (
             self._embedding(query, parts, apart=scope.key in self._large)
             if query_vector is None
-            else _Pending(asyncio.ensure_future(self._with_clauses(parts, query_vector)))
+            else _Pending.batch(asyncio.ensure_future(self._with_clauses(parts, query_vector)))
         )
         try:
             source = await self._source(scope, query, wanted)
@@ -461,7 +463,7 @@ class Recaller:
         starts that much sooner, and the clauses are embedded while Chroma searches.
         """
         if not (apart and parts):
-            return _Pending(asyncio.ensure_future(self._embed(text, parts)))
+            return _Pending.batch(asyncio.ensure_future(self._embed(text, parts)))
         whole = asyncio.ensure_future(self.store.embedder.aembed([text]))
 
         async def every() -> np.ndarray:
