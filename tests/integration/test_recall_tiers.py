@@ -673,6 +673,10 @@ async def test_the_dense_rows_are_read_by_id_in_the_plan_kept_for_every_user(
     assert max(rows for *_, rows in shape) < 100, "; ".join(map(str, shape))
     found = await store.nearest_rows(big, ids=["b020"], nearest=[nearest], limit=3)
     assert sorted(r.id for r in found.records) == ["b010", "b011", "b012", "b020"]
+    # An id in both branches (hits of two layers) comes back once.
+    found = await store.nearest_rows(big, ids=["b020", "b011"], nearest=[nearest], limit=3)
+    assert sorted(r.id for r in found.records) == ["b010", "b011", "b012", "b020"]
+    assert len(found.vectors) == len(found.features) == 4
 
 
 async def test_words_too_long_for_the_word_index_are_stored_and_the_rest_found(
