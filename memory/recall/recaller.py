@@ -92,14 +92,27 @@ recall. At 20,000 memories the same word has a tenth of the matches, and prefix 
 also finds compounds: `book*` finds `bookshelf`) is kept."""
 
 
+COMMON_WORDS_TTL_S = LAYER_SIZES_TTL_S
+COMMON_WORDS_PER_USER = 128
+COMMON_WORDS_USERS = 1_000
+"""A sampled-lexical user's words with a lookup's worth of matches (`MemoryStore.candidates`,
+`saturated`) are not looked up again for `COMMON_WORDS_TTL_S`: each such lookup cost that
+user's recall 3-6 ms of Postgres CPU, beside the dense rows' read, and yields nothing alone.
+Held for the `COMMON_WORDS_PER_USER` words learnt last of the `COMMON_WORDS_USERS` users seen
+last: at most ~128,000 short strings. A word the user deletes most memories of is looked up
+again once its time is up; until then only the dense leg finds its remaining matches."""
+
+
 _V = TypeVar("_V")
 
 
-def _keep_recent(held: OrderedDict[str, _V], key: str, value: _V) -> None:
-    """Hold `value` under `key` as the most recent; the oldest go past `LARGE_USERS` users."""
+def _keep_recent(
+    held: OrderedDict[str, _V], key: str, value: _V, *, most: int = LARGE_USERS
+) -> None:
+    """Hold `value` under `key` as the most recent; the oldest go past `most` users."""
     held[key] = value
     held.move_to_end(key)
-    while len(held) > LARGE_USERS:
+    while len(held) > most:
         held.popitem(last=False)
 
 
@@ -328,6 +341,8 @@ class Recaller:
         self._counting: set[str] = set()  # users whose layer sizes are being counted
         # Large users -> per unfiltered layer, the share of its nearest entries that were theirs.
         self._shares: OrderedDict[str, dict[str, float]] = OrderedDict()
+        # Sampled-lexical users -> their common words, each with when it was learnt.
+        self._common: OrderedDict[str, dict[str, float]] = OrderedDict()
         self._samples_lock = threading.Lock()
         # Query embeddings started ahead of their recall (held so none is collected mid-run).
         self._prefetching: set[asyncio.Task[np.ndarray]] = set()
@@ -592,11 +607,18 @@ class Recaller:
         async def lexical_rows() -> Candidates:
             if lexical is not None:
                 return lexical
-            terms = _lexical_terms(query, exact=True)[0] if sampled else words
-            return await self.store.candidates(
-                scope, terms=terms, phrases=phrases, limit=limit, whole=False,
-                sampled=sampled, lexical_limit=self.lexical_candidates,
+            if not sampled:
+                return await self.store.candidates(
+                    scope, terms=words, phrases=phrases, limit=limit, whole=False,
+                    lexical_limit=self.lexical_candidates,
+                )  # fmt: skip
+            found = await self.store.candidates(
+                scope, terms=_lexical_terms(query, exact=True)[0], phrases=phrases, limit=limit,
+                whole=False, sampled=True, lexical_limit=self.lexical_candidates,
+                common=self._common_words(scope),
             )  # fmt: skip
+            self._learn_common(scope, found.saturated)
+            return found
 
         pending: list[asyncio.Future[Candidates]] = []
 
@@ -736,6 +758,26 @@ class Recaller:
     def filtered_layers(self, scope: Scope) -> frozenset[str]:
         """The Chroma layers this user's L2 recall searches with the owner filter."""
         return self._large.get(scope.key, frozenset())
+
+    def _common_words(self, scope: Scope) -> frozenset[str]:
+        """The user's words learnt to be common (`COMMON_WORDS_TTL_S`) and not yet expired."""
+        held = self._common.get(scope.key)
+        if not held:
+            return frozenset()
+        now = time.monotonic()
+        return frozenset(w for w, at in held.items() if now - at < COMMON_WORDS_TTL_S)
+
+    def _learn_common(self, scope: Scope, words: Collection[str]) -> None:
+        """Note words the user has a lookup's worth of matches of (`COMMON_WORDS_TTL_S`)."""
+        if not words:
+            return
+        now = time.monotonic()
+        held = self._common.get(scope.key, {})
+        held = {w: at for w, at in held.items() if now - at < COMMON_WORDS_TTL_S}
+        held.update(dict.fromkeys(words, now))
+        while len(held) > COMMON_WORDS_PER_USER:
+            del held[next(iter(held))]  # learnt first
+        _keep_recent(self._common, scope.key, held, most=COMMON_WORDS_USERS)
 
     def _remember_large(self, scope: Scope) -> None:
         """Note a user with more rows than the candidate budget (bounded: most recent first)."""

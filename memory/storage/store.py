@@ -259,6 +259,9 @@ class Candidates:
     # Own-text vectors, row for row; a memory without one has its `vectors` row here. None:
     # the same as `vectors`.
     own: Vectors | None = None
+    # Of the `terms` looked up (`MemoryStore.candidates`), those the user has at least
+    # `saturation_matches` matches of: as many as one word's lookup ever reads.
+    saturated: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -775,6 +778,7 @@ class MemoryStore:
         whole: bool = True,
         sampled: bool = False,
         lexical_limit: int | None = None,
+        common: Collection[str] = (),
     ) -> Candidates:
         """Active memories of one user that may answer a query, in one round trip.
 
@@ -797,9 +801,19 @@ class MemoryStore:
         matches to keep the first few: ~4 ms a word for a user with 200,000 memories. It applies
         to exact words (`a|b|c`, each looked up on its own) and to the CJK grams' lookup when all
         its grams are common; a prefix term (`stem*`) still reads all its matches first.
+        A sampled lookup also tells which of its words the user has at least
+        `saturation_matches(lexical_limit)` matches of (`saturated`); passed back as `common`,
+        such words are not looked up again (the rows still rank by them). A common word's rows
+        are only kept where another word's lookup also found them, and two samples rarely
+        meet. For the 200,000-memory user (`bench.big_user --corpus random`, 29 queries), the
+        top 8 without those lookups kept 221-222 of 232 places of a sampled ranking's, where a
+        second sampled ranking kept 223-226, and Postgres spent 11.4 ms of CPU a recall against
+        16.8.
         """
-        lexemes = _tsquery_terms(terms)
-        query = " | ".join(lexemes)
+        ranked = _tsquery_terms(terms)
+        query = " | ".join(ranked)
+        skip = {_lexeme(t) for t in common}
+        lexemes = [x for x in ranked if x not in skip]
         matches = limit if lexical_limit is None else lexical_limit
         owner = cjk_owner(scope)
         grams = list(dict.fromkeys(owner + p for p in phrases if 0 < len(p) <= 2))
@@ -819,7 +833,7 @@ class MemoryStore:
                 WITH small AS (
                     SELECT $7::boolean AND count(*) <= $5 AS yes
                     FROM (SELECT 1 FROM memories WHERE {_MINE} LIMIT $5 + 1) mine
-                ), lexical AS (
+                ), matches AS MATERIALIZED (
                     -- Reading and ranking every match of a common word costs microseconds a
                     -- row: for a user with 200,000 memories, tens of ms or more. Each query term
                     -- contributes at most $8 of its matches (`_per_term`), and only those are
@@ -833,27 +847,27 @@ class MemoryStore:
                     -- and let them crowd the name out); then `ts_rank` and recency. A row that
                     -- matches only one word, a word with as many matches as are read of it, is
                     -- left out: it is an arbitrary one of them (first in table order, or sampled).
-                    SELECT id FROM (
-                        SELECT id, count(*) OVER (PARTITION BY term) AS n, r, occurred_at
-                        FROM (
-                            SELECT DISTINCT ON (t.term, m.id) t.term, m.id, m.occurred_at,
-                                   ts_rank(m.tsv, to_tsquery('simple', $3)) AS r
-                            FROM unnest($9::text[]) AS t (term) CROSS JOIN LATERAL (
-                                SELECT f.id, f.tsv, f.occurred_at
-                                FROM unnest(string_to_array(t.term, '|')) AS w (word)
-                                CROSS JOIN LATERAL (
-                                    -- Looked up by owner: the user's matches, not everyone's.
-                                    -- One lookup per form of a word (`a|b|c`): Postgres samples
-                                    -- a lookup only when all its words are common (`sampled`).
-                                    SELECT id, tsv, occurred_at FROM memories
-                                    WHERE {_MINE_BY_ROW} AND {OWN_TSV} @@ {_OWN_TERM}
-                                    AND NOT (SELECT yes FROM small)
-                                    LIMIT $8
-                                ) f
+                    SELECT id, term, count(*) OVER (PARTITION BY term) AS n, r, occurred_at
+                    FROM (
+                        SELECT DISTINCT ON (t.term, m.id) t.term, m.id, m.occurred_at,
+                               ts_rank(m.tsv, to_tsquery('simple', $3)) AS r
+                        FROM unnest($9::text[]) AS t (term) CROSS JOIN LATERAL (
+                            SELECT f.id, f.tsv, f.occurred_at
+                            FROM unnest(string_to_array(t.term, '|')) AS w (word)
+                            CROSS JOIN LATERAL (
+                                -- Looked up by owner: the user's matches, not everyone's.
+                                -- One lookup per form of a word (`a|b|c`): Postgres samples
+                                -- a lookup only when all its words are common (`sampled`).
+                                SELECT id, tsv, occurred_at FROM memories
+                                WHERE {_MINE_BY_ROW} AND {OWN_TSV} @@ {_OWN_TERM}
+                                AND NOT (SELECT yes FROM small)
                                 LIMIT $8
-                            ) m
-                        ) hits
-                    ) matches
+                            ) f
+                            LIMIT $8
+                        ) m
+                    ) hits
+                ), lexical AS (
+                    SELECT id FROM matches
                     GROUP BY id HAVING count(*) > 1 OR min(n) < $8
                     ORDER BY sum(ln(1.0 + $8::float8 / n)) DESC, max(r) DESC, max(occurred_at) DESC
                     LIMIT $11
@@ -877,7 +891,9 @@ class MemoryStore:
                 -- One row even when no memory qualifies: `complete` is always answered.
                 -- Two branches, not one OR: each is then planned on its own index (the user's
                 -- rows, or the candidates' ids), never as a scan of the user's rows.
-                SELECT small.yes AS complete, found.* FROM small LEFT JOIN (
+                SELECT small.yes AS complete,
+                       ARRAY(SELECT DISTINCT term FROM matches WHERE n >= $12) AS saturated,
+                       found.* FROM small LEFT JOIN (
                     SELECT {RECORD_COLUMNS}, embedding, own_embedding, recall_features
                     FROM memories WHERE {_MINE} AND (SELECT yes FROM small)
                     UNION ALL
@@ -900,12 +916,15 @@ class MemoryStore:
                 lexemes,
                 owner,
                 matches,
+                saturation_matches(matches),
             )
         complete = bool(rows[0]["complete"])
+        full = set(rows[0]["saturated"] or ())
+        saturated = frozenset(t for t in terms if _lexeme(t) in full)
         rows = [r for r in rows if r["id"] is not None]
         records, vectors, own = await self.vectors_with_own(rows)
         features = [r["recall_features"] for r in rows]
-        return Candidates(records, vectors, features, complete, own)
+        return Candidates(records, vectors, features, complete, own, saturated)
 
     async def nearest_rows(
         self,
@@ -1341,6 +1360,11 @@ class MemoryStore:
         )
 
 
+def saturation_matches(lexical_limit: int) -> int:
+    """The most matches one word's lookup reads (`_per_term`) for a leg of `lexical_limit`."""
+    return LEXICAL_PER_TERM * lexical_limit
+
+
 def _per_term(limit: int, terms: int) -> int:
     """How many matches of each lexical query term are ranked for `limit` candidates."""
     return max(1, min(LEXICAL_PER_TERM * limit, LEXICAL_RANKED * limit // max(1, terms)))
@@ -1366,6 +1390,12 @@ def _tsquery_terms(terms: Sequence[str]) -> list[str]:
         if len(out) >= MAX_LEXICAL_TERMS:
             break
     return out
+
+
+def _lexeme(term: str) -> str | None:
+    """`term` as `_tsquery_terms` sends it to Postgres; None when it is left out."""
+    found = _tsquery_terms([term])
+    return found[0] if found else None
 
 
 def _write_detail(record: MemoryRecord) -> str:

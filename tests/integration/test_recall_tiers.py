@@ -548,6 +548,25 @@ async def _reads_of(store: MemoryStore, lookup: Any) -> int:
     return after - before
 
 
+def _sampling_recaller(
+    store: MemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> tuple[Recaller, list[dict[str, Any]]]:
+    """A cold recaller that samples the lexical leg of users over 1,000 memories, and the
+    keyword arguments of every `store.candidates` call made from here on."""
+    monkeypatch.setattr(recaller_module, "SAMPLED_LEXICAL_ABOVE", 1000)
+    r = recaller(store)
+    _cold(r)
+    asked: list[dict[str, Any]] = []
+    real = store.candidates
+
+    async def spy(*args: Any, **kwargs: Any) -> Any:
+        asked.append(kwargs)
+        return await real(*args, **kwargs)
+
+    monkeypatch.setattr(store, "candidates", spy)
+    return r, asked
+
+
 async def test_a_very_large_users_word_lookups_are_sampled(
     store: MemoryStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -572,17 +591,7 @@ async def test_a_very_large_users_word_lookups_are_sampled(
     assert "rare" in {r.id for r in found.records}
     # Through the recaller: once the user is counted over the threshold, its lexical leg asks
     # for the query words' forms, sampled, and the rare memory ranks first.
-    monkeypatch.setattr(recaller_module, "SAMPLED_LEXICAL_ABOVE", 1000)
-    r = recaller(store)
-    _cold(r)
-    asked: list[dict[str, Any]] = []
-    real = store.candidates
-
-    async def spy(*args: Any, **kwargs: Any) -> Any:
-        asked.append(kwargs)
-        return await real(*args, **kwargs)
-
-    monkeypatch.setattr(store, "candidates", spy)
+    r, asked = _sampling_recaller(store, monkeypatch)
     query = "who is booking the oboe lessons, Quillanora?"
     for _ in range(2):  # the first recall finds the user large; the second has them counted
         await r.recall_traced(scope, query, k=3, record_access=False)
@@ -593,6 +602,44 @@ async def test_a_very_large_users_word_lookups_are_sampled(
     lexical = [a for a in asked if a.get("terms")][-1]
     assert lexical["sampled"] is True
     assert {"booking", "book", "booked"} <= set(lexical["terms"][0].split("|"))
+
+
+async def test_a_very_large_users_common_words_are_learnt_and_not_looked_up_again(
+    store: MemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A word with a whole lookup's worth of matches only adds rows another word also finds:
+    # the lookup says so, and a later lookup given it as common does not look it up, while
+    # the rare word is still found.
+    scope = Scope("tiers", "giant-words")
+    await _standups_and_a_rare_one(
+        store, scope, 3000, "Quillanora booked standup oboe lessons", seed=10, rare_days=-30
+    )
+    terms = ["standup", "quillanora"]
+    first = await store.candidates(scope, terms=terms, limit=8, whole=False, sampled=True)
+    assert first.saturated == {"standup"}  # 3,001 matches; the name has one
+    assert "rare" in {r.id for r in first.records}
+    # Not looked up, so not found saturated again; the name's row still ranks first.
+    again = await store.candidates(
+        scope, terms=terms, limit=8, whole=False, sampled=True, common=first.saturated
+    )
+    assert [r.id for r in again.records][:1] == ["rare"] and again.saturated == frozenset()
+    # Through the recaller: learnt on one recall, passed back on the next, forgotten in time.
+    r, asked = _sampling_recaller(store, monkeypatch)
+    query = "which standup had Quillanora's oboe lessons?"
+    # Found large; counted (sampled from here on); words learnt; then passed back.
+    for _ in range(4):
+        hit = await r.recall_traced(scope, query, k=3, relevant_only=False, record_access=False)
+        await store.drain()
+    common = r._common_words(scope)
+    assert [w for w in common if "standup" in w.split("|")] and len(common) == 1
+    assert [a.get("common") for a in asked[-2:]] == [frozenset(), common]
+    assert hit.path == "l2" and hit.hits[0].record.id == "rare"
+    monkeypatch.setattr(recaller_module, "COMMON_WORDS_TTL_S", 0.0)
+    assert r._common_words(scope) == frozenset()
+    # Bounded per user: the words learnt last are kept.
+    r._learn_common(scope, [f"w{i}" for i in range(300)])
+    kept = r._common[scope.key]
+    assert list(kept) == [f"w{i}" for i in range(300 - recaller_module.COMMON_WORDS_PER_USER, 300)]
 
 
 async def test_a_lexical_lookup_reads_its_owners_matches_only(store: MemoryStore) -> None:
