@@ -95,12 +95,15 @@ also finds compounds: `book*` finds `bookshelf`) is kept."""
 COMMON_WORDS_TTL_S = LAYER_SIZES_TTL_S
 COMMON_WORDS_PER_USER = 128
 COMMON_WORDS_USERS = 1_000
+COMMON_WORD_MAX_CHARS = 256
 """A sampled-lexical user's words with a lookup's worth of matches (`MemoryStore.candidates`,
 `saturated`) are not looked up again for `COMMON_WORDS_TTL_S`: each such lookup cost that
 user's recall 3-6 ms of Postgres CPU, beside the dense rows' read, and yields nothing alone.
 Held for the `COMMON_WORDS_PER_USER` words learnt last of the `COMMON_WORDS_USERS` users seen
-last: at most ~128,000 short strings. A word the user deletes most memories of is looked up
-again once its time is up; until then only the dense leg finds its remaining matches."""
+last, each (with its inflections) of at most `COMMON_WORD_MAX_CHARS`: at most ~33 MB, however
+long the words a user's memories repeat (a longer one is looked up every time). A word the
+user deletes most memories of is looked up again once its time is up; until then only the
+dense leg finds its remaining matches."""
 
 
 _V = TypeVar("_V")
@@ -774,7 +777,7 @@ class Recaller:
         now = time.monotonic()
         held = self._common.get(scope.key, {})
         held = {w: at for w, at in held.items() if now - at < COMMON_WORDS_TTL_S}
-        held.update(dict.fromkeys(words, now))
+        held.update(dict.fromkeys((w for w in words if len(w) <= COMMON_WORD_MAX_CHARS), now))
         while len(held) > COMMON_WORDS_PER_USER:
             del held[next(iter(held))]  # learnt first
         _keep_recent(self._common, scope.key, held, most=COMMON_WORDS_USERS)

@@ -636,8 +636,10 @@ async def test_a_very_large_users_common_words_are_learnt_and_not_looked_up_agai
     assert hit.path == "l2" and hit.hits[0].record.id == "rare"
     monkeypatch.setattr(recaller_module, "COMMON_WORDS_TTL_S", 0.0)
     assert r._common_words(scope) == frozenset()
-    # Bounded per user: the words learnt last are kept.
+    # Bounded per user: the words learnt last are kept, none longer than the limit.
+    monkeypatch.setattr(recaller_module, "COMMON_WORDS_TTL_S", 300.0)
     r._learn_common(scope, [f"w{i}" for i in range(300)])
+    r._learn_common(scope, ["x" * (recaller_module.COMMON_WORD_MAX_CHARS + 1)])
     kept = r._common[scope.key]
     assert list(kept) == [f"w{i}" for i in range(300 - recaller_module.COMMON_WORDS_PER_USER, 300)]
 
