@@ -75,7 +75,6 @@ _OWN_TERM = (
     "(quote_literal($10 || lower(split_part(w.word, ':', 1)))"
     " || CASE WHEN w.word LIKE '%:*' THEN ':*' ELSE '' END)::tsquery"
 )
-# `RECORD_COLUMNS` of `memories m`, for a query where another relation has an `id` too.
 # One user's active, unexpired rows ($1 tenant, $2 user), as each recall-candidate leg selects.
 _MINE = (
     "tenant_id = $1 AND user_id = $2 AND status = 'active'"
@@ -1486,5 +1485,6 @@ __all__ = [
     "cjk_owner",
     "open_store",
     "owner_key",
+    "saturation_matches",
     "utcnow",
 ]
