@@ -97,11 +97,13 @@ COMMON_WORDS_PER_USER = 128
 COMMON_WORDS_USERS = 1_000
 COMMON_WORD_MAX_CHARS = 256
 """A sampled-lexical user's words with a lookup's worth of matches (`MemoryStore.candidates`,
-`saturated`) are not looked up again for `COMMON_WORDS_TTL_S`: each such lookup cost that
-user's recall 3-6 ms of Postgres CPU, beside the dense rows' read, and yields nothing alone.
+`saturated`) are not looked up again for `COMMON_WORDS_TTL_S`: each such lookup added 3-6 ms
+to the lexical statement of the 200,000-memory user (timed alone), Postgres work that runs
+beside the dense rows' read, and it yields nothing alone.
 Held for the `COMMON_WORDS_PER_USER` words learnt last of the `COMMON_WORDS_USERS` users seen
-last, each (with its inflections) of at most `COMMON_WORD_MAX_CHARS`: at most ~33 MB, however
-long the words a user's memories repeat (a longer one is looked up every time). A word the
+last, each (with its inflections) of at most `COMMON_WORD_MAX_CHARS`: under ~50 MB (~370 bytes
+an entry at the longest), however long the words a user's memories repeat (a longer one is
+looked up every time). A word the
 user deletes most memories of is looked up again once its time is up; until then only the
 dense leg finds its remaining matches."""
 

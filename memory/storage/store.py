@@ -918,8 +918,7 @@ class MemoryStore:
                 saturation_matches(matches),
             )
         complete = bool(rows[0]["complete"])
-        full = set(rows[0]["saturated"] or ())
-        saturated = frozenset(t for t in terms if _lexeme(t) in full)
+        saturated = _terms_of(terms, set(rows[0]["saturated"] or ()))
         rows = [r for r in rows if r["id"] is not None]
         records, vectors, own = await self.vectors_with_own(rows)
         features = [r["recall_features"] for r in rows]
@@ -1395,6 +1394,23 @@ def _lexeme(term: str) -> str | None:
     """`term` as `_tsquery_terms` sends it to Postgres; None when it is left out."""
     found = _tsquery_terms([term])
     return found[0] if found else None
+
+
+def _terms_of(terms: Sequence[str], lexemes: set[str]) -> frozenset[str]:
+    """The `terms` that were sent to Postgres as `lexemes`.
+
+    `terms` are read only until every lexeme is found: a pasted page's thousands of words are
+    not each matched against the term pattern.
+    """
+    left, found = set(lexemes), set()
+    for term in terms:
+        if not left:
+            break
+        lexeme = _lexeme(term)
+        if lexeme in left:
+            left.discard(lexeme)
+            found.add(term)
+    return frozenset(found)
 
 
 def _write_detail(record: MemoryRecord) -> str:
