@@ -60,17 +60,27 @@ def _download_url() -> str | None:
     return None if value.lower() in _NO_DOWNLOAD else value
 
 
-def _int_env(name: str, default: int) -> int:
+def _int_env(name: str, default: int, *, maximum: int | None = None) -> int:
     value = _env(name)
     if value is None:
         return default
+    wanted = "a positive integer" if maximum is None else f"an integer from 1 to {maximum:,}"
     try:
         number = int(value.replace("_", ""))
     except ValueError as exc:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}") from exc
-    if number <= 0:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        raise ValueError(f"{name} must be {wanted}, got {value!r}") from exc
+    if number <= 0 or (maximum is not None and number > maximum):
+        raise ValueError(f"{name} must be {wanted}, got {value!r}")
     return number
+
+
+# Upper bounds of settings that reach Postgres or Chroma as numbers. Past them a value is a
+# mistake, not a choice: every L2 recall reads and indexes its candidates (~36 us each to index,
+# so 10,000 is already ~0.4 s of a turn), and a budget past Postgres's 32-bit integers made every
+# such recall fail with a DataError instead of refusing the setting at start-up. Shards are
+# collections per layer (each user's entries live in one), recorded in a 32-bit column.
+MAX_L2_CANDIDATES = 10_000
+MAX_CHROMA_SHARDS = 1_024
 
 
 def _bool_env(name: str, default: bool) -> bool:
@@ -198,7 +208,7 @@ class Settings:
             embedding_model_url=_download_url(),
             embedding_model_sha256=_env("MEMORY_EMBEDDING_MODEL_SHA256") or DEFAULT_MODEL_SHA256,
             chroma_prefix=_env("MEMORY_CHROMA_PREFIX") or "lma",
-            chroma_shards=_int_env("MEMORY_CHROMA_SHARDS", 16),
+            chroma_shards=_int_env("MEMORY_CHROMA_SHARDS", 16, maximum=MAX_CHROMA_SHARDS),
             default_tenant=_env("MEMORY_DEFAULT_TENANT") or "default",
             chroma_server_path=Path(p) if (p := _env("MEMORY_CHROMA_SERVER_PATH")) else None,
             image_max_bytes=_int_env("MEMORY_IMAGE_MAX_BYTES", 10 * 1024 * 1024),
@@ -207,14 +217,17 @@ class Settings:
             image_embedding_url=_env("MEMORY_IMAGE_EMBEDDING_URL"),
             image_embedding_model=_env("MEMORY_IMAGE_EMBEDDING_MODEL"),
             image_embedding_api_key=_env("MEMORY_IMAGE_EMBEDDING_API_KEY"),
-            image_fetch_urls=(_env("MEMORY_IMAGE_FETCH_URLS") or "0").lower()
-            in ("1", "true", "yes"),
+            image_fetch_urls=_bool_env("MEMORY_IMAGE_FETCH_URLS", False),
             max_input_chars=_int_env("MEMORY_MAX_INPUT_CHARS", 64_000),
             recall_cache_bytes=_int_env("MEMORY_RECALL_CACHE_BYTES", 512 * 1024 * 1024),
             recall_cache_user_share=_share_env("MEMORY_RECALL_CACHE_USER_SHARE", 0.25),
             recall_cache_user_max=_int_env("MEMORY_RECALL_CACHE_USER_MAX", 20_000),
-            recall_l2_candidates=_int_env("MEMORY_RECALL_L2_CANDIDATES", 200),
-            recall_l2_lexical_candidates=_int_env("MEMORY_RECALL_L2_LEXICAL_CANDIDATES", 100),
+            recall_l2_candidates=_int_env(
+                "MEMORY_RECALL_L2_CANDIDATES", 200, maximum=MAX_L2_CANDIDATES
+            ),
+            recall_l2_lexical_candidates=_int_env(
+                "MEMORY_RECALL_L2_LEXICAL_CANDIDATES", 100, maximum=MAX_L2_CANDIDATES
+            ),
             index_in_background=_bool_env("MEMORY_INDEX_IN_BACKGROUND", True),
             index_linger_ms=_int_env("MEMORY_INDEX_LINGER_MS", 20),
         )
