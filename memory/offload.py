@@ -82,9 +82,27 @@ async def run_cpu(fn: Callable[..., T], /, *args: Any, size: int, **kwargs: Any)
         return await asyncio.to_thread(call)
 
 
+async def run_in_process(fn: Callable[..., T], /, *args: Any) -> T:
+    """`fn(*args)` in the pool's separate process, never in this one.
+
+    For work that is unsafe in this process, not merely slow in it, so there is no fallback to
+    a thread: a pool that broke is replaced and the call runs once more in the new one, and a
+    second failure is raised. `fn` and its arguments must be picklable.
+    """
+    call = functools.partial(fn, *args)
+    try:
+        future = await asyncio.to_thread(lambda: _get_pool().submit(call))
+        return await asyncio.wrap_future(future)
+    except BrokenProcessPool:
+        log.warning("worker process died; running this call in a new one")
+        _drop_pool()
+    future = await asyncio.to_thread(lambda: _get_pool().submit(call))
+    return await asyncio.wrap_future(future)
+
+
 def shutdown() -> None:
     """Stop the pool's processes (tests; process exit does it too)."""
     _drop_pool()
 
 
-__all__ = ["LARGE_TEXT_CHARS", "run_cpu", "shutdown"]
+__all__ = ["LARGE_TEXT_CHARS", "run_cpu", "run_in_process", "shutdown"]
