@@ -5,6 +5,8 @@ seconds in the gate's pure-Python passes over a 64,000-character paste makes eve
 request wait its turn for the lock (measured: `/ok` p99 117-213 ms while such a turn ran, with
 the work already in threads). Ordinary turns are small and cost milliseconds, so they stay on a
 thread; text of `LARGE_TEXT_CHARS` or more goes to a separate process, whose lock is its own.
+`run_in_process` sends work there whatever its size, for work that must not run in this process
+at all (`memory.storage.vector_log`: a second copy of SQLite beside the embedded Chroma's).
 """
 
 from __future__ import annotations
