@@ -25,8 +25,8 @@ process break its locking: POSIX file locks belong to the process, so closing Py
 connection dropped the locks Chroma's connections held, and each side then wrote under locks it
 no longer had. Measured beside an embedded Chroma that kept writing and reading: purges in a
 thread of its process failed with "disk I/O error" or "database disk image is malformed" within
-20 calls in each of three runs, one run hanging, and left the collection lost ("malformed
-database schema ... orphan index"); 100 purges from a child process: no error and
+20 calls in each of three runs (one of them hung), and a run of 300 left the collection lost
+("malformed database schema ... orphan index"); 100 purges from a child process: no error and
 `PRAGMA integrity_check` ok. Across processes SQLite's locks hold.
 """
 
