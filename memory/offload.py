@@ -63,6 +63,13 @@ def _drop_pool() -> None:
         pool.shutdown(wait=False, cancel_futures=True)
 
 
+async def _in_pool(call: Callable[[], T]) -> T:
+    # Creating the pool and submitting (which may start a process) block: from a thread, never
+    # on the event loop (the LangGraph dev server raises BlockingError there).
+    future = await asyncio.to_thread(lambda: _get_pool().submit(call))
+    return await asyncio.wrap_future(future)
+
+
 async def run_cpu(fn: Callable[..., T], /, *args: Any, size: int, **kwargs: Any) -> T:
     """`fn(*args, **kwargs)` off the event loop: a thread, or a process when `size` is large.
 
@@ -74,10 +81,7 @@ async def run_cpu(fn: Callable[..., T], /, *args: Any, size: int, **kwargs: Any)
     if size < LARGE_TEXT_CHARS:
         return await asyncio.to_thread(call)
     try:
-        # Creating the pool and submitting (which may start a process) block: from a thread,
-        # never on the event loop (the LangGraph dev server raises BlockingError there).
-        future = await asyncio.to_thread(lambda: _get_pool().submit(call))
-        return await asyncio.wrap_future(future)
+        return await _in_pool(call)
     except BrokenProcessPool:
         log.warning("text worker process died; running this call in a thread")
         _drop_pool()
@@ -93,13 +97,11 @@ async def run_in_process(fn: Callable[..., T], /, *args: Any) -> T:
     """
     call = functools.partial(fn, *args)
     try:
-        future = await asyncio.to_thread(lambda: _get_pool().submit(call))
-        return await asyncio.wrap_future(future)
+        return await _in_pool(call)
     except BrokenProcessPool:
         log.warning("worker process died; running this call in a new one")
         _drop_pool()
-    future = await asyncio.to_thread(lambda: _get_pool().submit(call))
-    return await asyncio.wrap_future(future)
+    return await _in_pool(call)
 
 
 def shutdown() -> None:
