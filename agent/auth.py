@@ -40,6 +40,12 @@ from agent.identity import (
     scope_of_user,
 )
 from agent.input_guard import InputTooLargeError, guard_run_input
+from agent.run_context import (
+    ContextRefused,
+    ContextValueError,
+    check_request_context,
+    stored_assistant,
+)
 from agent.server_threads import sweep
 from memory.types import ScopeError
 
@@ -169,17 +175,10 @@ async def graph_of_assistant(assistant_id: Any) -> str | None:
     key = str(assistant_id)
     if key in _DEFAULT_ASSISTANTS:
         return _DEFAULT_ASSISTANTS[key]
-    try:
-        from langgraph_runtime.database import connect
-        from langgraph_runtime.ops import Assistants
-
-        async with connect() as conn:
-            # ctx=None: the lookup runs under the caller's auth context, whose assistant read
-            # handler allows reads; a missing or unreadable assistant yields nothing.
-            found = [a async for a in await Assistants.get(conn, key)]
-    except Exception:
-        return None
-    return str(found[0]["graph_id"]) if found else None
+    # Under the caller's auth context, whose assistant read handler allows reads; a missing or
+    # unreadable assistant yields nothing.
+    found = await stored_assistant(key)
+    return str(found["graph_id"]) if found else None
 
 
 def may_run_graph(ctx: Auth.types.AuthContext, graph_id: str | None) -> bool:
@@ -190,14 +189,52 @@ def may_run_graph(ctx: Auth.types.AuthContext, graph_id: str | None) -> bool:
     return need == "user" or _owner(ctx) is None or need in ctx.permissions
 
 
+# Keys the server itself writes into a run's or cron's `configurable` (which it copies into the
+# context when the request sent none); it overwrites them, and they are no `Context` field.
+_SERVER_CONFIG_KEYS = frozenset(
+    {"cron_id", "langgraph_auth_user", "langgraph_auth_user_id", "langgraph_auth_permissions"}
+)
+
+
+def refuse_operator_context(ctx: Auth.types.AuthContext, graph_id: str | None, *sent: Any) -> None:
+    """Under token auth, a run request may set only the user fields of the run context.
+
+    `sent` are the request's own context dicts (its `context`, its `config.configurable`), never
+    the assistant's, which the server merges in later. Admin graphs are exempt: only admins run
+    them, and they check the caller themselves.
+    """
+    if _owner(ctx) is None or graph_id in ADMIN_GRAPHS:
+        return
+    for values in sent:
+        if isinstance(values, dict):
+            values = {k: v for k, v in values.items() if k not in _SERVER_CONFIG_KEYS}
+        try:
+            check_request_context(values)
+        except (ContextRefused, ContextValueError) as exc:
+            raise Auth.exceptions.HTTPException(
+                status_code=exc.status_code, detail=str(exc)
+            ) from None
+
+
+def _configurable(payload: Any) -> Any:
+    config = payload.get("config") if isinstance(payload, dict) else None
+    return config.get("configurable") if isinstance(config, dict) else None
+
+
 @auth.on.threads.create_run
 async def on_run_create(ctx: Auth.types.AuthContext, value: Any) -> Any:
     """A run only on the caller's own thread, of a graph the caller may run (deny by default)."""
     await sweep()
-    if not may_run_graph(ctx, await graph_of_assistant(value.get("assistant_id"))):
+    graph_id = await graph_of_assistant(value.get("assistant_id"))
+    if not may_run_graph(ctx, graph_id):
         return False
-    owner = _stamp_owner(ctx, value)
     kwargs = value.get("kwargs")
+    # `kwargs["context"]` is exactly what the request sent, as `context` or as the legacy
+    # `config.configurable` (the server copies either into it); the assistant's is not merged yet.
+    refuse_operator_context(
+        ctx, graph_id, kwargs.get("context") if isinstance(kwargs, dict) else None
+    )
+    owner = _stamp_owner(ctx, value)
     if isinstance(kwargs, dict):
         # Before the server records the run: its registry, the thread's values and the first
         # checkpoint write then only ever hold the redacted, size-checked text.
@@ -228,9 +265,11 @@ async def on_cron_create(ctx: Auth.types.AuthContext, value: Any) -> Any:
         return False
     payload = value.get("payload")
     assistant = payload.get("assistant_id") if isinstance(payload, dict) else None
-    if not may_run_graph(ctx, await graph_of_assistant(assistant)):
+    graph_id = await graph_of_assistant(assistant)
+    if not may_run_graph(ctx, graph_id):
         return False
     if isinstance(payload, dict):
+        refuse_operator_context(ctx, graph_id, payload.get("context"), _configurable(payload))
         # The server starts a cron's runs with no request and so no token: carry the creator's
         # identity and permissions in the stored config, which it reads back for each run.
         configurable = payload.setdefault("config", {}).setdefault("configurable", {})
@@ -244,7 +283,12 @@ async def on_cron_create(ctx: Auth.types.AuthContext, value: Any) -> Any:
 
 @auth.on.crons
 async def on_crons(ctx: Auth.types.AuthContext, value: Any) -> Any:
-    """Read, search, update, delete: only the caller's crons."""
+    """Read, search, update, delete: only the caller's crons; an update's payload as a create's."""
+    payload = value.get("payload") if ctx.action == "update" else None
+    if isinstance(payload, dict):
+        assistant = payload.get("assistant_id")
+        graph_id = await graph_of_assistant(assistant) if assistant else None
+        refuse_operator_context(ctx, graph_id, payload.get("context"), _configurable(payload))
     return _owner(ctx)
 
 

@@ -19,6 +19,7 @@ from agent.nodes.perceive import perceive
 from agent.nodes.recall import recall
 from agent.nodes.respond import respond, route_after_respond
 from agent.resources import store_errors_are_clear
+from agent.run_context import governed
 from agent.state import InputState, State
 from agent.tools import make_tool_node
 from memory.settings import apply_privacy_defaults
@@ -38,14 +39,16 @@ def _after_store(state: State) -> Literal["await_approval", "__end__"]:
 def build_graph() -> StateGraph[State, Context, InputState, State]:
     """The uncompiled graph, for callers that compile it with their own checkpointer."""
     builder = StateGraph(State, context_schema=Context, input_schema=InputState)
-    builder.add_node("perceive", perceive)
-    # The nodes that read or write the memory store report an outage as such.
-    builder.add_node("recall", store_errors_are_clear(recall))
-    builder.add_node("compose", compose)
-    builder.add_node("respond", respond)
+    # Every node that reads the context reads the operator's fields as the operator set them
+    # (`governed`); the tool node reads only a user field. The nodes that read or write the
+    # memory store report an outage as such.
+    builder.add_node("perceive", governed(perceive))
+    builder.add_node("recall", store_errors_are_clear(governed(recall)))
+    builder.add_node("compose", governed(compose))
+    builder.add_node("respond", governed(respond))
     builder.add_node("tools", make_tool_node())
-    builder.add_node("gate_and_store", store_errors_are_clear(gate_and_store))
-    builder.add_node("await_approval", store_errors_are_clear(await_approval))
+    builder.add_node("gate_and_store", store_errors_are_clear(governed(gate_and_store)))
+    builder.add_node("await_approval", store_errors_are_clear(governed(await_approval)))
     builder.add_edge(START, "perceive")
     builder.add_conditional_edges("perceive", _after_perceive)
     builder.add_edge("recall", "compose")

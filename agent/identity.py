@@ -50,11 +50,22 @@ def scope_of_user(user: Any, identity: Any = None) -> Scope:
     return Scope(str(tenant or DEFAULT_TENANT), str(identity or ""))
 
 
-def resolve_scope(context: Context, config: RunnableConfig | None) -> Scope:
-    """The tenant+user scope of this run."""
+def verified_user(config: RunnableConfig | None) -> tuple[Any, str] | None:
+    """The server-verified (auth user, identity) of a run under token auth; None otherwise.
+
+    None for open local mode and for graphs run without the server (tests, the CLI).
+    """
     configurable = (config or {}).get("configurable") or {}
     user = configurable.get("langgraph_auth_user")
     identity = configurable.get("langgraph_auth_user_id") or auth_field(user, "identity")
     if identity and not is_open_user(user):
-        return scope_of_user(user, identity)
+        return user, str(identity)
+    return None
+
+
+def resolve_scope(context: Context, config: RunnableConfig | None) -> Scope:
+    """The tenant+user scope of this run."""
+    verified = verified_user(config)
+    if verified is not None:
+        return scope_of_user(*verified)
     return Scope(context.tenant_id, context.user_id)

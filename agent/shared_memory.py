@@ -1,12 +1,14 @@
 """Shared memory between the agents of one tenant, in the agent graph.
 
 Publishing: after a turn, what the gate kept from the user is published to the tenant's shared
-memory only under an explicit rule, the run context's `share_categories` (empty by default, so a
-user's private memory never flows there on its own). Each such memory goes out on the agent bus
-as `knowledge_learned` (a task the agent marked finished, under `completed_task`, as
-`task_completed`), which stores it in the tenant's shared scope governed like any write:
-redacted again, refused when it carries secrets or instructions, low trust (importance capped,
-short TTL, never an explicit preference) and conflict-resolved against what other agents shared.
+memory only under an explicit rule of the operator's, `share_categories`, and under an agent
+identity the operator configured, `agent_id` (both empty by default, so a user's private memory
+never flows there on its own; under auth a run cannot set either, see `agent.run_context`).
+Each such memory goes out on the agent bus as `knowledge_learned` (a task the agent marked
+finished, under `completed_task`, as `task_completed`), which stores it in the tenant's shared
+scope governed like any write: redacted again, refused when it carries secrets or instructions,
+low trust (importance capped, short TTL, never an explicit preference) and conflict-resolved
+against what other agents shared.
 
 Recall: beside the user's own memories, the turn recalls a few of the tenant's shared ones,
 labelled with the agent that published them.
@@ -17,8 +19,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from typing import Any
-
-from langchain_core.runnables import RunnableConfig
 
 from agent.context import Context
 from memory.gating.ingest import IngestResult
@@ -38,10 +38,13 @@ PUBLISHED_ACTIONS = frozenset({"stored", "superseded", "merged"})
 """Outcomes that are new knowledge (a reinforced duplicate was shared, or not, before)."""
 
 
-def agent_name(ctx: Context, config: RunnableConfig | None) -> str:
-    """The agent's name on the bus: the context's `agent_id`, else the assistant id."""
-    configurable = (config or {}).get("configurable") or {}
-    return ctx.agent_id or str(configurable.get("assistant_id") or "agent")
+def agent_name(ctx: Context) -> str | None:
+    """The agent's name on the bus, the operator's `agent_id`; None: this agent publishes nothing.
+
+    Never a fallback such as the assistant id: what a user says reaches other users only under
+    a name and rule an operator chose for this agent.
+    """
+    return ctx.agent_id.strip() or None
 
 
 def shared_scope(scope: Scope) -> Scope:
@@ -53,7 +56,6 @@ async def publish_learned(
     store: MemoryStore,
     scope: Scope,
     ctx: Context,
-    config: RunnableConfig | None,
     results: Sequence[IngestResult],
 ) -> list[str]:
     """Publish this turn's kept memories of the rule's categories; the shared memory ids."""
@@ -61,10 +63,10 @@ async def publish_learned(
     chosen = [
         r for r in results if r.action in PUBLISHED_ACTIONS and r.decision.category.value in allowed
     ]
-    if not chosen:
+    agent = agent_name(ctx)
+    if not chosen or agent is None:
         return []
     bus = AgentBus(store)
-    agent = agent_name(ctx, config)
     published: list[str] = []
     try:
         for result in chosen:
@@ -89,19 +91,19 @@ async def publish_completed(
     store: MemoryStore,
     scope: Scope,
     ctx: Context,
-    config: RunnableConfig | None,
     goal: str | None,
     outcome: str,
 ) -> str | None:
     """Publish a task the agent finished, under the `completed_task` rule; the memory id."""
-    if "completed_task" not in ctx.share_categories:
+    agent = agent_name(ctx)
+    if "completed_task" not in ctx.share_categories or agent is None:
         return None
     content = f"Completed task: {goal or 'unnamed task'}. Outcome: {outcome}"
     bus = AgentBus(store)
     try:
         event = await bus.publish(
             scope.tenant_id,
-            agent_name(ctx, config),
+            agent,
             "task_completed",
             {"content": content, "outcome": outcome, DERIVED_FROM: owner_digest(scope)},
         )

@@ -117,7 +117,7 @@ async def _store_turn(
     await asyncio.gather(gated, *bookkeeping)
     results = gated.result()
     # Only under the context's explicit sharing rule (none by default).
-    await publish_learned(store, scope, ctx, config, results)
+    await publish_learned(store, scope, ctx, results)
     return results
 
 
@@ -222,9 +222,7 @@ async def gate_and_store(state: State, runtime: Runtime[Context]) -> dict[str, A
     if finished is not None:
         # The model called finish_task: the task is done, the next turn starts a fresh one.
         store = await get_store(config)
-        await publish_completed(
-            store, resolve_scope(ctx, config), ctx, config, task.get("goal"), finished
-        )
+        await publish_completed(store, resolve_scope(ctx, config), ctx, task.get("goal"), finished)
         task = new_task_state()
     approvals = [
         {"id": r.memory_id, "content": r.decision.content, "reason": r.reason}
