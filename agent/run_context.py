@@ -37,7 +37,7 @@ R = TypeVar("R")
 
 _FIELDS = {f.name: f for f in fields(Context)}
 _TYPES = get_type_hints(Context)
-_NAMED_AT_MOST = 10  # a refusal names this many fields; a request may send thousands
+_NAMED_AT_MOST = 20  # a refusal names this many fields; a request may send thousands
 
 
 def set_by(name: str) -> str:
