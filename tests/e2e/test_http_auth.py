@@ -55,11 +55,11 @@ async def http(server: LangGraphServer) -> AsyncIterator[httpx.AsyncClient]:
         yield client
 
 
-async def _say(server: LangGraphServer, who: Scope, text: str, ctx: dict[str, Any]) -> str:
+async def _say(server: LangGraphServer, who: Scope, text: str, **kw: Any) -> str:
     client = get_client(url=server.url, headers=_headers(who))
     thread = (await client.threads.create())["thread_id"]
     await client.runs.wait(
-        thread, "agent", input={"messages": [{"role": "user", "content": text}]}, context=ctx
+        thread, "agent", input={"messages": [{"role": "user", "content": text}]}, **kw
     )
     return str(thread)
 
@@ -89,13 +89,22 @@ async def test_requests_without_a_valid_token_are_refused(
 async def test_memory_follows_the_token_not_the_context(
     server: LangGraphServer, stub_llm: StubLLM, threads: dict[Scope, str]
 ) -> None:
-    # Each one claims to be someone else in the context: the token decides.
+    # Each one claims to be someone else in the context or the legacy configurable: refused,
+    # naming the field (identity is the server's to derive); the token decides.
     for who, claimed in ((ALICE, "bob"), (BOB, "alice"), (OTHER_ALICE, "alice")):
         text = f"I prefer the {MARK[who]} build tool for all my projects."
-        threads[who] = await _say(server, who, text, {"tenant_id": "acme", "user_id": claimed})
+        claims = ({"tenant_id": "acme", "user_id": claimed}, {"user_id": claimed})
+        client = get_client(url=server.url, headers=_headers(who))
+        said = {"messages": [{"role": "user", "content": text}]}
+        for sent in ({"context": claims[0]}, {"config": {"configurable": claims[1]}}):
+            with pytest.raises(httpx.HTTPStatusError) as refused:  # a stateless run: no thread
+                await client.runs.wait(None, "agent", input=said, **sent)  # type: ignore[arg-type]
+            assert refused.value.response.status_code == 403
+            assert "'user_id'" in refused.value.response.text
+        threads[who] = await _say(server, who, text)
     stub_llm.reset()
     for who in (ALICE, BOB, OTHER_ALICE):
-        await _say(server, who, "Which build tool should I use?", {"user_id": "alice"})
+        await _say(server, who, "Which build tool should I use?")
     prompts = [json.dumps(r["messages"]) for r in stub_llm.requests() if "tools" in r]
     assert len(prompts) == 3
     for who, prompt in zip((ALICE, BOB, OTHER_ALICE), prompts, strict=True):

@@ -22,7 +22,7 @@ import pytest
 from langgraph_sdk import get_client
 from PIL import Image
 
-from agent.auth_tokens import mint_token
+from agent.auth_tokens import PERMISSION_ADMIN, mint_token
 from memory.types import Scope
 from tests.conftest import LangGraphFactory
 from tests.integration.test_image_memory import DESCRIBE_MARK, describe_requests, describe_with
@@ -70,11 +70,24 @@ async def db(pg_db_url: str) -> AsyncIterator[asyncpg.Connection]:
     await conn.close()
 
 
+_ASSISTANTS: dict[str, str] = {}
+
+
+async def _assistant(server: LangGraphServer) -> str:
+    """An admin's assistant with the vision model: a run may not choose a model itself."""
+    if server.url not in _ASSISTANTS:
+        token = mint_token(Scope("acme", "ops"), SECRET, permissions=[PERMISSION_ADMIN])
+        admin = get_client(url=server.url, headers={"Authorization": f"Bearer {token}"})
+        made = await admin.assistants.create("agent", context=CTX)
+        _ASSISTANTS[server.url] = str(made["assistant_id"])
+    return _ASSISTANTS[server.url]
+
+
 async def _run(server: LangGraphServer, content: Any, thread: str | None = None) -> Any:
     client = get_client(url=server.url, headers=_headers(CAROL))
     thread = thread or (await client.threads.create())["thread_id"]
     message = {"role": "user", "content": content}
-    return await client.runs.wait(thread, "agent", input={"messages": [message]}, context=CTX)
+    return await client.runs.wait(thread, await _assistant(server), input={"messages": [message]})
 
 
 async def _everything(conn: asyncpg.Connection, data_dir: Path) -> bytes:

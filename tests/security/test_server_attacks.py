@@ -233,22 +233,23 @@ async def test_size_limit_is_the_servers_not_the_clients(
     server: LangGraphServer, stub_llm: StubLLM
 ) -> None:
     big = "I prefer short answers. " + "x" * 200_000
-    # Over the server's limit: refused at the door (413) whatever the context asks for.
+    # Over the server's limit: refused at the door (413); a context asking for a larger limit
+    # names a field no run may set (403, see test_run_context.py), never obeyed.
     for context in ({"max_input_chars": 10_000_000}, {"max_input_chars": 10**9}, None):
         with pytest.raises(httpx.HTTPStatusError) as refused:
             await _say(server, ALICE, [{"role": "user", "content": big}], context=context)
-        assert refused.value.response.status_code == 413
-        assert "64,000" in refused.value.response.text
+        assert refused.value.response.status_code == (413 if context is None else 403)
+        assert ("64,000" if context is None else "max_input_chars") in refused.value.response.text
     # At the limit it is processed, and a context asking for a smaller or larger limit changes
-    # nothing (the field is gone: ignored or refused, never obeyed).
+    # nothing (the field is gone: refused, never obeyed).
     at_limit = "I prefer short answers. " + "x" * (64_000 - 24)
     for context in ({"max_input_chars": 10}, {"max_input_chars": 10**9}):
-        stub_llm.script("ok")
-        _, out = await _say(server, ALICE, [{"role": "user", "content": at_limit}], context=context)
-        if "__error__" in out:
-            assert "max_input_chars" in _error(out), out
-            continue
-        assert out["sensory"]["length"] == 64_000
+        with pytest.raises(httpx.HTTPStatusError) as refused:
+            await _say(server, ALICE, [{"role": "user", "content": at_limit}], context=context)
+        assert refused.value.response.status_code == 403
+    stub_llm.script("ok")
+    _, out = await _say(server, ALICE, [{"role": "user", "content": at_limit}])
+    assert out["sensory"]["length"] == 64_000
 
 
 BAD_IDS = ["abc%0A", "abc%00def", "%00", "a%00", "x" * 300, "..%2F..%2Fetc", "%E2%80%8B", "%C0%80",

@@ -147,3 +147,31 @@ async def test_open_mode_and_graphs_without_the_server_take_the_context_as_sent(
     for config in ({"configurable": {"langgraph_auth_user": open_user}}, {}, None):
         ctx = await operator_context(HOSTILE, config, _lookup({}))  # type: ignore[arg-type]
         assert ctx is HOSTILE
+
+
+async def test_a_governed_node_sees_the_operators_fields_not_the_runs() -> None:
+    # A real graph: langgraph injects the runtime, `governed` replaces its context. Outside the
+    # server no assistant can be found, so under token auth the operator defaults apply.
+    from typing import TypedDict
+
+    from langgraph.graph import END, START, StateGraph
+    from langgraph.runtime import Runtime
+
+    from agent.run_context import governed
+
+    class State(TypedDict, total=False):
+        seen: dict[str, Any]
+
+    async def node(state: State, runtime: Runtime[Context]) -> State:
+        ctx = runtime.context
+        return {"seen": {"agent_id": ctx.agent_id, "model": ctx.model, "recall_k": ctx.recall_k}}
+
+    builder = StateGraph(State, context_schema=Context)
+    builder.add_node("node", governed(node))
+    builder.add_edge(START, "node")
+    builder.add_edge("node", END)
+    graph = builder.compile()
+    out = await graph.ainvoke({}, _token_config(), context=HOSTILE)
+    assert out["seen"] == {"agent_id": "", "model": Context().model, "recall_k": 9}
+    open_run = await graph.ainvoke({}, {}, context=HOSTILE)
+    assert open_run["seen"]["agent_id"] == "it-security-official"  # no server identity: as sent
