@@ -7,7 +7,9 @@ Two modes, chosen by one environment variable:
   The identity is the token's user, `tenant_id` its tenant. Threads, runs and crons are stamped
   with `owner` + `tenant_id` metadata on create and every read, search, update or delete is
   filtered by them, so a thread is visible only to the user who created it. The memory scope of a
-  run comes from this identity (`agent.identity.resolve_scope`), never from the client's context.
+  run comes from this identity (`agent.identity.resolve_scope`), never from the client's context,
+  and a run's context may set only the fields a user may choose (`agent.run_context`): models,
+  prompts, sharing rules and agent identity are the operator's, on the assistant.
 - **Open local mode** (no secret, only under `langgraph dev` or with `MEMORY_AUTH_OPEN=1`):
   everyone is the open local user; runs use the context's `tenant_id`/`user_id` as they would
   with no auth configured, and the memory HTTP API is refused (it has nobody to scope to). Any
