@@ -150,6 +150,29 @@ async def test_disguised_and_unknown_fields_are_the_operators(
     _refused(await _run(http, BOB, "Hi", config={"configurable": context}), 403, refused_name)
 
 
+async def test_the_a2a_door_is_the_same_door(http: httpx.AsyncClient, stub_llm: StubLLM) -> None:
+    # The server's A2A endpoint starts runs through its own client, so through the same handler.
+    agent = str(uuid.uuid5(uuid.UUID("6ba7b821-9dad-11d1-80b4-00c04fd430c8"), "agent"))
+
+    async def send(context: dict[str, Any]) -> Any:
+        message = {"role": "user", "parts": [{"kind": "text", "text": "Hi"}],
+                   "messageId": uuid.uuid4().hex}  # fmt: skip
+        rpc = {"jsonrpc": "2.0", "id": "1", "method": "message/send",
+               "params": {"message": message, "context": context}}  # fmt: skip
+        resp = await http.post(f"/a2a/{agent}", json=rpc, headers=bearer(BOB))
+        assert resp.status_code in (200, 403), resp.text
+        return resp.json()
+
+    stub_llm.reset()
+    for name in ("agent_id", "base_system_prompt", "model"):
+        answer = await send({name: HOSTILE[name]})
+        assert "error" in answer and "result" not in answer, answer
+    assert stub_llm.requests() == []
+    stub_llm.script("Hello Bob.")
+    answer = await send({"recall_k": 2})  # the control: a user field goes through
+    assert "result" in answer and "Hello Bob." in json.dumps(answer), answer
+
+
 async def test_a_cron_cannot_carry_operator_fields(http: httpx.AsyncClient) -> None:
     thread = await _thread(http, ADMIN)
     for name in ("model", "agent_id", "base_system_prompt", "share_categories"):
