@@ -75,14 +75,21 @@ _LOOKALIKE = {"a": "а", "c": "с", "e": "е", "o": "о", "p": "р", "x": "х", 
               "M": "М", "H": "Н", "K": "К", "P": "Р", "C": "С", "X": "Х", "Y": "У"}  # fmt: skip
 _INVISIBLE = ["\u200b", "\u200c", "\u200d", "\u2060", "\u00ad", "\ufeff"]
 _DETECTED = [i["text"] for i in ITEMS if i["label"] == "attack" and judge(i["text"]).flagged]
+# Swapping the case of a base64 run changes what it says (for a model too): encoded attacks get
+# every disguise but that one.
+_PLAIN = [t for t in _DETECTED if t not in {i["text"] for i in ITEMS if i["class"] == "encoded"}]
+_ENCODED = [i["text"] for i in ITEMS if i["class"] == "encoded" and judge(i["text"]).flagged]
+_HOW = ["keep", "keep", "lookalike", "fullwidth", "invisible", "case"]
 
 
 @st.composite
-def disguised(draw: st.DrawFn) -> tuple[str, str]:
-    text = draw(st.sampled_from(_DETECTED))
+def disguised(
+    draw: st.DrawFn, texts: list[str] = _PLAIN, hows: list[str] = _HOW
+) -> tuple[str, str]:
+    text = draw(st.sampled_from(texts))
     out = []
     for ch in text:
-        how = draw(st.sampled_from(["keep", "keep", "lookalike", "fullwidth", "invisible", "case"]))
+        how = draw(st.sampled_from(hows))
         if how == "lookalike" and ch in _LOOKALIKE:
             out.append(_LOOKALIKE[ch])
         elif how == "fullwidth" and "!" <= ch <= "~":
@@ -102,6 +109,13 @@ def test_disguises_do_not_hide_an_attack(case: tuple[str, str]) -> None:
     original, disguise = case
     assert skeleton(disguise) == skeleton(original)
     assert judge(disguise).flagged, disguise
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(disguised(_ENCODED, _HOW[:-1]))
+def test_disguises_do_not_hide_an_encoded_attack(case: tuple[str, str]) -> None:
+    assert len(_ENCODED) >= 15
+    assert judge(case[1]).flagged, case[1]
 
 
 @settings(max_examples=200, deadline=None)
