@@ -1,8 +1,9 @@
 """Memory poisoning: text that tries to become a rule is never a rule, however it is dressed.
 
-Measured on `tests/data/poisoning_corpus.jsonl`: injection attempts in English and Chinese by
-class (disclosure, other users, security, credentials, execution, authority, pasted output,
-override, disguised), and legitimate preferences, constraints and facts, including hard ones
+Measured on `tests/data/poisoning_corpus.jsonl`: injection attempts in English and Chinese (and,
+added later, French, Spanish, German and base64/hex/percent-encoded) by class (disclosure,
+other users, security, credentials, execution, authority, pasted output, override, disguised,
+encoded), and legitimate preferences, constraints and facts, including hard ones
 that mention passwords, admins or security. The held-out part was written after the detector
 and not used to tune it; its first measurement is the figure the README quotes.
 """

@@ -301,8 +301,10 @@ def judge(text: str) -> PoisoningVerdict:
 
 
 def _unhidden(text: str) -> str:
-    """NFKC, invisible characters dropped, look-alikes mapped with their case: what a decoder
-    would be given after the disguises a reader does not see are undone."""
+    """The text a decoder is given: NFKC, invisible characters dropped, look-alikes mapped.
+
+    Case is kept (base64 depends on it), unlike in the skeleton.
+    """
     text = unicodedata.normalize("NFKC", text)
     text = "".join(ch for ch in text if unicodedata.category(ch) != "Cf")
     return text.translate(_CONFUSABLES_CASED)
