@@ -32,9 +32,9 @@ episode never takes a rule kind from its namespace. A dropped or refused put sto
 (`get` answers None) and leaves a `gate_drop` audit event with the reason. A put under a key
 that already names a memory replaces it: the new memory supersedes the old one.
 `put(ns, key, None)` (and `delete`) deletes the memory everywhere, as the one-memory forget
-does. `ttl` (minutes, as `BaseStore` defines it) becomes
-the memory's expiry; without one the gate's per-category TTL applies. Reads never refresh a
-TTL: expiry is a retention rule, not a cache policy.
+does. `ttl` (minutes, as `BaseStore` defines it) becomes the memory's expiry; without one the
+gate's per-category TTL applies. Reads never refresh a TTL: expiry is a retention rule, not a
+cache policy.
 
 Who may touch which namespace is decided by `caller`: a function returning the authenticated
 scope of the current request or run (None when there is none, for library use). When it names a

@@ -17,7 +17,7 @@ Compose injects `profile_rules(profile)` as rules.
 from __future__ import annotations
 
 import asyncio
-import functools
+import hashlib
 import re
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -163,10 +163,21 @@ def followable(record: MemoryRecord) -> bool:
     return record.provenance.get("trust", "normal") != "low" and not _flagged(record.content)
 
 
-@functools.lru_cache(maxsize=16_384)
+_SCREENED: dict[bytes, bool] = {}
+_SCREENED_MAX = 65_536  # 16-byte digests: ~6 MB at most
+
+
 def _flagged(content: str) -> bool:
-    # ~0.7 ms a text: a profile re-derived after each memory change re-reads the same texts.
-    return judge(content).flagged
+    # ~0.7 ms a text, and a profile is re-derived after each memory change from the same texts:
+    # remembered by digest (never the text, which may be 20,000 characters). Plain dict
+    # operations only, as derive_profile runs in worker threads.
+    key = hashlib.blake2b(content.encode("utf-8", "replace"), digest_size=16).digest()
+    found = _SCREENED.get(key)
+    if found is None:
+        if len(_SCREENED) >= _SCREENED_MAX:
+            _SCREENED.clear()
+        found = _SCREENED[key] = judge(content).flagged
+    return found
 
 
 def derive_profile(records: list[MemoryRecord], version: int = 0) -> UserProfile:
