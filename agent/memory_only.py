@@ -21,6 +21,7 @@ from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResu
 from langchain_core.runnables import Runnable
 from pydantic import Field
 
+from memory.citations import neutralise
 from memory.working.prompt_sections import EvidenceItem, PrefItem, short_id
 from prompts import agent as text
 
@@ -29,7 +30,8 @@ _MAX_LINE_CHARS = 400
 
 
 def _line(value: str) -> str:
-    flat = " ".join(str(value).split())
+    # The reply joins the thread's history: a memory's forged "[MEM:…" would read as a citation.
+    flat = neutralise(" ".join(str(value).split()))
     return flat if len(flat) <= _MAX_LINE_CHARS else flat[: _MAX_LINE_CHARS - 1] + "…"
 
 

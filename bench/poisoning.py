@@ -2,10 +2,11 @@
 
     python -m bench.poisoning [--split heldout|dev|all] [--show]
 
-Reads `tests/data/poisoning_corpus.jsonl` (injection attempts and legitimate statements, EN and
-ZH, by class) and reports, per part: the share of attempts the gate flags (never stored as a
-rule or preference), the share of legitimate statements it flags (false positives), and how
-many missed attempts the rule gate would have stored as a normal-trust long-term memory.
+Reads `tests/data/poisoning_corpus.jsonl` (injection attempts and legitimate statements, EN,
+ZH, FR, ES, DE and encoded, by class) and reports, per part: the share of attempts the gate
+flags (never stored as a rule or preference), the share of legitimate statements it flags
+(false positives), and how many missed attempts the rule gate would have stored as a
+normal-trust long-term memory.
 """
 
 from __future__ import annotations

@@ -26,13 +26,15 @@ its own, and why.
 high-risk secrets and instruction-like text), near-duplicate reinforcement, the conflict policy,
 versions and the audit log. The value is `{"content": text}`; `"insist": true` says the caller
 means it: a statement the gate would drop as unimportant (chit-chat) is kept anyway, but unsafe
-content (secrets, instructions to the system, text that was mostly a redacted secret) is refused
-even then. A dropped or refused put stores nothing (`get` answers None) and leaves a `gate_drop`
-audit event with the reason. A put under a key that already names a memory replaces it: the
-new memory supersedes the old one. `put(ns, key, None)` (and `delete`) deletes the memory
-everywhere, as the one-memory forget does. `ttl` (minutes, as `BaseStore` defines it) becomes
-the memory's expiry; without one the gate's per-category TTL applies. Reads never refresh a
-TTL: expiry is a retention rule, not a cache policy.
+content (secrets, instructions to the system in any language the screen reads or encoded in
+base64/hex, text that was mostly a redacted secret) is refused even then, and a low-trust
+episode never takes a rule kind from its namespace. A dropped or refused put stores nothing
+(`get` answers None) and leaves a `gate_drop` audit event with the reason. A put under a key
+that already names a memory replaces it: the new memory supersedes the old one.
+`put(ns, key, None)` (and `delete`) deletes the memory everywhere, as the one-memory forget
+does. `ttl` (minutes, as `BaseStore` defines it) becomes the memory's expiry; without one the
+gate's per-category TTL applies. Reads never refresh a TTL: expiry is a retention rule, not a
+cache policy.
 
 Who may touch which namespace is decided by `caller`: a function returning the authenticated
 scope of the current request or run (None when there is none, for library use). When it names a
@@ -495,7 +497,8 @@ class GovernedStore(BaseStore):
         if not await self.memory.consent(scope):
             await self._log_drop(scope, "no consent to store memories", text)
             return PutOutcome("no_consent", None, "the user has not consented to memories")
-        decision = self._decide(text, insist)
+        # Redaction and the poisoning screen over up to 20,000 characters: off the event loop.
+        decision = await asyncio.to_thread(self._decide, text, insist)
         if not decision.keep:
             await self._log_drop(scope, decision.reason, text)
             return PutOutcome("dropped", None, decision.reason)
@@ -506,7 +509,9 @@ class GovernedStore(BaseStore):
             occurred_at=None,
             require_approval=self.require_approval,
         )
-        if target.kinds is not None:
+        if target.kinds is not None and decision.trust != "low":
+            # The namespace chooses the kind of a trusted memory only: a low-trust episode (text
+            # the screen flagged, kept for audit) put under "preference" stays an episode.
             item = replace(item, kind=target.kinds[0])
         if isinstance(ttl, int | float) and not isinstance(ttl, bool):
             if ttl <= 0:

@@ -8,6 +8,7 @@ memory strategy (hybrid by default: last 3 turns raw, 3-10 summarised, older as 
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import Any
 
 from langchain_core.messages import messages_to_dict
@@ -15,9 +16,13 @@ from langgraph.runtime import Runtime
 
 from agent.context import Context
 from agent.state import State
+from memory.gating.gate import is_instruction_like
 from memory.working.composer import compose_prompt
 from memory.working.context_window import build_working_context
+from memory.working.prompt_sections import PrefItem
 from prompts.agent import DEFAULT_SYSTEM_RULES, DEGRADED_NOTE
+
+log = logging.getLogger(__name__)
 
 
 def _rules(state: State, ctx: Context) -> str:
@@ -28,6 +33,21 @@ def _rules(state: State, ctx: Context) -> str:
     if brake:
         rules = f"{rules}\n\n{DEGRADED_NOTE.format(reason=brake['reason'])}"
     return rules
+
+
+def followable(preferences: list[PrefItem]) -> list[PrefItem]:
+    """The preferences that pass the poisoning screen now; the rest never reach the prompt.
+
+    Recall screens them already; this is the last look before the "follow these" section, for
+    preferences that reached the state another way or rows stored before the screen knew a
+    phrasing (the screen improves, stored text does not).
+    """
+    kept = [p for p in preferences if not is_instruction_like(f"{p['key']}: {p['value']}")]
+    if len(kept) < len(preferences):
+        log.warning(
+            "compose: %d preference(s) failed the screen; left out", len(preferences) - len(kept)
+        )
+    return kept
 
 
 def _compose(state: State, ctx: Context) -> dict[str, Any]:
@@ -41,7 +61,7 @@ def _compose(state: State, ctx: Context) -> dict[str, Any]:
     )
     composed = compose_prompt(
         system_rules=_rules(state, ctx),
-        preferences=state.get("preferences") or [],
+        preferences=followable(list(state.get("preferences") or [])),
         task_state=state.get("task"),
         scratchpad=state.get("scratchpad") or [],
         evidence=state.get("evidence") or [],

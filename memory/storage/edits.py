@@ -9,12 +9,14 @@ Browsing helpers for the inspector (date filters, the unindexed backlog) live he
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Collection
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
+from memory.citations import neutralise
 from memory.storage.db import Connection
 from memory.storage.rows import (
     RECORD_COLUMNS,
@@ -74,6 +76,8 @@ async def replace_content(
     current = await store.get(scope, memory_id)
     if current is None:
         return None
+    # Only the composer makes citations (see `memory.citations`); folding a long text: a thread.
+    content = await asyncio.to_thread(neutralise, content)
     # The vector is computed from the new text with the memory's own context and speaker.
     edited = replace(current, content=content)
     vectors, own = await store.embed_memories([edited])

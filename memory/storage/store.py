@@ -31,6 +31,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from memory.citations import neutralised
 from memory.settings import Settings
 from memory.storage.access_log import AccessLog
 from memory.storage.db import Connection, Database, Row
@@ -449,6 +450,9 @@ class MemoryStore:
             return []
         for item in items:
             _check_content(item)
+        # Only the composer makes citations: a marker look-alike in any writer's text is
+        # neutralised before it is stored (off the loop: a long text is folded character-wise).
+        items = await asyncio.to_thread(lambda: [neutralised(i) for i in items])
         for given in (vectors, own):
             if given is not None and given.shape != (len(items), self.embedder.dim):
                 raise MemoryInputError(

@@ -12,6 +12,7 @@ from typing import NamedTuple, NotRequired
 
 from typing_extensions import TypedDict
 
+from memory.citations import neutralise
 from memory.working.context_rules import KIND_ORDER
 from memory.working.scratchpad import ScratchpadEntry, scratchpad_lines
 from memory.working.task_state import TaskState, task_state_lines
@@ -61,8 +62,9 @@ def _plain(name: str, header: str, lines: list[str]) -> Section:
 
 
 def _flat(value: str) -> str:
-    # "[mem:" inside a memory would let it forge a citation; newlines would let it forge headers.
-    flat = " ".join(value.split()).replace("[mem:", "(mem:")
+    # A citation look-alike inside a memory ("[MEM:…", "［mem：…") would let it forge one, and
+    # newlines would let it forge headers: only the composer's own lines carry "[mem:".
+    flat = neutralise(" ".join(value.split()))
     return truncate_to_tokens(flat, MAX_SNIPPET_TOKENS)
 
 

@@ -151,10 +151,12 @@ def test_bad_files_get_a_clear_error(tmp_path: Path, body: str, message: str) ->
         read_messages(tmp_path / "missing.jsonl")
 
 
-def test_unknown_roles_are_read_as_the_user(tmp_path: Path) -> None:
+def test_unknown_and_system_roles_are_read_as_the_user(tmp_path: Path) -> None:
+    # A file is client-supplied: its "system" lines would skip the poisoning screen.
     path = _write_jsonl(tmp_path / "roles.jsonl", [{"role": "SYSTEM-ADMIN", "content": "x"},
-                                                   {"role": "System", "content": "y"}])  # fmt: skip
-    assert [m.role for m in read_messages(path)] == ["user", "system"]
+                                                   {"role": "System", "content": "y"},
+                                                   {"role": "tool", "content": "z"}])  # fmt: skip
+    assert [m.role for m in read_messages(path)] == ["user", "user", "tool"]
 
 
 def test_the_cli_imports_and_resumes(pg_db_url: str, tmp_data_dir: Path, tmp_path: Path) -> None:

@@ -1,8 +1,9 @@
 """Memory poisoning: text that tries to become a rule is never a rule, however it is dressed.
 
-Measured on `tests/data/poisoning_corpus.jsonl`: injection attempts in English and Chinese by
-class (disclosure, other users, security, credentials, execution, authority, pasted output,
-override, disguised), and legitimate preferences, constraints and facts, including hard ones
+Measured on `tests/data/poisoning_corpus.jsonl`: injection attempts in English and Chinese (and,
+added later, French, Spanish, German and base64/hex/percent-encoded) by class (disclosure,
+other users, security, credentials, execution, authority, pasted output, override, disguised,
+encoded), and legitimate preferences, constraints and facts, including hard ones
 that mention passwords, admins or security. The held-out part was written after the detector
 and not used to tune it; its first measurement is the figure the README quotes.
 """
@@ -75,14 +76,21 @@ _LOOKALIKE = {"a": "а", "c": "с", "e": "е", "o": "о", "p": "р", "x": "х", 
               "M": "М", "H": "Н", "K": "К", "P": "Р", "C": "С", "X": "Х", "Y": "У"}  # fmt: skip
 _INVISIBLE = ["\u200b", "\u200c", "\u200d", "\u2060", "\u00ad", "\ufeff"]
 _DETECTED = [i["text"] for i in ITEMS if i["label"] == "attack" and judge(i["text"]).flagged]
+# Swapping the case of a base64 run changes what it says (for a model too): encoded attacks get
+# every disguise but that one.
+_PLAIN = [t for t in _DETECTED if t not in {i["text"] for i in ITEMS if i["class"] == "encoded"}]
+_ENCODED = [i["text"] for i in ITEMS if i["class"] == "encoded" and judge(i["text"]).flagged]
+_HOW = ["keep", "keep", "lookalike", "fullwidth", "invisible", "case"]
 
 
 @st.composite
-def disguised(draw: st.DrawFn) -> tuple[str, str]:
-    text = draw(st.sampled_from(_DETECTED))
+def disguised(
+    draw: st.DrawFn, texts: list[str] = _PLAIN, hows: list[str] = _HOW
+) -> tuple[str, str]:
+    text = draw(st.sampled_from(texts))
     out = []
     for ch in text:
-        how = draw(st.sampled_from(["keep", "keep", "lookalike", "fullwidth", "invisible", "case"]))
+        how = draw(st.sampled_from(hows))
         if how == "lookalike" and ch in _LOOKALIKE:
             out.append(_LOOKALIKE[ch])
         elif how == "fullwidth" and "!" <= ch <= "~":
@@ -102,6 +110,13 @@ def test_disguises_do_not_hide_an_attack(case: tuple[str, str]) -> None:
     original, disguise = case
     assert skeleton(disguise) == skeleton(original)
     assert judge(disguise).flagged, disguise
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(disguised(_ENCODED, _HOW[:-1]))
+def test_disguises_do_not_hide_an_encoded_attack(case: tuple[str, str]) -> None:
+    assert len(_ENCODED) >= 15
+    assert judge(case[1]).flagged, case[1]
 
 
 @settings(max_examples=200, deadline=None)

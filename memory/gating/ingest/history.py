@@ -28,6 +28,7 @@ from typing import Any, Literal
 from memory.gating.gate import GatePolicy, Role, gate
 from memory.gating.ingest.write_back import to_new_memory
 from memory.gating.privacy import PrivacyFilter
+from memory.gating.rules.decide import screen
 from memory.storage.bulk import analyze
 from memory.storage.embedding import Vectors
 from memory.storage.history_imports import imported_up_to
@@ -38,7 +39,9 @@ Format = Literal["auto", "jsonl", "locomo"]
 # Turns on each side that form a memory's context, as the agent's own ingest does.
 CONTEXT_TURNS = 1
 MAX_FILE_BYTES = 512 * 1024 * 1024
-_ROLES: frozenset[str] = frozenset({"user", "assistant", "tool", "system"})
+# No "system": a file is client-supplied, and the gate trusts system text as the operator's
+# (it skips the poisoning screen), so a "system" line is read as the user's words.
+_ROLES: frozenset[str] = frozenset({"user", "assistant", "tool"})
 _DATE_FORMATS = ("%I:%M %p on %d %B, %Y", "%I:%M %p on %d %b, %Y", "%d %B, %Y", "%Y-%m-%d")
 
 
@@ -253,11 +256,26 @@ def to_memory(
             require_approval=False,
         )
     else:
-        redaction = privacy.redact(message.text)
-        if redaction.high_risk:
-            return None, "high-risk secret"
+        # --raw skips the gate's judgement of what is worth keeping, never its safety screen:
+        # a high-risk secret is refused, and instruction-like text is dropped or kept only as
+        # a low-trust episode, as the gate would.
+        content, findings, verdict = screen(message.text, message.role, policy, privacy)
+        if verdict is not None and not verdict.keep:
+            return None, verdict.reason.split(" (")[0].split(";")[0]
+        if verdict is not None:
+            flagged = to_new_memory(
+                verdict,
+                source=Source.TOOL if message.role == "tool" else Source.CHAT,
+                provenance=provenance,
+                occurred_at=message.occurred_at,
+                require_approval=False,
+            )
+            flagged.context = privacy.clean(_context(messages, i))
+            return flagged, "stored"
+        if not content:
+            return None, "empty message"
         item = NewMemory(
-            content=redaction.text.strip(),
+            content=content,
             kind=MemoryKind.EPISODIC,
             source=Source.TOOL if message.role == "tool" else Source.CHAT,
             category=Category.FACT,
@@ -265,7 +283,7 @@ def to_memory(
             ttl_days=None,
             occurred_at=message.occurred_at,
             provenance={**provenance, "trust": "low" if message.role == "tool" else "normal"},
-            tags=["pii-redacted"] if redaction.kinds else [],
+            tags=["pii-redacted"] if findings else [],
         )
     item.context = privacy.clean(_context(messages, i))
     return item, "stored"

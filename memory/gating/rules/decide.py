@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from memory.citations import neutralise
 from memory.gating.decision import GateDecision, GatePolicy, Role
 from memory.gating.privacy import PrivacyFilter
 from memory.gating.rules.chatter import clause_kind
@@ -99,9 +100,10 @@ def screen(
 
     Returns the redacted content, the kinds of secret found, and the decision if one is
     already made. Both gates (rules and model) screen first, so no model sees such text.
+    Citation-marker look-alikes are neutralised here: only the composer makes citations.
     """
     redaction = privacy.redact(text)
-    content, findings = redaction.text.strip(), redaction.kinds
+    content, findings = neutralise(redaction.text.strip()), redaction.kinds
     if redaction.high_risk:
         reason = f"high-risk secret ({', '.join(findings)}): not stored, even redacted"
         return content, findings, drop(content, findings, reason, role)

@@ -10,7 +10,10 @@ performs, after undoing disguises:
   stored data, other people's data or the assistant's own instructions; switches off security;
   asks for or hands out credentials; makes the system run commands; claims a role or authority
   over the system; arrives dressed as pasted tool or system output (a "system:" line, a chat
-  template token, a JSON policy object).
+  template token, a JSON policy object);
+- **in which language**: English and Chinese here, French, Spanish and German in `poisoning_eu`;
+- **encoded**: base64, hex and percent-encoded runs are decoded (bounded, `encoded`) and what
+  they say is judged like the text itself (an act found there is reported as `encoded:<act>`).
 
 Each act is a small set of patterns over the skeleton, all with bounded gaps so they run in
 linear time. A text that performs any of them is never a rule or a preference: the gate stores
@@ -23,6 +26,9 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
+
+from memory.gating.rules import poisoning_eu as eu
+from memory.gating.rules.encoded import decoded_texts
 
 __all__ = ["PoisoningVerdict", "judge", "skeleton"]
 
@@ -43,6 +49,16 @@ _CONFUSABLES = str.maketrans(
         "ℓ": "l", "ǀ": "l", "ⅼ": "l", "ｌ": "l",
     }
 )  # fmt: skip
+# The same look-alikes with case kept, for encoded runs (base64 is case-sensitive): Cyrillic
+# "В" in a base64 run stands for Latin "B", not "b".
+_CONFUSABLES_CASED = {
+    **_CONFUSABLES,
+    **{
+        ord(chr(k).upper()): v.upper()
+        for k, v in _CONFUSABLES.items()
+        if len(chr(k).upper()) == 1 and not chr(k).upper().isascii() and chr(k).upper() != chr(k)
+    },
+}
 # Digits and symbols standing in for letters inside a word ("r3v3al", "p@ssw0rd").
 _LEET = str.maketrans(
     {"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s"}
@@ -142,12 +158,14 @@ DISCLOSURE = _rx(
     r"(?:记忆|数据|聊天记录|对话|记录|资料|信息|隐私)"
     + _ZGAP
     + r"(?:透露|泄露|公开|显示|告诉|发给|发送|导出|输出|列出|分享|给我|提供|转发)",
+    *eu.DISCLOSURE,
 )
 SECURITY = _rx(
     _DISABLE_EN + _GAP + _SECURITY_EN,
     r"(?:关闭|禁用|绕过|跳过|忽略|停用|取消|去掉|不要再?(?:做|进行|执行)?)"
     + _ZGAP
     + r"(?:安全|验证|认证|审核|审批|过滤|防护|限制|风控|脱敏|权限检查|身份核验|身份校验|合规检查)",
+    *eu.SECURITY,
 )
 CREDENTIALS = _rx(
     r"\b(?:send|e-?mail|post|give|share|reveal|tell|forward|upload|include|append|print|output|"
@@ -157,6 +175,7 @@ CREDENTIALS = _rx(
     r"(?:发送|告诉|透露|给我|发给|提供|索要|收集|要求|记录|保存|打印|输出|列出|附上|附带|带上|贴出|写出)"
     + _ZGAP
     + r"(?:密码|密钥|令牌|token|验证码|私钥|凭证|口令|cookie)",
+    *eu.CREDENTIALS,
 )
 EXECUTION = _rx(
     r"\b(?:curl|wget|iwr|invoke-webrequest|fetch)\b[^\n]{0,200}?\|\s*(?:sudo\s+)?"
@@ -202,6 +221,7 @@ AUTHORITY = _rx(
     r"系统(?:通知|公告|指令|消息|提示|命令|更新)[:：]|官方(?:通知|指令)|管理员(?:模式|权限|身份)",
     r"最高权限|超级权限|root权限|开发者模式|调试模式|上帝模式|越狱",
     r"我(?:有|拥有|获得了?)(?:管理员|最高|特殊|root|全部)(?:的)?权限",
+    *eu.AUTHORITY,
 )
 FRAMING = _rx(
     # Possessive leads: `^\s*(...)?\s*` would split one run of blanks every possible way.
@@ -222,12 +242,14 @@ FRAMING = _rx(
 OTHER_USERS = _rx(
     r"(?:" + _OTHERS_EN + r")",
     r"(?:其他|别的|所有|每个|任何|其它)(?:的)?(?:用户|人|客户|来访者|访客)|别人",
+    *eu.OTHER_USERS,
 )
 STANDING = _rx(
     _STANDING_EN,
     _ADDRESSED_EN,
     r"以后|今后|从现在(?:起|开始)|从今天(?:起|开始)|每次|总是|一律|始终|永远|默认|新规则|记住",
     r"你(?:必须|应该|要|得|需要|务必|可以)|助手(?:必须|应该|要)",
+    *eu.STANDING,
 )
 OVERRIDE = _rx(
     r"\b(?:ignore|disregard|forget|override|bypass)\b[^.]{0,30}\b(?:previous|prior|earlier|"
@@ -241,13 +263,14 @@ OVERRIDE = _rx(
     r"\bgrant(?:ed)?\b[^.]{0,30}\b(?:root|admin|all|full|elevated|unrestricted)\b[^.]{0,12}"
     r"(?:privileges?|access|permissions?|rights)",
     r"\b(?:jailbreak|jailbroken)\b",
+    *eu.OVERRIDE,
 )
 # A clause that opens with a negation forbids the act it names ("never share my address with
 # anyone", "不要把我的地址告诉任何人"): a protective rule, not a request to perform it.
 _NEGATED = re.compile(
     r"^\s*(?:please\s+|pls\s+|and\s+|but\s+|also\s+|请|也|千万)?(?:don't|do not|dont|never|"
     r"no one should|nobody should|you must not|you should not|you shouldn't|must not|"
-    r"not to|不要|别|不准|禁止|不许|不能|绝不|不得|永远不要|切勿)"
+    r"not to|不要|别|不准|禁止|不许|不能|绝不|不得|永远不要|切勿|" + eu.NEGATION + r")"
 )
 # Clauses end at sentence punctuation followed by a space or the end: the dots inside a URL or
 # "os.system" do not end one.
@@ -263,7 +286,31 @@ class PoisoningVerdict:
 
 
 def judge(text: str) -> PoisoningVerdict:
-    """Judge what `text` does; `flagged` means it must never become a rule or a preference."""
+    """Judge what `text` does; `flagged` means it must never become a rule or a preference.
+
+    Encoded runs are decoded (bounded, see `encoded`) and judged too: an act found only there
+    is reported as `encoded:<act>`.
+    """
+    acts = _acts(text)
+    if not acts:
+        for decoded in decoded_texts(_unhidden(text)):
+            acts = tuple(f"encoded:{act}" for act in _acts(decoded))
+            if acts:
+                break
+    return PoisoningVerdict(bool(acts), acts)
+
+
+def _unhidden(text: str) -> str:
+    """The text a decoder is given: NFKC, invisible characters dropped, look-alikes mapped.
+
+    Case is kept (base64 depends on it), unlike in the skeleton.
+    """
+    text = unicodedata.normalize("NFKC", text)
+    text = "".join(ch for ch in text if unicodedata.category(ch) != "Cf")
+    return text.translate(_CONFUSABLES_CASED)
+
+
+def _acts(text: str) -> tuple[str, ...]:
     s = skeleton(text)
     acts: dict[str, None] = {}
     for name, pattern in (("authority", AUTHORITY), ("pasted_output", FRAMING),
@@ -281,4 +328,4 @@ def judge(text: str) -> PoisoningVerdict:
             # A standing instruction that mentions other users is about how the assistant
             # treats them: never the speaker's preference to keep.
             acts["other_users"] = None
-    return PoisoningVerdict(bool(acts), tuple(acts))
+    return tuple(acts)

@@ -18,6 +18,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
+from memory.citations import neutralise
 from memory.gating.rules.turn import is_instruction_like
 from memory.longterm.consolidation.distil import Distillation
 from memory.model_json import MalformedReply, parse_json_reply, retry_malformed
@@ -46,7 +47,8 @@ def parse_distil_answer(raw: object) -> tuple[DistilAnswer | None, str]:
 
 
 def _apply(answer: DistilAnswer, rules: Distillation) -> Distillation:
-    statement = " ".join(answer.statement.split())
+    # The model's words become a stored rule: only the composer may put citations in a prompt.
+    statement = neutralise(" ".join(answer.statement.split()))
     if answer.promote and is_instruction_like(statement):
         return replace(rules, promote=False, reason="model statement is instruction-like; kept "
                        "episodic", method="model")  # fmt: skip
