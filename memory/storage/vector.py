@@ -378,7 +378,9 @@ class VectorIndex:
 
         An upsert that returned is not proof: an embedded Chroma another process also wrote,
         or a server wiped or restarted on an empty folder, answers without keeping the entry.
-        Reading back by id costs one `get` per layer and shard touched, in pages of 5,000.
+        Reading back by id costs one `get` per layer and shard touched, in pages of 5,000:
+        measured (loaded 2-core machine) 2 ms after a 45 ms upsert of one memory on embedded
+        Chroma, 6 ms after 62 ms on a `chroma run` server; 61 / 170 ms after 500 memories.
         """
         groups: dict[tuple[str, int], list[MemoryRecord]] = {}
         for record in records:
