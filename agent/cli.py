@@ -88,6 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--rebuild", action="store_true",
                    help="index every memory again (after changing MEMORY_CHROMA_SHARDS) and "
                    "drop the collections of the old layout")  # fmt: skip
+    p.add_argument("--json", action="store_true")
     p.set_defaults(handler=f"{_BASIC}:reindex")
 
     p = sub.add_parser("consolidate", help="expire, forget, distil and merge memories (versioned)")

@@ -15,6 +15,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from agent.http_auth import caller_scope, path_id
+from agent.http_memory_actions import json_body
 from agent.resources import get_store
 from agent.server_threads import owned_thread_ids, sweep
 from memory.storage.deletion_outbox import pending_targets
@@ -148,8 +149,8 @@ async def forget_me(request: Request) -> JSONResponse:
     The JSON body must set confirm to true, so a stray request deletes nothing.
     """
     scope = caller_scope(request)
-    body = await request.json() if await request.body() else {}
-    if not isinstance(body, dict) or body.get("confirm") is not True:
+    body = await json_body(request)  # bounded in size and nesting, like every body
+    if body.get("confirm") is not True:
         raise HTTPException(400, 'send {"confirm": true} to delete all of your data')
     store = await get_store()
     threads = await owned_thread_ids(scope)

@@ -7,6 +7,7 @@ tenant only: consolidation runs (with their diff and rollback) and the unindexed
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -18,6 +19,7 @@ from agent.auth_tokens import PERMISSION_ADMIN
 from agent.http_auth import caller_scope, has_permission, path_id
 from agent.resources import get_store
 from memory.gating.ingest.edit import EditRefused, edit_memory
+from memory.json_limits import JSONDepthError, loads_bounded
 from memory.longterm import load_profile, profile_rules
 from memory.longterm.consolidation import (
     RollbackConflict,
@@ -30,7 +32,9 @@ from memory.longterm.consolidation import (
 from memory.storage.edits import set_pinned, unindexed_backlog
 from memory.storage.export import memory_to_dict
 from memory.storage.forget_one import delete_memory as delete_everywhere
+from memory.storage.index_check import reindex_checked
 from memory.storage.user_locks import RunBusy
+from memory.storage.vector import VectorIndexError
 from memory.types import MemoryRecord, Scope, Status
 
 MAX_BODY_BYTES = 65_536
@@ -44,7 +48,10 @@ async def json_body(request: Request) -> dict[str, Any]:
     if not raw:
         return {}
     try:
-        body = json.loads(raw)
+        # Off the event loop: the depth check reads up to MAX_BODY_BYTES of client text.
+        body = await asyncio.to_thread(loads_bounded, raw)
+    except JSONDepthError as exc:
+        raise HTTPException(400, f"body must be JSON: {exc}") from None
     except ValueError:
         raise HTTPException(400, "body must be JSON") from None
     if not isinstance(body, dict):
@@ -209,8 +216,16 @@ async def backlog(request: Request) -> JSONResponse:
 
 
 async def reindex(request: Request) -> JSONResponse:
-    """Index every row not yet in Chroma now (the index is rebuilt from Postgres)."""
+    """Index every row not yet in Chroma now, reading back what Chroma holds of the tenant's.
+
+    The counts (`reindex_checked`) are the admin's tenant's; 503 when Chroma does not answer.
+    """
     tenant = admin_tenant(request)
     store = await get_store()
-    indexed = await store.reindex()
-    return _json({"indexed": indexed, **await unindexed_backlog(store, tenant)})
+    try:
+        report = await reindex_checked(store, tenant=tenant)
+    except VectorIndexError:
+        raise HTTPException(503, "Chroma did not answer; nothing was checked") from None
+    return _json(
+        {"indexed": report.verified, **report.to_dict(), **await unindexed_backlog(store, tenant)}
+    )

@@ -15,6 +15,8 @@ from langchain_core.messages import AIMessage, BaseMessage
 from pydantic import BaseModel, ValidationError
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt
 
+from memory.json_limits import JSONDepthError, loads_bounded
+
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
 
 Schema = TypeVar("Schema", bound=BaseModel)
@@ -56,8 +58,10 @@ def parse_json_reply(raw: object, schema: type[Schema]) -> tuple[Schema | None, 
     if start < 0 or end <= start:
         return None, "no JSON object found"
     try:
-        data: Any = json.loads(text[start : end + 1])
+        data: Any = loads_bounded(text[start : end + 1])
         return schema.model_validate(data), ""
+    except JSONDepthError as exc:
+        return None, str(exc)
     except json.JSONDecodeError as exc:
         return None, f"invalid JSON ({exc.msg})"
     except ValidationError as exc:

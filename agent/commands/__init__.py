@@ -11,14 +11,15 @@ def expected_errors() -> tuple[type[Exception], ...]:
     """Failures with a message meant for the user: printed as one line, exit code 2."""
     from agent.model import ModelConfigError
     from memory.multimodal.image_input import ImageInputError
+    from memory.storage.chroma_lock import ChromaInUseError
     from memory.storage.model_files import EmbeddingError
     from memory.storage.pg import DatabaseError
     from memory.storage.store import MemoryInputError
     from memory.types import ScopeError
     from memory.working.sensory import InputError
 
-    return (DatabaseError, EmbeddingError, ImageInputError, InputError, MemoryInputError,
-            ModelConfigError, ScopeError)  # fmt: skip
+    return (ChromaInUseError, DatabaseError, EmbeddingError, ImageInputError, InputError,
+            MemoryInputError, ModelConfigError, ScopeError)  # fmt: skip
 
 
 __all__ = ["expected_errors"]

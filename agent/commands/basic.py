@@ -7,6 +7,7 @@ Each command imports what it needs: `recall` does not load the gate's ~200 compi
 from __future__ import annotations
 
 import argparse
+import sys
 from dataclasses import asdict
 from typing import TYPE_CHECKING
 
@@ -162,15 +163,24 @@ async def why(args: argparse.Namespace) -> int:
 
 
 async def reindex(args: argparse.Namespace) -> int:
-    """Index every memory that is in Postgres but not yet in Chroma."""
+    """Index every memory that is in Postgres but not yet in Chroma, and check Chroma has them.
+
+    Exit code 1 when Chroma did not keep some memories or stopped answering: they stay pending.
+    """
+    from memory.storage.index_check import reindex_checked
     from memory.storage.store import open_store
+    from memory.storage.vector import VectorIndexError
 
     async with open_store(reindex_on_start=False) as store:
         if getattr(args, "rebuild", False):
             done, dropped = await store.rebuild_index()
             print(f"indexed {done} memories; dropped {len(dropped)} old collections")
             return 0
-        done = await store.reindex()
+        try:
+            report = await reindex_checked(store)
+        except VectorIndexError as exc:
+            print(f"error: Chroma did not answer; nothing was checked: {exc}", file=sys.stderr)
+            return 1
         # Rows written before recall features were stored, by a process without a recall
         # layer, or whose features an older tokeniser computed: computed now, so no recall has to.
         from memory.system import recaller
@@ -179,8 +189,15 @@ async def reindex(args: argparse.Namespace) -> int:
         # Rows written with context before own-text vectors were stored rank by their
         # context-bearing vector alone until they have one.
         owned = await store.backfill_own_vectors()
-    print(
-        f"indexed {done} memories; computed recall features of {filled};"
-        f" own-text vectors of {owned}"
-    )
-    return 0
+    if getattr(args, "json", False):
+        print_json({**report.to_dict(), "recall_features": filled, "own_vectors": owned})
+    else:
+        print(
+            f"indexed {report.verified + report.missing} memories, verified {report.verified} in"
+            f" Chroma, {report.missing} missing → left pending; checked {report.checked} already"
+            f" indexed, {report.lost} of them missing from Chroma (indexed again);"
+            f" computed recall features of {filled}; own-text vectors of {owned}"
+        )
+        if report.chroma_down:
+            print(f"Chroma stopped answering: {report.pending} memories left pending")
+    return 0 if report.ok else 1

@@ -21,6 +21,9 @@ if TYPE_CHECKING:
         Invalidator,
         open_cache_sync,
     )
+    from memory.storage.chroma_lock import (
+        ChromaInUseError,
+    )
     from memory.storage.db import (
         Connection,
         Database,
@@ -94,6 +97,7 @@ _WHERE = {
     "PgListener": ".listener",
     "BackgroundIndexer": ".indexer",
     "MemoryStoreUnavailable": ".availability",
+    "ChromaInUseError": ".chroma_lock",
 }
 
 
@@ -104,6 +108,7 @@ __all__ = [
     "BackgroundIndexer",
     "CacheSync",
     "Change",
+    "ChromaInUseError",
     "Connection",
     "Database",
     "DatabaseError",

@@ -50,7 +50,7 @@ from memory.storage.rows import (
     vector_to_bytes,
 )
 from memory.storage.threads import ThreadRegistry
-from memory.storage.vector import OWNER_KEY_BYTES, VectorIndex, VectorIndexError
+from memory.storage.vector import OWNER_KEY_BYTES, VectorIndex, VectorIndexError, claim
 from memory.types import MemoryKind, MemoryRecord, NewMemory, Scope, Status
 
 log = logging.getLogger(__name__)
@@ -503,28 +503,45 @@ class MemoryStore:
             raise MemoryInputError("every record must belong to the scope being indexed")
         return await self.index_batch(records, vectors)
 
-    async def index_batch(self, records: Sequence[MemoryRecord], vectors: Vectors) -> bool:
+    async def index_batch(
+        self,
+        records: Sequence[MemoryRecord],
+        vectors: Vectors,
+        *,
+        unconfirmed: set[str] | None = None,
+    ) -> bool:
         """Upsert stored records (of any users) into Chroma and mark them indexed.
 
-        A row deleted while its upsert was in flight (the deletion found nothing to remove
-        from Chroma yet) is not marked, it is gone: its entry is removed again here, so a
-        forgotten memory never lingers in the index. False if Chroma is down.
+        Only rows Chroma is then read back to hold are marked (`VectorIndex.held`); the ids of
+        the others are added to `unconfirmed` and stay unindexed. A row deleted while its upsert
+        was in flight (the deletion found nothing to remove from Chroma yet) is not marked, it
+        is gone: its entry is removed again here, so a forgotten memory never lingers in the
+        index. False if Chroma is down.
         """
         if not records:
             return True
         try:
             await self.index.upsert(records, vectors)
+            held = await self.index.held(records)  # an upsert that returned is not proof
         except VectorIndexError as exc:
             log.info("Chroma unavailable; %d memories kept for reindex: %s", len(records), exc)
             self.index_failed(exc)
             return False
+        lost = [r.id for r in records if r.id not in held]
+        if lost:
+            log.warning("Chroma did not keep %d of %d memories; left for reindex", len(lost),
+                        len(records))  # fmt: skip
+            if unconfirmed is not None:
+                unconfirmed.update(lost)
         async with self.pool.acquire() as conn:
+            # Marked indexed only where Chroma was seen to hold the entry; the others stay NULL.
             rows = await conn.fetch(
                 "WITH target AS (SELECT id FROM memories WHERE id = ANY($1::text[])"
                 f" {LOCK_IN_ID_ORDER})"
-                " UPDATE memories m SET indexed_at = now() FROM target WHERE m.id = target.id"
-                " RETURNING m.id",
+                " UPDATE memories m SET indexed_at = CASE WHEN m.id = ANY($2::text[])"
+                " THEN now() END FROM target WHERE m.id = target.id RETURNING m.id",
                 [r.id for r in records],
+                list(held),
             )
         marked = {row["id"] for row in rows}
         gone: dict[Scope, list[str]] = {}
@@ -542,30 +559,36 @@ class MemoryStore:
         await self.retry_deletions()  # Chroma answers again: pay the deletions it missed
         return True
 
-    async def reindex(self, *, batch: int = 500) -> int:
+    async def reindex(self, *, batch: int = 500, missing: set[str] | None = None) -> int:
         """Index every row not yet in Chroma (after an outage, or a rebuild). Admin operation.
 
-        Deletions Chroma missed while it was down are retried first.
+        Deletions Chroma missed while it was down are retried first. Returns how many rows
+        Chroma was read back to hold and were marked indexed; the ids it did not keep go into
+        `missing` and stay unindexed (tried once per call, not in a loop).
         """
         await self.retry_deletions()
         done = 0
+        lost: set[str] = set() if missing is None else missing
         while True:
             async with self.pool.acquire() as conn:
                 rows = await conn.fetch(
-                    f"SELECT {RECORD_COLUMNS}, embedding FROM memories "
-                    "WHERE indexed_at IS NULL AND status <> 'deleted' ORDER BY created_at LIMIT $1",
+                    f"SELECT {RECORD_COLUMNS}, embedding FROM memories WHERE indexed_at IS NULL"
+                    " AND status <> 'deleted' AND id <> ALL($2::text[]) ORDER BY created_at"
+                    " LIMIT $1",
                     batch,
+                    list(lost),
                 )
             if not rows:
                 return done
             by_scope: dict[Scope, list[Row]] = {}
             for row in rows:
                 by_scope.setdefault(Scope(row["tenant_id"], row["user_id"]), []).append(row)
-            for scope, scoped in by_scope.items():
+            for scoped in by_scope.values():
                 records, vectors = await self.vectors_for(scoped)
-                if not await self.index_records(scope, records, vectors):
+                before = len(lost)
+                if not await self.index_batch(records, vectors, unconfirmed=lost):
                     return done
-                done += len(records)
+                done += len(records) - (len(lost) - before)
 
     async def backfill_own_vectors(self, *, batch: int = 256) -> int:
         """Embed the own text of kept rows written with context before it was stored. Admin.
@@ -1441,6 +1464,7 @@ async def open_store(
     Postgres lookup when nothing changed); `reindex_on_start` also indexes rows Chroma missed.
     """
     settings = settings or Settings.from_env()
+    await claim(settings)  # a second process on an embedded Chroma fails here, clearly
     # Side by side: starting the embedded PostgreSQL waits on a subprocess while loading the
     # ONNX model is CPU work; together they are most of a CLI command's ~1 s start-up.
     url, embedder = await asyncio.gather(

@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from memory.json_limits import loads_bounded
+
 MAX_KEYS = 25  # keys listed per object
 MAX_DEPTH = 4
 MAX_LINES = 200
@@ -66,7 +68,7 @@ def parse_json(text: str) -> Any | None:
     if not stripped or stripped[0] not in "[{":
         return None
     try:
-        value = json.loads(stripped)
+        value = loads_bounded(stripped)  # deeper: not outlined, read as text
     except ValueError:
         return None
     return value if isinstance(value, dict | list) else None

@@ -29,6 +29,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from tenacity import AsyncRetrying, stop_after_attempt
 
+from memory.json_limits import JSONDepthError, loads_bounded
 from memory.model_json import MODEL_ATTEMPTS
 from memory.working.context_rules import (
     KIND_ORDER,
@@ -169,8 +170,8 @@ def parse_answer(
     cite a user message of the chunk is demoted to a fact (only the user sets rules).
     """
     try:
-        data = json.loads(_FENCE.sub("", answer))
-    except json.JSONDecodeError as exc:
+        data = loads_bounded(_FENCE.sub("", answer))
+    except (json.JSONDecodeError, JSONDepthError) as exc:
         raise SummaryAnswerError(f"not JSON: {exc}") from exc
     if not isinstance(data, dict) or not (set(data) & {*_KEYS, "resolved"}):
         raise SummaryAnswerError("not an object with the summary keys")

@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import AsyncIterator, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -29,6 +30,7 @@ from memory.gating.privacy import PrivacyFilter
 from memory.storage.store import MemoryStore, open_store
 from memory.system import recaller
 from memory.types import Scope
+from tests.support.chroma_server import ChromaServer
 from tests.support.memory_stores import store_settings, truncate
 from tests.support.ports import REPO_ROOT
 
@@ -262,12 +264,16 @@ async def test_bulk_import_writes_what_one_write_per_memory_writes(
 
 
 async def test_an_import_killed_mid_batch_resumes_without_loss_or_duplicates(
-    store: MemoryStore, pg_db_url: str, tmp_data_dir: Path, tmp_path: Path
+    store: MemoryStore, pg_db_url: str, tmp_path: Path, chroma_server: ChromaServer
 ) -> None:
     rows = [{"role": "user", "content": f"Entry {i}: the shelf in room {i} holds box {7 * i}."}
             for i in range(400)]  # fmt: skip
     path = _write_jsonl(tmp_path / "big.jsonl", rows)
-    env = {**os.environ, "DATABASE_URL": pg_db_url, "MEMORY_DATA_DIR": str(tmp_data_dir)}
+    # The import runs beside this test's open store: two processes, so a Chroma server (an
+    # embedded Chroma serves one process and refuses the second).
+    env = {**os.environ, "DATABASE_URL": pg_db_url, "MEMORY_DATA_DIR": str(tmp_path / "cli"),
+           "CHROMA_URL": chroma_server.url,
+           "MEMORY_CHROMA_PREFIX": f"imp{uuid.uuid4().hex[:8]}"}  # fmt: skip
     command = [sys.executable, "-m", "agent.cli", "import", str(path), "--user", "killed",
                "--tenant", "acme", "--raw", "--batch-size", "50", "--no-progress",
                "--json"]  # fmt: skip

@@ -29,6 +29,7 @@ from memory.gating.gate import GatePolicy, Role, gate
 from memory.gating.ingest.write_back import to_new_memory
 from memory.gating.privacy import PrivacyFilter
 from memory.gating.rules.decide import screen
+from memory.json_limits import JSONDepthError, loads_bounded
 from memory.storage.bulk import analyze
 from memory.storage.embedding import Vectors
 from memory.storage.history_imports import imported_up_to
@@ -134,7 +135,9 @@ def _jsonl(text: str, path: Path) -> list[Message]:
         if not line.strip():
             continue
         try:
-            raw = json.loads(line)
+            raw = loads_bounded(line)
+        except JSONDepthError as exc:
+            raise ImportFileError(f"{path}:{number}: {exc}") from None
         except json.JSONDecodeError as exc:
             raise ImportFileError(f"{path}:{number}: not JSON ({exc.msg})") from exc
         if not isinstance(raw, dict):
@@ -163,7 +166,9 @@ def _jsonl(text: str, path: Path) -> list[Message]:
 
 def _locomo(text: str, path: Path) -> list[Message]:
     try:
-        data = json.loads(text)
+        data = loads_bounded(text)
+    except JSONDepthError as exc:
+        raise ImportFileError(f"{path}: {exc}") from None
     except json.JSONDecodeError as exc:
         raise ImportFileError(f"{path}: not JSON ({exc.msg})") from exc
     samples = data if isinstance(data, list) else [data]
