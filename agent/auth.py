@@ -25,6 +25,7 @@ from uuid import UUID, uuid5
 
 from langgraph_sdk import Auth
 
+from agent import limits
 from agent.auth_tokens import (
     PERMISSION_ADMIN,
     PERMISSION_METRICS,
@@ -156,7 +157,8 @@ def _stamp_owner(ctx: Auth.types.AuthContext, value: dict[str, Any]) -> Any:
 
 @auth.on.threads.create
 async def on_thread_create(ctx: Auth.types.AuthContext, value: Any) -> Any:
-    """Stamp the caller as the owner of a new thread."""
+    """Stamp the caller as the owner of a new thread (within their rate and quota)."""
+    await limits.admit_thread(ctx, value)
     return _stamp_owner(ctx, value)
 
 
@@ -196,6 +198,7 @@ async def on_run_create(ctx: Auth.types.AuthContext, value: Any) -> Any:
     await sweep()
     if not may_run_graph(ctx, await graph_of_assistant(value.get("assistant_id"))):
         return False
+    await limits.admit_run(ctx)
     owner = _stamp_owner(ctx, value)
     kwargs = value.get("kwargs")
     if isinstance(kwargs, dict):
@@ -218,6 +221,8 @@ async def on_thread_update(ctx: Auth.types.AuthContext, value: Any) -> Any:
 async def on_threads(ctx: Auth.types.AuthContext, value: Any) -> Any:
     """Read, search, delete: only the caller's threads (forgotten ones deleted first)."""
     await sweep()
+    if ctx.action == "delete":
+        await limits.thread_deleted(ctx, value)
     return _owner(ctx)
 
 
@@ -281,6 +286,7 @@ async def store_namespace(ctx: Auth.types.AuthContext, value: Any) -> Any:
             " a memory kind, never a tenant or user",
         )
     value["namespace"] = (owner["tenant_id"], owner["owner"], *relative)
+    await limits.admit_store_put(ctx, value)
     return None
 
 
