@@ -7,12 +7,17 @@ deployment of N workers serve N times the limit.
 from __future__ import annotations
 
 import asyncio
+import io
 import uuid
 from contextlib import AsyncExitStack
 
 import pytest
+from PIL import Image
 
 from memory.gating.ingest.apply import write_with_policy
+from memory.multimodal import pixel_budget
+from memory.multimodal.image_input import ImageInputError, ImageLimits, clean_image_held
+from memory.multimodal.pixel_budget import PixelBudget, header_pixels
 from memory.settings import ServiceLimits
 from memory.storage.db import Database
 from memory.storage.pg import open_pool
@@ -154,3 +159,49 @@ def test_settings_switch_off_and_name_what_is_wrong(monkeypatch: pytest.MonkeyPa
         monkeypatch.setenv("MEMORY_RATE_LIMIT_WRITES_PER_MINUTE", bad)
         with pytest.raises(ValueError, match="MEMORY_RATE_LIMIT_WRITES_PER_MINUTE"):
             ServiceLimits.from_env()
+
+
+def _png(side: int) -> bytes:
+    buf = io.BytesIO()
+    Image.new("1", (side, side), 0).save(buf, "PNG")
+    return buf.getvalue()
+
+
+def test_the_pixel_budget_refuses_what_does_not_fit_and_frees_on_exit() -> None:
+    budget = PixelBudget(total=100, per_owner=60)
+    with budget.hold("alice", 60):
+        with (
+            pytest.raises(ImageInputError, match="still being read") as mine,
+            budget.hold("alice", 1),
+        ):
+            pass
+        assert mine.value.reason == "busy"
+        with (
+            budget.hold("bob", 40),  # another user fits beside her
+            pytest.raises(ImageInputError, match="server is reading too many"),
+            budget.hold("carol", 1),
+        ):
+            pass
+    assert budget.in_flight == 0 and budget.peak == 100
+    with pytest.raises(RuntimeError), budget.hold("alice", 60):
+        raise RuntimeError("a decoder crashed")
+    with budget.hold("alice", 60):  # the crash gave its pixels back
+        assert budget.in_flight == 60
+
+
+def test_an_image_decoded_while_the_users_pixel_budget_is_held_is_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    budget = PixelBudget(total=10_000_000, per_owner=5_000_000)
+    monkeypatch.setattr(pixel_budget, "_BUDGET", budget)
+    data, limits = _png(2_000), ImageLimits()  # 4 megapixels from a few kB
+    assert header_pixels(data) == 4_000_000 and header_pixels(b"not an image") == 0
+    with budget.hold("acme/alice", 2_000_000):
+        with pytest.raises(ImageInputError, match="still being read"):
+            clean_image_held(data, limits, owner="acme/alice")
+        assert clean_image_held(data, limits, owner="acme/bob").features["width"] == 2_000
+    assert budget.peak == 6_000_000 and budget.in_flight == 0
+    # Over the per-image limit it is refused by that limit, with nothing decoded or held.
+    with pytest.raises(ImageInputError, match="pixels; the limit"):
+        clean_image_held(data, ImageLimits(max_pixels=1_000_000), owner="acme/alice")
+    assert budget.peak == 6_000_000
