@@ -18,6 +18,7 @@ import uuid
 from typing import Any
 
 from langgraph_sdk import Auth
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from agent.identity import is_open_user, scope_of_user
 from agent.resources import get_store
@@ -62,18 +63,26 @@ def _rate(limits: ServiceLimits, action: str) -> int | None:
     }[action]
 
 
-async def _rate_limit(scope: Scope, action: str, limits: ServiceLimits) -> None:
+async def _refusal(scope: Scope, action: str, limits: ServiceLimits) -> tuple[str, float] | None:
+    """(detail, seconds to wait) when the user is over the action's rate, else None."""
     per_minute = _rate(limits, action)
     if per_minute is None:
-        return
+        return None
     store = await get_store()
     wait = await take(store.pool, scope, action, per_minute)
-    if wait is not None:
-        raise too_many(
-            f"rate limit: at most {per_minute} {action} per minute for each user "
-            f"({_RATE_SETTINGS[action]}); try again in {max(1, math.ceil(wait))} s",
-            wait,
-        )
+    if wait is None:
+        return None
+    detail = (
+        f"rate limit: at most {per_minute} {action} per minute for each user "
+        f"({_RATE_SETTINGS[action]}); try again in {max(1, math.ceil(wait))} s"
+    )
+    return detail, wait
+
+
+async def _rate_limit(scope: Scope, action: str, limits: ServiceLimits) -> None:
+    refused = await _refusal(scope, action, limits)
+    if refused is not None:
+        raise too_many(*refused)
 
 
 def _outage(exc: Exception) -> Auth.exceptions.HTTPException:
@@ -163,4 +172,23 @@ async def admit_store_put(ctx: Auth.types.AuthContext, value: Any) -> None:
         )
 
 
-__all__ = ["QUOTA_RETRY_AFTER_S", "admit_run", "admit_store_put", "admit_thread", "too_many"]
+async def admit_memory_edit(scope: Scope) -> None:
+    """Refuse a memory edit over the caller's write rate, which store puts share (429).
+
+    For `PATCH /memory/memories/{id}`, a route of the memory API: Starlette's exception.
+    """
+    refused = await _refusal(scope, "writes", ServiceLimits.from_env())
+    if refused is not None:
+        detail, wait = refused
+        retry = str(max(1, math.ceil(wait)))
+        raise StarletteHTTPException(429, detail, headers={"Retry-After": retry})
+
+
+__all__ = [
+    "QUOTA_RETRY_AFTER_S",
+    "admit_memory_edit",
+    "admit_run",
+    "admit_store_put",
+    "admit_thread",
+    "too_many",
+]

@@ -9,51 +9,17 @@ integers of 400 digits reach the verifier as such), and must be refused; the con
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import hmac
-import json
-import time
-from typing import Any
+import functools
 
 import pytest
 from langgraph_sdk import Auth
 
 from agent.auth_tokens import TokenError, verify_token
+from tests.support.raw_tokens import NOW, Missing, Raw, claims
+from tests.support.raw_tokens import signed as signed_with
 
 SECRET = "claims-test-secret-0123456789abcdef"
-NOW = int(time.time())
-
-
-def _b64(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
-
-
-def signed(payload: str, header: str = '{"alg":"HS256","typ":"JWT"}') -> str:
-    """A token of exactly these JSON texts, signed with HMAC-SHA256 and the right secret."""
-    head = _b64(header.encode()) + "." + _b64(payload.encode())
-    mac = hmac.new(SECRET.encode(), head.encode("ascii"), hashlib.sha256).digest()
-    return f"{head}.{_b64(mac)}"
-
-
-def claims(**fields: Any) -> str:
-    """A valid payload's JSON with `fields` replaced; a value of `Raw` is written verbatim."""
-    base: dict[str, Any] = {"sub": "mallory", "tenant": "acme", "roles": [], "iat": NOW}
-    base.update(fields)
-    parts = [f"{json.dumps(k)}:{v.text if isinstance(v, Raw) else json.dumps(v)}"
-             for k, v in base.items() if not isinstance(v, Missing)]  # fmt: skip
-    return "{" + ",".join(parts) + "}"
-
-
-class Raw:
-    """JSON text written as it is (NaN, Infinity, 1e400, 400-digit integers)."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-
-
-class Missing:
-    """Leave the claim out."""
+signed = functools.partial(signed_with, secret=SECRET)
 
 
 HOSTILE_CLAIMS = {
@@ -119,7 +85,7 @@ def test_hostile_claim_types_are_refused(payload: str) -> None:
 @pytest.mark.parametrize("header", HOSTILE_HEADERS.values(), ids=HOSTILE_HEADERS.keys())
 def test_hostile_headers_are_refused(header: str) -> None:
     with pytest.raises(TokenError):
-        verify_token(signed(claims(exp=NOW + 3600), header), SECRET)
+        verify_token(signed(claims(exp=NOW + 3600), header=header), SECRET)
 
 
 def test_the_controls_are_accepted() -> None:
@@ -129,7 +95,7 @@ def test_the_controls_are_accepted() -> None:
         (claims(exp=NOW + 3600.5, nbf=NOW - 10), '{"alg":"HS256"}'),
         (claims(roles=["memory:metrics"]), '{"alg":"HS256","typ":"JWT","kid":"k1"}'),
     ]:
-        got = verify_token(signed(payload, header), SECRET)
+        got = verify_token(signed(payload, header=header), SECRET)
         assert (got.scope.tenant_id, got.scope.user_id) == ("acme", "mallory")
 
 
