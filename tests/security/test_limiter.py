@@ -98,7 +98,7 @@ async def test_thread_claims_race_to_exactly_the_quota(pg_db_url: str) -> None:
         assert await claim_thread(pools[0], alice, "late", 5) is None
 
 
-def _pref(text: str) -> NewMemory:
+def _fact(text: str) -> NewMemory:
     return NewMemory(
         text,
         kind=MemoryKind.SEMANTIC,
@@ -124,7 +124,7 @@ async def test_the_write_path_drops_over_the_memory_quota_with_an_audit(
 ) -> None:
     monkeypatch.setenv("MEMORY_QUOTA_MEMORIES", "3")
     outcomes = await asyncio.gather(
-        *(write_with_policy(clean_store, ALICE, _pref(f)) for f in FACTS)
+        *(write_with_policy(clean_store, ALICE, _fact(f)) for f in FACTS)
     )
     assert sorted(o.action for o in outcomes) == ["dropped"] * 3 + ["stored"] * 3
     assert all("memory quota full" in o.reason for o in outcomes if o.action == "dropped")
@@ -132,20 +132,20 @@ async def test_the_write_path_drops_over_the_memory_quota_with_an_audit(
     drops = [e for e in await clean_store.events(ALICE) if e["event"] == "gate_drop"]
     assert len(drops) == 3 and all("quota" in e["reason"] for e in drops)
     # Bob's quota is his own.
-    assert (await write_with_policy(clean_store, BOB, _pref(FACTS[0]))).action == "stored"
+    assert (await write_with_policy(clean_store, BOB, _fact(FACTS[0]))).action == "stored"
 
 
 async def test_the_write_path_drops_over_the_byte_quota(
     clean_store: MemoryStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("MEMORY_QUOTA_BYTES", "120")
-    first = await write_with_policy(clean_store, ALICE, _pref(FACTS[0]))
+    first = await write_with_policy(clean_store, ALICE, _fact(FACTS[0]))
     assert first.action == "stored"
     long = "I collect " + ", ".join(f"stamp series {i}" for i in range(12)) + "."
-    refused = await write_with_policy(clean_store, ALICE, _pref(long))
+    refused = await write_with_policy(clean_store, ALICE, _fact(long))
     assert refused.action == "dropped" and "bytes" in refused.reason
     monkeypatch.setenv("MEMORY_QUOTA_BYTES", "off")
-    assert (await write_with_policy(clean_store, ALICE, _pref(long))).action == "stored"
+    assert (await write_with_policy(clean_store, ALICE, _fact(long))).action == "stored"
 
 
 def test_settings_switch_off_and_name_what_is_wrong(monkeypatch: pytest.MonkeyPatch) -> None:
