@@ -27,6 +27,7 @@ from uuid import UUID, uuid5
 
 from langgraph_sdk import Auth
 
+from agent import limits
 from agent.auth_tokens import (
     PERMISSION_ADMIN,
     PERMISSION_METRICS,
@@ -164,7 +165,8 @@ def _stamp_owner(ctx: Auth.types.AuthContext, value: dict[str, Any]) -> Any:
 
 @auth.on.threads.create
 async def on_thread_create(ctx: Auth.types.AuthContext, value: Any) -> Any:
-    """Stamp the caller as the owner of a new thread."""
+    """Stamp the caller as the owner of a new thread (within their rate and quota)."""
+    await limits.admit_thread(ctx, value)
     return _stamp_owner(ctx, value)
 
 
@@ -236,6 +238,8 @@ async def on_run_create(ctx: Auth.types.AuthContext, value: Any) -> Any:
     refuse_operator_context(
         ctx, graph_id, kwargs.get("context") if isinstance(kwargs, dict) else None
     )
+    # After the context check, so a refused request spends none of the caller's rate.
+    await limits.admit_run(ctx)
     owner = _stamp_owner(ctx, value)
     if isinstance(kwargs, dict):
         # Before the server records the run: its registry, the thread's values and the first
@@ -257,6 +261,8 @@ async def on_thread_update(ctx: Auth.types.AuthContext, value: Any) -> Any:
 async def on_threads(ctx: Auth.types.AuthContext, value: Any) -> Any:
     """Read, search, delete: only the caller's threads (forgotten ones deleted first)."""
     await sweep()
+    if ctx.action == "delete":
+        await limits.thread_deleted(ctx, value)
     return _owner(ctx)
 
 
@@ -327,6 +333,7 @@ async def store_namespace(ctx: Auth.types.AuthContext, value: Any) -> Any:
             " a memory kind, never a tenant or user",
         )
     value["namespace"] = (owner["tenant_id"], owner["owner"], *relative)
+    await limits.admit_store_put(ctx, value)
     return None
 
 

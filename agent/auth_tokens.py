@@ -5,8 +5,10 @@ A token is a standard JWT signed with HMAC-SHA256 and `MEMORY_AUTH_SECRET`, with
 changes), `tenant` and `roles` (permissions such as `memory:metrics`). Any JWT library that holds
 the secret can verify one, so another service can check the same tokens; a template user gets
 real authentication with no identity provider. Verification pins the algorithm to HS256 (a token
-signed with `none` or any other algorithm is refused), requires `sub`, `iat` and `tenant`, and
-allows a few seconds of clock skew.
+signed with `none` or any other algorithm is refused, and so is a header field it does not know),
+requires `sub`, `iat` and `tenant`, reads `exp`, `iat` and `nbf` only as numbers (RFC 7519
+NumericDate: not strings, booleans, NaN or dates past 9999), and allows a few seconds of clock
+skew.
 
 Tokens of the earlier `lma1.` format are no longer accepted: mint new ones.
 
@@ -16,6 +18,7 @@ Mint a token: `python -m agent.auth_tokens --tenant acme --user alice [--ttl 360
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 import time
@@ -33,6 +36,11 @@ MIN_SECRET_CHARS = 16
 LEEWAY_S = 5
 """Seconds of clock skew allowed between the minting and the verifying machine."""
 REQUIRED_CLAIMS = ("sub", "iat", "tenant")
+ALLOWED_HEADER = frozenset({"alg", "typ", "kid"})
+"""Header fields a token may carry; `kid` names a key and is harmless with one secret."""
+MAX_NUMERIC_DATE = 253_402_300_799
+"""9999-12-31T23:59:59Z: a later time is a mistake or an attack (and overflows datetimes)."""
+MAX_TOKEN_CHARS = 8_192
 PERMISSION_METRICS = "memory:metrics"
 """Lets a token read `GET /memory/metrics` (aggregates over every tenant)."""
 PERMISSION_ADMIN = "memory:admin"
@@ -88,34 +96,92 @@ def mint_token(
     return jwt.encode(claims, secret, algorithm=ALGORITHM)
 
 
-def verify_token(token: str, secret: str) -> TokenClaims:
-    """The claims of a token signed with `secret`; raises TokenError otherwise."""
-    _check_secret(secret)
+def _numeric_date(claims: dict[str, Any], name: str) -> int | float | None:
+    """A NumericDate claim (RFC 7519 §2): a JSON number, finite, between 1970 and 9999.
+
+    PyJWT reads these with `int(...)`, which takes the string "99999999999", True (as 1) and
+    refuses NaN only by accident; a validly signed token from a sloppy minter must not get a
+    meaning its signer did not write down.
+    """
+    value = claims.get(name)
+    if value is None and name not in claims:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TokenError(f"bad token payload: {name} must be a number (NumericDate)")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise TokenError(f"bad token payload: {name} must be a finite number")
+    if not 0 <= value <= MAX_NUMERIC_DATE:
+        raise TokenError(f"bad token payload: {name} is out of range")
+    return value
+
+
+def _check_header(token: str) -> None:
     try:
-        claims = jwt.decode(
-            token.strip(),
-            secret,
-            algorithms=[ALGORITHM],
-            options={"require": list(REQUIRED_CLAIMS)},
-            leeway=LEEWAY_S,
-        )
-    except jwt.ExpiredSignatureError as exc:
-        raise TokenError("token expired") from exc
-    except jwt.InvalidSignatureError as exc:
-        raise TokenError("bad token signature") from exc
+        header = jwt.get_unverified_header(token)
     except jwt.PyJWTError as exc:
         raise TokenError(f"bad token: {exc}") from exc
+    unknown = set(header) - ALLOWED_HEADER
+    if unknown:
+        # `crit`, `jku`, `jwk`, `x5u`, `b64` ...: each changes how a token must be read or
+        # where its key comes from; a verifier that does not implement one must refuse.
+        raise TokenError(f"bad token header: unsupported {', '.join(sorted(unknown))[:80]}")
+    if header.get("alg") != ALGORITHM:
+        raise TokenError(f"bad token header: the algorithm must be {ALGORITHM}")
+    if "typ" in header and header["typ"] != "JWT":
+        raise TokenError("bad token header: typ must be JWT")
+
+
+def verify_token(token: str, secret: str, *, now: float | None = None) -> TokenClaims:
+    """The claims of a token signed with `secret`; raises TokenError otherwise.
+
+    Strict beyond the signature: only the HS256 header fields this module writes, the times
+    as numbers (RFC 7519 NumericDate) and checked here, `sub` and `tenant` as strings, `roles`
+    as a list of strings.
+    """
+    _check_secret(secret)
+    token = token.strip()
+    if not token.isascii() or len(token) > MAX_TOKEN_CHARS:
+        raise TokenError("bad token: not a token of this server")
+    _check_header(token)
     try:
-        scope = Scope(claims["tenant"], claims["sub"])
-        roles = claims.get("roles") or ()
-        if isinstance(roles, str) or not isinstance(roles, Sequence):
-            raise TypeError("roles must be a list")
-        expires = claims.get("exp")
-        return TokenClaims(
-            scope, int(expires) if expires is not None else None, tuple(str(r) for r in roles)
+        claims = jwt.decode(
+            token,
+            secret,
+            algorithms=[ALGORITHM],
+            # The times are checked below, strictly; PyJWT checks the signature and presence.
+            options={
+                "require": list(REQUIRED_CLAIMS),
+                "verify_exp": False,
+                "verify_iat": False,
+                "verify_nbf": False,
+            },
         )
-    except (ValueError, TypeError, ScopeError) as exc:
+    except jwt.InvalidSignatureError as exc:
+        raise TokenError("bad token signature") from exc
+    except (jwt.PyJWTError, ValueError, TypeError) as exc:
+        raise TokenError(f"bad token: {exc}") from exc
+    clock = time.time() if now is None else now
+    issued = _numeric_date(claims, "iat")
+    expires = _numeric_date(claims, "exp")
+    not_before = _numeric_date(claims, "nbf")
+    if issued is not None and issued > clock + LEEWAY_S:
+        raise TokenError("bad token payload: issued in the future")
+    if not_before is not None and not_before > clock + LEEWAY_S:
+        raise TokenError("token not valid yet")
+    if expires is not None and expires <= clock - LEEWAY_S:
+        raise TokenError("token expired")
+    user, tenant, roles = claims.get("sub"), claims.get("tenant"), claims.get("roles", [])
+    if not isinstance(user, str) or not isinstance(tenant, str):
+        raise TokenError("bad token payload: sub and tenant must be strings")
+    if roles is None:
+        roles = []
+    if not isinstance(roles, list) or not all(isinstance(r, str) for r in roles):
+        raise TokenError("bad token payload: roles must be a list of strings")
+    try:
+        scope = Scope(tenant, user)
+    except ScopeError as exc:
         raise TokenError(f"bad token payload: {exc}") from exc
+    return TokenClaims(scope, None if expires is None else int(expires), tuple(roles))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -15,6 +15,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
+from agent import limits
 from agent.auth_tokens import PERMISSION_ADMIN
 from agent.http_auth import caller_scope, has_permission, path_id
 from agent.resources import get_store
@@ -70,6 +71,7 @@ async def edit(request: Request) -> JSONResponse:
     content = (await json_body(request)).get("content")
     if not isinstance(content, str):
         raise HTTPException(400, "content (the new text) is required")
+    await limits.admit_memory_edit(scope)
     store = await get_store()
     try:
         result = await edit_memory(store, scope, memory_id, content)

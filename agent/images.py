@@ -28,7 +28,7 @@ from memory.multimodal import (
     ImageFeatures,
     ImageLimits,
     ImageMemoryResult,
-    clean_image,
+    clean_image_held,
     describe_image,
     fetch_image,
     image_block,
@@ -105,7 +105,7 @@ def image_limits(settings: Settings) -> ImageLimits:
 
 
 async def perceive_images(
-    human: HumanMessage, settings: Settings | None = None
+    human: HumanMessage, settings: Settings | None = None, owner: str = ""
 ) -> SeenImages | None:
     """Decode and clean the images of `human` (None when it has none; raises ImageInputError)."""
     content = human.content
@@ -114,7 +114,7 @@ async def perceive_images(
     ):
         return None
     limits = image_limits(settings or Settings.from_env())
-    found = await asyncio.to_thread(read_images, content, limits, fetch_image)
+    found = await asyncio.to_thread(read_images, content, limits, fetch_image, owner)
     cleaned = {
         raw.index: image_block(image.data, image.mime_type, raw.name) for raw, image in found
     }
@@ -139,14 +139,14 @@ def _inline_images(content: Any) -> list[bytes]:
 
 
 def _redecode(
-    data: Sequence[bytes], features: Sequence[ImageFeatures], limits: ImageLimits
+    data: Sequence[bytes], features: Sequence[ImageFeatures], limits: ImageLimits, owner: str
 ) -> list[CleanImage]:
     # Our own re-encodings, but state can also be written by a client (update_state): the same
     # pixel limit holds, and bytes get room for a GIF or WebP re-encoded as PNG.
     limits = ImageLimits(max_bytes=4 * limits.max_bytes, max_pixels=limits.max_pixels)
     out = []
     for blob, seen in zip(data, features, strict=False):
-        image = clean_image(blob, limits, seen["name"])
+        image = clean_image_held(blob, limits, seen["name"], owner)
         # Features describe the image as the user sent it, not our re-encoding of it.
         out.append(CleanImage(seen, image.data, image.mime_type, image.thumbnail))
     return out
@@ -196,7 +196,8 @@ async def store_images(
     if not data or not features:
         return []
     settings = settings or Settings.from_env()
-    images = await asyncio.to_thread(_redecode, data, features, image_limits(settings))
+    limits = image_limits(settings)
+    images = await asyncio.to_thread(_redecode, data, features, limits, scope.key)
     model = load_chat_model(ctx.vision_model) if ctx.vision_model else None
     hint = text_parts(human.content)
     results = []

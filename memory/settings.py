@@ -231,3 +231,64 @@ class Settings:
             index_in_background=_bool_env("MEMORY_INDEX_IN_BACKGROUND", True),
             index_linger_ms=_int_env("MEMORY_INDEX_LINGER_MS", 20),
         )
+
+
+_OFF = ("0", "off", "none", "false", "no")
+
+
+def _limit_env(name: str, default: int | None) -> int | None:
+    """A positive limit, or None when the operator switched it off (`0` or `off`)."""
+    value = _env(name)
+    if value is not None and value.lower() in _OFF:
+        return None
+    if value is None:
+        return default
+    return _int_env(name, default or 1)
+
+
+@dataclass(frozen=True, slots=True)
+class ServiceLimits:
+    """Per-user rate limits and quotas of a hosted server; None switches one off.
+
+    Protects the operator's machines and bills, so it is the operator's setting and never a
+    run's. Rates are per (tenant, user) per minute, shared by every worker through Postgres;
+    quotas count what Postgres holds. The defaults are far above what one person chatting
+    does (a turn takes seconds) and far below what a script can send (the issue's 2,279
+    threads in 16 s).
+    """
+
+    runs_per_minute: int | None = 30
+    threads_per_minute: int | None = 20
+    writes_per_minute: int | None = 60
+    max_threads: int | None = 1_000
+    max_memories: int | None = 10_000
+    # Text of a user's kept memories plus image thumbnails: 10,000 memories of ~1 kB each,
+    # plus room for a few thousand ~10 kB thumbnails.
+    max_bytes: int | None = 64 * 1024 * 1024
+    # Decoded pixels of images being read at once in one server process, and by one user: a
+    # 49-megapixel PNG costs ~150 MB per copy of its pixels and decoding holds several copies.
+    image_pixels_in_flight: int = 100_000_000
+    image_pixels_in_flight_per_user: int = 50_000_000
+
+    @classmethod
+    def from_env(cls) -> ServiceLimits:
+        """Read `MEMORY_RATE_LIMIT_*`, `MEMORY_QUOTA_*` and `MEMORY_MAX_IMAGE_PIXELS_IN_FLIGHT*`."""
+        d = cls()
+        return cls(
+            runs_per_minute=_limit_env("MEMORY_RATE_LIMIT_RUNS_PER_MINUTE", d.runs_per_minute),
+            threads_per_minute=_limit_env(
+                "MEMORY_RATE_LIMIT_THREADS_PER_MINUTE", d.threads_per_minute
+            ),
+            writes_per_minute=_limit_env(
+                "MEMORY_RATE_LIMIT_WRITES_PER_MINUTE", d.writes_per_minute
+            ),
+            max_threads=_limit_env("MEMORY_QUOTA_THREADS", d.max_threads),
+            max_memories=_limit_env("MEMORY_QUOTA_MEMORIES", d.max_memories),
+            max_bytes=_limit_env("MEMORY_QUOTA_BYTES", d.max_bytes),
+            image_pixels_in_flight=_int_env(
+                "MEMORY_MAX_IMAGE_PIXELS_IN_FLIGHT", d.image_pixels_in_flight
+            ),
+            image_pixels_in_flight_per_user=_int_env(
+                "MEMORY_MAX_IMAGE_PIXELS_IN_FLIGHT_PER_USER", d.image_pixels_in_flight_per_user
+            ),
+        )

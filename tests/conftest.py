@@ -131,6 +131,11 @@ def stub_llm(_stub_session: StubLLM, monkeypatch: pytest.MonkeyPatch) -> StubLLM
 
 
 LangGraphFactory = Callable[..., LangGraphServer]
+NO_RATE_LIMITS = {
+    "MEMORY_RATE_LIMIT_RUNS_PER_MINUTE": "off",
+    "MEMORY_RATE_LIMIT_THREADS_PER_MINUTE": "off",
+    "MEMORY_RATE_LIMIT_WRITES_PER_MINUTE": "off",
+}
 
 
 @pytest.fixture(scope="module")
@@ -148,6 +153,9 @@ def langgraph_factory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lang
         n_jobs: int | None = None,
     ) -> LangGraphServer:
         workdir = tmp_path_factory.mktemp("langgraph")  # keeps the log for a failed run
+        # A test drives one user faster than any person: per-user rates are off unless the
+        # test sets them (tests/security/test_limits.py does); quotas keep their defaults.
+        env = {**NO_RATE_LIMITS, **(env or {})}
         server = LangGraphServer(config, env, workdir=workdir, n_jobs=n_jobs)
         servers.append(server)
         server.start()

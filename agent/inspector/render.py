@@ -112,7 +112,8 @@ def page(
     logout = (
         f'<form method="post" action="{UI}/logout" class="logout">'
         f'<input type="hidden" name="csrf" value="{e(csrf)}">'
-        f'<span class="who">{e(user)}</span> <button type="submit">Sign out</button></form>'
+        f'<span class="who">{e(user)}</span> <button type="submit">Sign out</button> '
+        '<button type="submit" name="everywhere" value="1">Sign out everywhere</button></form>'
         if user
         else ""
     )

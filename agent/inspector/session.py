@@ -8,15 +8,23 @@ by every script on the page. The cookie's price is cross-site request forgery, h
 - the cookie is `SameSite=Strict` and limited to `Path=/memory`, so it is never sent to the
   LangGraph API (`/threads`, `/runs` ...) and never on a request started by another site;
 - every state-changing request (anything but GET/HEAD) authenticated by the cookie must carry
-  `X-CSRF-Token`, an HMAC of the session token that only pages of this server embed, and an
+  `X-CSRF-Token`, an HMAC of the session cookie that only pages of this server embed, and an
   `Origin` (when the browser sends one) equal to the server's own; `SameSite` alone does not
   cover another port of the same host, which counts as the same site;
 - signing in checks the `Origin` too, so another page cannot sign a browser in as someone else.
 
 This middleware runs before the server's authentication (it is the custom app's middleware): it
 turns the cookie into the `Authorization: Bearer` header that `agent/auth.py` verifies, so the
-same check decides for a browser and for an API client. A request that already carries an
-`Authorization` header is passed on untouched: a cookie never overrides an explicit credential.
+same check decides for a browser and for an API client.
+
+The cookie holds a server-side session id beside the token (`<session id>.<token>`), and a
+request is served only while Postgres holds that session (`memory.storage.sessions`): signing
+out deletes it, so a copy of the cookie taken before is worth nothing afterwards, on every
+worker; "sign out everywhere" ends all of the user's sessions. A session ends with its token
+or after `SESSION_MAX_S`, whichever comes first. A bare token in the cookie is refused.
+
+A request that already carries an `Authorization` header is passed on untouched: a cookie never
+overrides an explicit credential.
 """
 
 from __future__ import annotations
@@ -24,8 +32,10 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import re
 import time
 from collections.abc import Awaitable, Callable, MutableMapping
+from datetime import UTC, datetime
 from importlib import resources
 from typing import Any
 from urllib.parse import parse_qs, quote, urlsplit
@@ -36,6 +46,8 @@ from starlette.responses import HTMLResponse, PlainTextResponse, RedirectRespons
 
 from agent.auth_tokens import SECRET_ENV, TokenClaims, TokenError, auth_secret, verify_token
 from agent.inspector.render import login_page
+from agent.resources import get_store
+from memory.storage.sessions import end_all_sessions, end_session, open_session, session_live
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
@@ -51,6 +63,9 @@ STATIC = f"{UI}/static/"
 SAFE_METHODS = frozenset({"GET", "HEAD"})
 MAX_FORM_BYTES = 16_384  # a token is ~200 bytes; refuse to buffer anything much larger
 STATIC_FILES = {"inspector.js": "text/javascript", "inspector.css": "text/css"}
+SESSION_MAX_S = 12 * 3600
+"""The longest a browser stays signed in, even with a token that never expires: a working day."""
+_SESSION_ID = re.compile(r"[A-Za-z0-9_-]{43}")  # secrets.token_urlsafe(32)
 
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -67,9 +82,9 @@ SECURITY_HEADERS = {
 }
 
 
-def csrf_token(token: str, secret: str) -> str:
-    """The anti-forgery value of one session: HMAC(secret, token), so it dies with the token."""
-    digest = hmac.new(secret.encode(), b"inspector-csrf:" + token.encode(), hashlib.sha256)
+def csrf_token(cookie: str, secret: str) -> str:
+    """The anti-forgery value of one session: HMAC(secret, cookie), so it dies with the session."""
+    digest = hmac.new(secret.encode(), b"inspector-csrf:" + cookie.encode(), hashlib.sha256)
     return base64.urlsafe_b64encode(digest.digest()).rstrip(b"=").decode("ascii")
 
 
@@ -82,6 +97,26 @@ def _verified(token: str, secret: str) -> TokenClaims | None:
         return verify_token(token, secret)
     except TokenError:
         return None
+
+
+def _split(cookie: str) -> tuple[str, str] | None:
+    """(session id, token) of a cookie of this server, else None (a bare token included)."""
+    session_id, _, token = cookie.partition(".")
+    if not _SESSION_ID.fullmatch(session_id) or not token:
+        return None
+    return session_id, token
+
+
+async def _session(cookie: str, secret: str) -> tuple[str, TokenClaims] | None:
+    """The session id and claims of a cookie whose token is valid and session live, else None."""
+    parts = _split(cookie) if cookie.isascii() else None
+    claims = _verified(parts[1], secret) if parts else None
+    if parts is None or claims is None:
+        return None
+    store = await get_store()
+    if not await session_live(store.pool, parts[0], claims.scope):
+        return None
+    return parts[0], claims
 
 
 def _matches(sent: str, expected: str) -> bool:
@@ -139,12 +174,12 @@ class InspectorSession:
             await _static(path[len(STATIC) :], method)(scope, receive, send)
             return
         headers = Headers(scope=scope)
-        token = cookie_parser(headers.get("cookie", "")).get(COOKIE)
+        cookie = cookie_parser(headers.get("cookie", "")).get(COOKIE)
         if path == LOGOUT:
-            await self._logout(scope, receive, send, headers, token)
+            await self._logout(scope, receive, send, headers, cookie)
             return
-        if "authorization" in headers or not token:
-            bare = not token and "authorization" not in headers
+        if "authorization" in headers or not cookie:
+            bare = not cookie and "authorization" not in headers
             if bare and method in SAFE_METHODS and path.startswith(UI):
                 await _to_login(scope, path)(scope, receive, send)
                 return
@@ -154,7 +189,9 @@ class InspectorSession:
         if secret is None:
             await self.app(scope, receive, send)  # open mode: the routes explain the refusal
             return
-        if _verified(token, secret) is None:
+        session = await _session(cookie, secret)
+        if session is None:
+            # Forged, expired, signed out, or a bare token: no credential at all.
             if method in SAFE_METHODS and path.startswith(UI):
                 await _to_login(scope, path, clear=True)(scope, receive, send)
                 return
@@ -162,15 +199,15 @@ class InspectorSession:
             return
         if method not in SAFE_METHODS:
             sent = headers.get(CSRF_HEADER, "")
-            if not _matches(sent, csrf_token(token, secret)) or not _same_origin(headers):
+            if not _matches(sent, csrf_token(cookie, secret)) or not _same_origin(headers):
                 await PlainTextResponse("missing or wrong CSRF token", 403)(scope, receive, send)
                 return
         scope = dict(scope)
         scope["headers"] = [
             *[(k, v) for k, v in scope["headers"] if k != b"authorization"],
-            (b"authorization", f"Bearer {token}".encode("latin-1")),
+            (b"authorization", f"Bearer {cookie.partition('.')[2]}".encode("latin-1")),
         ]
-        scope["lma_csrf"] = csrf_token(token, secret)
+        scope["lma_csrf"] = csrf_token(cookie, secret)
         await self.app(scope, receive, send)
 
     async def _login(self, scope: Scope, receive: Receive, send: Send, method: str) -> None:
@@ -206,26 +243,43 @@ class InspectorSession:
             page = login_page(nxt, "That token was refused: it is not valid on this server.")
             await HTMLResponse(page, 401)(scope, receive, send)
             return
-        max_age = (
-            None if claims.expires_at is None else max(0, claims.expires_at - int(time.time()))
-        )
+        now = int(time.time())
+        ends = now + SESSION_MAX_S
+        if claims.expires_at is not None:
+            ends = min(ends, claims.expires_at)
+        store = await get_store()
+        session_id = await open_session(store.pool, claims.scope, datetime.fromtimestamp(ends, UTC))
         response = RedirectResponse(nxt, 303)
         secure = scope.get("scheme") == "https"
-        response.headers["set-cookie"] = _cookie_header(token, max_age=max_age, secure=secure)
+        value = f"{session_id}.{token}"
+        response.headers["set-cookie"] = _cookie_header(
+            value, max_age=max(0, ends - now), secure=secure
+        )
         await response(scope, receive, send)
 
     async def _logout(
-        self, scope: Scope, receive: Receive, send: Send, headers: Headers, token: str | None
+        self, scope: Scope, receive: Receive, send: Send, headers: Headers, cookie: str | None
     ) -> None:
         secret = auth_secret()
         if scope.get("method") != "POST":
             await PlainTextResponse("method not allowed", 405)(scope, receive, send)
             return
         body = await _read_body(receive, MAX_FORM_BYTES) or b""
-        sent = (parse_qs(body.decode("utf-8", "replace")).get("csrf") or [""])[0]
-        if token and secret and not _matches(sent, csrf_token(token, secret)):
+        form = parse_qs(body.decode("utf-8", "replace"))
+        sent = (form.get("csrf") or [""])[0]
+        if cookie and secret and not _matches(sent, csrf_token(cookie, secret)):
             await PlainTextResponse("missing or wrong CSRF token", 403)(scope, receive, send)
             return
+        parts = _split(cookie) if cookie and secret and cookie.isascii() else None
+        claims = _verified(parts[1], secret) if parts and secret else None
+        if parts is not None and claims is not None:
+            # Server-side, so the cookie is dead wherever a copy of it is; everywhere: every
+            # session of the user, in every browser.
+            store = await get_store()
+            if (form.get("everywhere") or [""])[0] == "1":
+                await end_all_sessions(store.pool, claims.scope)
+            else:
+                await end_session(store.pool, parts[0])
         response = RedirectResponse(LOGIN, 303)
         response.headers["set-cookie"] = _cookie_header("", max_age=0, secure=False)
         await response(scope, receive, send)

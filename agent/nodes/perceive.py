@@ -106,6 +106,15 @@ async def _prefetch_query(message: HumanMessage, task: TaskState) -> None:
         log.warning("could not start embedding the recall query: %s", exc)
 
 
+def _image_owner(ctx: Context) -> str:
+    # Whose share of the process's pixel budget the turn's images use; an unusable identity
+    # is refused later by recall, and shares the anonymous share meanwhile.
+    try:
+        return resolve_scope(ctx, get_config()).key
+    except ScopeError:
+        return ""
+
+
 async def perceive(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """Normalise the input, extract features, classify, update task state, check brakes."""
     ctx = runtime.context or Context()
@@ -117,7 +126,7 @@ async def perceive(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     # The size limit protects the server: the operator's setting, not something a run may raise.
     max_chars = Settings.from_env().max_input_chars
     try:
-        seen = await perceive_images(human)
+        seen = await perceive_images(human, owner=_image_owner(ctx))
         raw = turn_text(human, seen)
         text, kind, features, task = await run_cpu(
             _sense, raw, max_chars, state.get("task"), size=len(raw)

@@ -376,6 +376,38 @@ MIGRATIONS: list[str] = [
     """
     ALTER FUNCTION lma_owner_tsv(text, text) COST 10000;
     """,
+    # (hE) per-user rate limits and revocable inspector sessions, shared by every worker.
+    # - `rate_limits`: one row per (tenant, user, action) holding the GCRA "theoretical arrival
+    #   time" in epoch seconds (`memory.storage.rate_limits`): a token bucket in one number.
+    # - `inspector_sessions`: the SHA-256 of each signed-in browser's session id; logout deletes
+    #   it, so a replayed cookie names nothing (`memory.storage.sessions`).
+    # - `thread_creations`: threads a user created through the API, for the thread quota. Apart
+    #   from `user_threads` on purpose: that table decides whose checkpoints a forget deletes,
+    #   and a creation request naming someone else's thread id must never land there.
+    """
+    CREATE TABLE rate_limits (
+        tenant_id   text NOT NULL,
+        user_id     text NOT NULL,
+        action      text NOT NULL,
+        tat         double precision NOT NULL,
+        PRIMARY KEY (tenant_id, user_id, action)
+    );
+    CREATE TABLE inspector_sessions (
+        id_sha256   text PRIMARY KEY,
+        tenant_id   text NOT NULL,
+        user_id     text NOT NULL,
+        created_at  timestamptz NOT NULL DEFAULT now(),
+        expires_at  timestamptz NOT NULL
+    );
+    CREATE INDEX inspector_sessions_scope ON inspector_sessions (tenant_id, user_id);
+    CREATE TABLE thread_creations (
+        tenant_id   text NOT NULL,
+        user_id     text NOT NULL,
+        thread_id   text NOT NULL,
+        created_at  timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (tenant_id, user_id, thread_id)
+    );
+    """,
 ]
 
 

@@ -60,8 +60,17 @@ def _fill(path: str, inspector_world: World) -> str:
     )
 
 
-def _cookie(token: str) -> dict[str, str]:
-    return {"Cookie": f"{COOKIE}={token}"}
+def _cookie(value: str) -> dict[str, str]:
+    return {"Cookie": f"{COOKIE}={value}"}
+
+
+async def _signed_in(http: httpx.AsyncClient, token: str) -> str:
+    """The cookie value a browser gets by signing in with `token` (a server-side session)."""
+    # A client of its own: the test's client must not keep (and send) this cookie by itself.
+    async with httpx.AsyncClient(base_url=http.base_url, timeout=60) as browser:
+        resp = await browser.post("/memory/ui/login", data={"token": token})
+    assert resp.status_code == 303, resp.text
+    return resp.cookies[COOKIE]
 
 
 async def test_nothing_without_a_valid_token(
@@ -140,29 +149,31 @@ async def test_cookie_changes_need_the_csrf_token_and_our_origin(
     token = inspector_world.token(ALICE)
     pin = f"/memory/memories/{inspector_world.ids['doomed']}/pin"
     unpin = f"/memory/memories/{inspector_world.ids['doomed']}/unpin"
-    good = csrf_token(token, SECRET)
+    cookie = await _signed_in(http, token)
+    good = csrf_token(cookie, SECRET)
     refused = [
         {},
         {"X-CSRF-Token": "wrong"},
-        {"X-CSRF-Token": csrf_token(inspector_world.token(BOB), SECRET)},
+        {"X-CSRF-Token": csrf_token(await _signed_in(http, inspector_world.token(BOB)), SECRET)},
+        {"X-CSRF-Token": csrf_token(token, SECRET)},  # of the bare token: not this session's
         {"X-CSRF-Token": good, "Origin": "http://evil.example"},
         {"X-CSRF-Token": good, "Origin": inspector_server.url.replace("127.0.0.1", "localhost")},
     ]
     for extra in refused:
-        resp = await http.post(pin, headers={**_cookie(token), **extra})
+        resp = await http.post(pin, headers={**_cookie(cookie), **extra})
         assert resp.status_code == 403, extra
     alice = {"Authorization": f"Bearer {token}"}
     doomed = (
         await http.get(f"/memory/memories/{inspector_world.ids['doomed']}", headers=alice)
     ).json()
     assert not doomed["pinned"]
-    ok = await http.post(pin, headers={**_cookie(token), "X-CSRF-Token": good,
+    ok = await http.post(pin, headers={**_cookie(cookie), "X-CSRF-Token": good,
                                        "Origin": inspector_server.url})  # fmt: skip
     assert ok.status_code == 200 and ok.json()["pinned"] is True
-    back = await http.post(unpin, headers={**_cookie(token), "X-CSRF-Token": good})
+    back = await http.post(unpin, headers={**_cookie(cookie), "X-CSRF-Token": good})
     assert back.status_code == 200 and back.json()["pinned"] is False
     # A cookie never reaches the LangGraph API itself: it is not sent there, nor accepted.
-    assert (await http.post("/threads/search", json={}, headers=_cookie(token))).status_code == 401
+    assert (await http.post("/threads/search", json={}, headers=_cookie(cookie))).status_code == 401
 
 
 async def test_sign_in_sets_a_strict_httponly_cookie_and_refuses_other_origins(
@@ -178,7 +189,8 @@ async def test_sign_in_sets_a_strict_httponly_cookie_and_refuses_other_origins(
     ok = await http.post("/memory/ui/login", data=form, headers={"Origin": inspector_server.url})
     assert ok.status_code == 303 and ok.headers["location"] == "/memory/ui/profile"
     cookie = ok.headers["set-cookie"]
-    assert f"{COOKIE}={token}" in cookie
+    # A server-side session id beside the token: signing out can end it (test_limits.py).
+    assert re.search(rf"{COOKIE}=[A-Za-z0-9_-]{{43}}\.{re.escape(token)};", cookie), cookie
     for attr in ("HttpOnly", "SameSite=Strict", "Path=/memory"):
         assert attr in cookie
 
@@ -307,7 +319,8 @@ async def test_the_profile_page_shows_rules_and_their_source_memories(
 async def test_export_works_with_the_browser_cookie(
     http: httpx.AsyncClient, inspector_world: World
 ) -> None:
-    resp = await http.get("/memory/export", headers=_cookie(inspector_world.token(ALICE)))
+    cookie = await _signed_in(http, inspector_world.token(ALICE))
+    resp = await http.get("/memory/export", headers=_cookie(cookie))
     assert resp.status_code == 200 and resp.json()["user_id"] == "alice"
     assert "window seats" in resp.text and inspector_world.ids["bob_text"] not in resp.text
 

@@ -23,9 +23,12 @@ def start_secured_server(
     stub: StubLLM,
     chroma: ChromaServer,
     secret: str,
+    *,
+    n_jobs: int | None = None,
+    **extra: str,
 ) -> LangGraphServer:
     """`langgraph dev` with token auth, the stub model, `database_url` and the Chroma server
-    (whose folder it may purge: it runs on this host)."""
+    (whose folder it may purge: it runs on this host); `extra` env, e.g. small limits."""
     env = agent_env(
         database_url,
         data_dir,
@@ -33,8 +36,9 @@ def start_secured_server(
         MEMORY_AUTH_SECRET=secret,
         CHROMA_URL=chroma.url,
         MEMORY_CHROMA_SERVER_PATH=str(chroma.path),
+        **extra,
     )
-    return start(env=env)
+    return start(env=env, n_jobs=n_jobs)
 
 
 def bearer(scope: Scope, secret: str = SECURED_SECRET) -> dict[str, str]:

@@ -20,6 +20,8 @@ from typing import Literal
 
 from memory.gating.conflicts import Candidate, Existing, Resolution, resolve
 from memory.recall.recaller import recaller_for
+from memory.settings import ServiceLimits
+from memory.storage.quotas import over_quota, usage
 from memory.storage.store import MemoryStore
 from memory.storage.user_locks import user_write_lock
 from memory.types import MemoryRecord, NewMemory, Scope, Status
@@ -96,7 +98,21 @@ async def apply_resolution(
     waits, then sees this write, so the conflict policy decides instead of a race.
     """
     async with user_write_lock(store.pool, scope):
+        full = await _over_quota(store, scope, item)
+        if full is not None:
+            # Under the user's lock, so concurrent writers cannot both take the last place. The
+            # turn goes on: the memory is dropped with an audited reason, as the gate drops.
+            await store.record_event(scope, None, "gate_drop", full, {"via": "quota"})
+            return Outcome("dropped", None, full)
         return await _apply(store, scope, item, strategy, reason)
+
+
+async def _over_quota(store: MemoryStore, scope: Scope, item: NewMemory) -> str | None:
+    limits = ServiceLimits.from_env()
+    if limits.max_memories is None and limits.max_bytes is None:
+        return None
+    adding = len((item.content + item.context).encode("utf-8", "replace"))
+    return over_quota(await usage(store.pool, scope), limits.max_memories, limits.max_bytes, adding)
 
 
 async def write_with_policy(
