@@ -376,7 +376,7 @@ MIGRATIONS: list[str] = [
     """
     ALTER FUNCTION lma_owner_tsv(text, text) COST 10000;
     """,
-    # (hE) per-user rate limits and revocable inspector sessions, shared by every worker.
+    # 16: per-user rate limits and revocable inspector sessions, shared by every worker.
     # - `rate_limits`: one row per (tenant, user, action) holding the GCRA "theoretical arrival
     #   time" in epoch seconds (`memory.storage.rate_limits`): a token bucket in one number.
     # - `inspector_sessions`: the SHA-256 of each signed-in browser's session id; logout deletes
