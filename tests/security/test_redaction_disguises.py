@@ -171,6 +171,13 @@ def test_ordinary_encoded_and_multilingual_text_is_left_alone() -> None:
     assert FILTER.redact("write to note:bob@example.com").kinds == ("email",)
 
 
+def test_the_creds_form_takes_any_value() -> None:
+    # "correct" is no password after "the password is"; after "creds: name /" it is one.
+    for text in ["creds: alice / correct", "login: ops / wrong", "credentials - bob / sunshine"]:
+        result = FILTER.redact(text)
+        assert result.text.endswith("[REDACTED:password]"), result.text
+
+
 def test_invisible_characters_elsewhere_are_kept_and_only_the_secret_goes() -> None:
     text = "Family 👨\u200d👩\u200d👧 ok; key AKIA\u200bQW3ER5TY7UI9OP1A\u2060 and ❤\ufe0f"
     result = FILTER.redact(text)

@@ -185,7 +185,7 @@ RULES: tuple[Rule, ...] = (
             _I,
         ),
         "v",
-        _password_ok,
+        # After "creds: name /" the value is the password whatever it says ("correct").
     ),
     # "mi contraseña es X", "le mot de passe du wifi c'est X", "das Passwort lautet X",
     # "WLAN-Kennwort: X", "senha do email: X".
