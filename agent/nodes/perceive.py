@@ -164,7 +164,12 @@ async def perceive(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     update.update(sensory=features, turn_kind=kind, task=task)
     trip = check_brakes(task, _limits(ctx))
     if trip is not None:
-        update.update(_brake({**state, "task": task}, ctx, trip))
+        braked = _brake({**state, "task": task}, ctx, trip)
+        # The brake's note goes after the messages this step replaced (cleaned, redacted).
+        messages = [*update.get("messages", []), *braked.get("messages", [])]
+        update.update(braked)
+        if messages:
+            update["messages"] = messages
     else:
         await _prefetch_query((update.get("messages") or [human])[0], task)
     return update
