@@ -115,7 +115,11 @@ def _decode_encoded(run: str) -> str | None:
 def _decode_percent(run: str) -> str | None:
     if len(run) > MAX_ENCODED_CHARS:
         return None
-    text = urllib.parse.unquote(run, errors="strict") if "%" in run else run
+    try:
+        text = urllib.parse.unquote(run, errors="strict")
+    except UnicodeDecodeError:  # escapes that are not UTF-8 ("%FF%FE"): not text
+        return None
+    text = INVISIBLE_RUN.sub("", text)
     return text if text != run and _printable(text) else None
 
 
