@@ -189,6 +189,14 @@ def test_hostile_shapes_never_break_redaction(text: str) -> None:
     assert FILTER.clean(once) == once
 
 
+def test_an_operator_pattern_that_matches_empty_text_redacts_only_text() -> None:
+    # "x*" matches the empty string everywhere: only real matches become placeholders, in
+    # `redact` and in `spans` (which maps matches back and must not wrap around to the end).
+    privacy = PrivacyFilter(["x*"])
+    assert privacy.clean("abc xx d") == "abc [REDACTED:custom] d"
+    assert privacy.spans("xx abc") == [(0, 2, "custom")]
+
+
 def test_the_creds_form_takes_any_value() -> None:
     # "correct" is no password after "the password is"; after "creds: name /" it is one.
     for text in ["creds: alice / correct", "login: ops / wrong", "credentials - bob / sunshine"]:

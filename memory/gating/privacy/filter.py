@@ -129,7 +129,7 @@ def _matches(rule: Rule, text: str) -> Iterator[tuple[int, int]]:
     """The spans of `text` that `rule` redacts: its group, where the validator agrees."""
     for match in rule.pattern.finditer(text):
         start, end = match.span(rule.group)
-        if start < 0:
+        if start < 0 or start == end:  # an operator's pattern may match empty text: nothing
             continue
         if rule.validate is not None and not rule.validate(match.group(rule.group)):
             continue
