@@ -2,7 +2,8 @@
 
 Secrets of every token class are generated at random, then disguised the ways a hostile user
 would (base64, base64url, hex, percent-encoding, spelled out with any separator, invisible
-characters at random places inside, one disguise inside another) and put in random sentences;
+characters at random places inside, hex bytes spaced or escaped, full-width letters, one
+disguise inside another) and put in random sentences;
 passwords are stated in English, Spanish, French, German, Portuguese and Chinese, and in the
 "creds: user / password", "user pass", "user:password@host" forms. Neither the secret nor its
 disguise may survive, and text around it is kept as written. Ordinary encoded text (images,
@@ -73,6 +74,15 @@ def _disguise(rng: random.Random, secret: str, how: str) -> str:
     if how == "spelled":
         # As people spell: "s k - l i v e", "s.k.-.l", "s-k---l", "s, k, -, l".
         return rng.choice([" ", "  ", "-", ".", ", ", " . "]).join(secret)
+    if how == "hex bytes":
+        sep = rng.choice([" ", ":", "-"])
+        return sep.join(f"{b:02x}" if rng.random() < 0.5 else f"{b:02X}" for b in secret.encode())
+    if how == "escapes":
+        return "".join(f"\\x{b:02x}" for b in secret.encode())
+    if how == "0x":
+        return "0x" + secret.encode().hex()
+    if how == "full-width":
+        return "".join(chr(ord(c) + 0xFEE0) if rng.random() < 0.7 else c for c in secret)
     if how == "invisible":
         chars = list(secret)
         for _ in range(rng.randint(1, 4)):
@@ -84,7 +94,19 @@ def _disguise(rng: random.Random, secret: str, how: str) -> str:
     return _disguise(rng, inner, rng.choice(["hex", "base64"]))
 
 
-_HOW = ["base64", "base64url", "hex", "percent", "spelled", "invisible", "nested"]
+_HOW = [
+    "base64",
+    "base64url",
+    "hex",
+    "percent",
+    "spelled",
+    "invisible",
+    "nested",
+    "hex bytes",
+    "escapes",
+    "0x",
+    "full-width",
+]
 _KINDS = ["openai", "stripe", "github", "aws_id", "slack", "google"]
 _CONTEXTS = ["{}", "here you go: {}", "the key ({how}) is {}, keep it", "{} <- ci token",
              "使用这个：{}。", "la clave va aquí: {} gracias", "'{}'", "[{}]",
@@ -158,6 +180,8 @@ _BENIGN = [
     "¿Olvidaste la contraseña? Pide un enlace nuevo.",
     "Le mot de passe est trop court, ajoute des chiffres.",
     "Family 👨\u200d👩\u200d👧 and a heart ❤\ufe0f",
+    "MAC 00:1a:2b:3c:4d:5e, phone 12-34-56-78-90-12",
+    "你好！！！！ 我在ＡＢＣ公司，电话是总机。",
 ]
 
 

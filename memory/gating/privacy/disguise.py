@@ -1,7 +1,8 @@
 """See through disguises: read a text the way its writer meant it before the rules match.
 
-A secret sent base64, base64url, hex or percent-encoded, spelled out one character at a time
-("s k - l i v e ...", "A-K-I-A-..."), or with invisible characters inside (zero-width space,
+A secret sent base64, base64url, hex (also as spaced bytes, with '0x', or as backslash-x
+escapes) or percent-encoded, spelled out one character at a time ("s k - l i v e ...",
+"A-K-I-A-..."), in full-width letters, or with invisible characters inside (zero-width space,
 soft hyphen, bidi controls, variation selectors, word joiner) matches no rule as written.
 `reading(text)` builds a `Reading`: the text with what each such run says after it, and, for
 every character of that reading, the span of the original it came from. The filter matches
@@ -56,6 +57,16 @@ SPELLED_RUN = re.compile(
 )
 _SPELLED_SEPARATOR = re.compile(r"[ .,\-]{1,7}")
 _HEX = re.compile(r"(?:[0-9a-fA-F]{2})+")
+# Hex bytes one at a time: "73 6b 2d 6c", "73:6b:2d:6c", "\x73\x6b\x2d\x6c" (six or four at
+# least). Separators and digits are disjoint classes.
+HEX_BYTES_RUN = re.compile(
+    r"(?<![0-9A-Za-z])[0-9A-Fa-f]{2}(?:[ :\-][0-9A-Fa-f]{2}){5,}(?![0-9A-Za-z])"
+)
+HEX_ESCAPES_RUN = re.compile(r"(?:\\x[0-9A-Fa-f]{2}){4,}")
+# Full-width letters and digits ("ｓｋ－ｌｉｖｅ"): read as their ASCII forms, one for one.
+FULLWIDTH_ALNUM = re.compile(r"[\uff10-\uff19\uff21-\uff3a\uff41-\uff5a]")
+_HALFWIDTH = {code: code - 0xFEE0 for code in range(0xFF01, 0xFF5F)}
+_HEX_SEPARATORS = str.maketrans("", "", " :-\\x")
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,10 +101,19 @@ def _decode_bytes(data: bytes) -> str | None:
     return text if _printable(text) else None
 
 
+def _decode_hex_bytes(run: str) -> str | None:
+    """Hex bytes spaced ('73 6b 2d') or escaped (backslash-x each): what they say, if text."""
+    if len(run) > MAX_ENCODED_CHARS:
+        return None
+    return _decode_bytes(bytes.fromhex(run.translate(_HEX_SEPARATORS)))
+
+
 def _decode_encoded(run: str) -> str | None:
-    """What a base64, base64url or hex run says, if it says text."""
+    """What a base64, base64url or hex run ('0x' or not) says, if it says text."""
     if len(run) > MAX_ENCODED_CHARS or run.isdigit():
         return None  # digits alone are a number (a card, an account), not an encoding
+    if run[:2] in ("0x", "0X") and _HEX.fullmatch(run, 2):
+        return _decode_bytes(bytes.fromhex(run[2:]))
     if _HEX.fullmatch(run):
         text = _decode_bytes(bytes.fromhex(run))
         if text is not None:
@@ -143,6 +163,8 @@ def _decode_spelled(run: str) -> str | None:
 
 
 _DECODERS = (
+    (HEX_ESCAPES_RUN, _decode_hex_bytes),
+    (HEX_BYTES_RUN, _decode_hex_bytes),
     (PERCENT_RUN, _decode_percent),
     (ENCODED_RUN, _decode_encoded),
     (SPELLED_RUN, _decode_spelled),
@@ -170,7 +192,7 @@ def _runs(text: str) -> list[tuple[int, int, str]]:
 
 def reveal(text: str, depth: int = MAX_DEPTH) -> str:
     """`text` with its invisible characters removed and disguised runs decoded, nested too."""
-    text = INVISIBLE_RUN.sub("", text)
+    text = INVISIBLE_RUN.sub("", text).translate(_HALFWIDTH)
     if depth <= 0:
         return text
     out: list[str] = []
@@ -194,8 +216,11 @@ def reading(text: str) -> Reading | None:
         kept = list(zip(ends, [s for s, _ in invisible] + [len(text)], strict=True))
         plain = "".join(text[s:e] for s, e in kept)
         index = [i for s, e in kept for i in range(s, e)]
+    fullwidth = FULLWIDTH_ALNUM.search(plain) is not None
+    if fullwidth:  # one for one: the positions stay
+        plain = plain.translate(_HALFWIDTH)
     runs = _runs(plain)
-    if not runs and not invisible:
+    if not runs and not invisible and not fullwidth:
         return None
     pieces: list[str] = []
     lo: list[int] = []
