@@ -31,6 +31,8 @@ MAX_JOIN_CHARS = 2_000
 """Characters of one message that take part in a join: its first and last thousand."""
 MAX_FRAGMENTS = 3
 """Token-like fragments per message glued to their neighbours' (the last ones)."""
+MAX_FRAGMENT_CHARS = 128
+"""Longest fragment glued: a piece of a key, not a pasted blob (64,000 characters cost 0.5 s)."""
 
 # A run of key characters long enough to be part of a key; one start per run.
 FRAGMENT = re.compile(r"(?<![A-Za-z0-9+/=_\-])[A-Za-z0-9+/=_\-]{6,}")
@@ -78,7 +80,7 @@ def _phrase_spans(texts: Sequence[str], privacy: PrivacyFilter) -> list[list[Spa
 
 
 def _fragments(text: str) -> list[tuple[int, int]]:
-    runs = list(FRAGMENT.finditer(text))
+    runs = [m for m in FRAGMENT.finditer(text) if m.end() - m.start() <= MAX_FRAGMENT_CHARS]
     if len(runs) == 1 and runs[0].group() == text.strip():
         return [runs[0].span()]  # a message that is one run is a piece whatever it looks like
     found = [m.span() for m in runs if _looks_like_key_material(m.group())]
@@ -126,4 +128,4 @@ def split_secrets(texts: Sequence[str], privacy: PrivacyFilter | None = None) ->
     return [sorted(set(spans)) for spans in out]
 
 
-__all__ = ["MAX_FRAGMENTS", "MAX_JOIN_CHARS", "WINDOW", "split_secrets"]
+__all__ = ["MAX_FRAGMENTS", "MAX_FRAGMENT_CHARS", "MAX_JOIN_CHARS", "WINDOW", "split_secrets"]
