@@ -22,6 +22,7 @@ from agent.model import is_memory_only, load_chat_model
 from agent.nodes.respond import this_turn
 from agent.resources import get_store
 from agent.shared_memory import publish_completed, publish_learned
+from agent.split_secrets import scrub_again
 from agent.state import GateRecord, State
 from memory.gating.ingest import IngestResult, ingest_text
 from memory.multimodal import text_parts
@@ -113,12 +114,18 @@ async def _store_turn(
     bookkeeping = [_record_usage(store, scope, state)]
     if thread_id:
         bookkeeping.append(store.touch_thread(scope, str(thread_id)))
+    # A secret perceive found split across messages: this turn's input rows are written now.
+    bookkeeping.append(_scrub_again(store, thread_id))
     gated = asyncio.ensure_future(_gate_pending(store, scope, state, ctx, pending, thread_id))
     await asyncio.gather(gated, *bookkeeping)
     results = gated.result()
     # Only under the context's explicit sharing rule (none by default).
     await publish_learned(store, scope, ctx, results)
     return results
+
+
+async def _scrub_again(store: MemoryStore, thread_id: Any) -> None:
+    await scrub_again(store, thread_id)
 
 
 async def _gate_pending(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any
 
@@ -15,12 +16,13 @@ from agent.identity import resolve_scope
 from agent.images import perceive_images, turn_text, with_text, without_images
 from agent.nodes.query import latest_human, recall_query
 from agent.resources import get_store
+from agent.split_secrets import remove_parts, split_parts, without_parts
 from agent.state import State
 from memory.multimodal import ImageInputError
 from memory.offload import run_cpu
 from memory.settings import Settings
 from memory.system import recaller
-from memory.types import ScopeError
+from memory.types import Scope, ScopeError
 from memory.working.brakes import BrakeLimits, BrakeTrip, check_brakes
 from memory.working.sensory import (
     InputError,
@@ -115,6 +117,27 @@ def _image_owner(ctx: Context) -> str:
         return ""
 
 
+async def _split_secrets(
+    state: State, ctx: Context, current: HumanMessage
+) -> tuple[list[HumanMessage], dict[str, str]]:
+    """Redacted copies of the latest user messages if together they hold a secret, and the parts.
+
+    Each part maps to its placeholder.
+    """
+    messages = list(state["messages"])
+    replaced, parts = await asyncio.to_thread(split_parts, messages, current)
+    if not parts:
+        return [], {}
+    config = get_config()
+    thread_id = (config.get("configurable") or {}).get("thread_id")
+    try:
+        scope: Scope | None = resolve_scope(ctx, config)
+    except ScopeError:  # the recall node reports a bad identity; the checkpoints still go
+        scope = None
+    await remove_parts(await get_store(config), scope, thread_id, parts)
+    return replaced, parts
+
+
 async def perceive(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """Normalise the input, extract features, classify, update task state, check brakes."""
     ctx = runtime.context or Context()
@@ -142,11 +165,20 @@ async def perceive(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         update.update(images=seen.features, image_needles=seen.needles)
     elif text != human.content:  # cleaned or truncated: replace the stored message (same id)
         update["messages"] = [HumanMessage(content=text, id=human.id)]
+    split, parts = await _split_secrets(state, ctx, (update.get("messages") or [human])[0])
+    if split:  # what this turn derived from its text loses the parts too
+        update["messages"] = split
+        task, features = without_parts(task, parts), without_parts(features, parts)
     task = record_step(task, tokens=features["tokens"])
     update.update(sensory=features, turn_kind=kind, task=task)
     trip = check_brakes(task, _limits(ctx))
     if trip is not None:
-        update.update(_brake({**state, "task": task}, ctx, trip))
+        braked = _brake({**state, "task": task}, ctx, trip)
+        # The brake's note goes after the messages this step replaced (cleaned, redacted).
+        messages = [*update.get("messages", []), *braked.get("messages", [])]
+        update.update(braked)
+        if messages:
+            update["messages"] = messages
     else:
         await _prefetch_query((update.get("messages") or [human])[0], task)
     return update

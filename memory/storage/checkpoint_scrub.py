@@ -10,7 +10,7 @@ serializer, swaps every string holding a fragment for its replacement, and write
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import fields, is_dataclass, replace
 from typing import Any
 
@@ -50,9 +50,12 @@ def swap_strings(value: Any, swap: Callable[[str], str | None]) -> Any:
 
 
 async def replace_in_checkpoints(
-    conn: Connection, thread_id: str, replacements: Mapping[str, Callable[[str], str]]
+    conn: Connection,
+    thread_id: str,
+    replacements: Mapping[str, Callable[[str], str]],
+    channels: Sequence[str] | None = INPUT_CHANNELS,
 ) -> int:
-    """Rewrite the input-channel checkpoint rows of `thread_id` holding any needle.
+    """Rewrite the checkpoint rows of `thread_id` (in `channels`, or all) holding any needle.
 
     `replacements` maps a needle (a fragment of the original) to a function giving the
     replacement of a string that contains it. Returns how many rows were rewritten.
@@ -74,11 +77,12 @@ async def replace_in_checkpoints(
             continue
         rows = await conn.fetch(
             f"SELECT {', '.join(keys)}, type, blob FROM \"{table}\""
-            " WHERE thread_id = $1 AND channel = ANY($2::text[]) AND blob IS NOT NULL"
+            " WHERE thread_id = $1 AND ($2::text[] IS NULL OR channel = ANY($2::text[]))"
+            " AND blob IS NOT NULL"
             " AND EXISTS (SELECT 1 FROM unnest($3::text[]) AS n"
             "             WHERE position(convert_to(n, 'UTF8') in blob) > 0)",
             thread_id,
-            list(INPUT_CHANNELS),
+            None if channels is None else list(channels),
             needles,
         )
         where = " AND ".join(f"{k} = ${i}" for i, k in enumerate(keys, start=3))

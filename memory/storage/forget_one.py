@@ -73,4 +73,27 @@ async def delete_memory(
     return receipt
 
 
-__all__ = ["DERIVED_CHANNELS", "delete_memory"]
+async def memories_holding(
+    store: MemoryStore, scope: Scope, thread_id: str, needles: list[str]
+) -> list[str]:
+    """Ids of `scope`'s memories written from `thread_id` whose text holds any of `needles`.
+
+    For a secret found split across a thread's messages after its first part was remembered:
+    the memories that carry a part are found by their source thread and their text.
+    """
+    if not needles:
+        return []
+    async with store.pool.acquire() as conn:
+        rows = await conn.fetch(
+            "SELECT id FROM memories WHERE tenant_id = $1 AND user_id = $2"
+            " AND provenance->>'thread_id' = $3"
+            " AND EXISTS (SELECT 1 FROM unnest($4::text[]) AS n WHERE strpos(content, n) > 0)",
+            scope.tenant_id,
+            scope.user_id,
+            thread_id,
+            needles,
+        )
+    return [str(r["id"]) for r in rows]
+
+
+__all__ = ["DERIVED_CHANNELS", "delete_memory", "memories_holding"]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import random
+import string
 import uuid
 from typing import Any
 
@@ -31,7 +32,7 @@ from memory.gating.privacy.patterns import luhn_ok
 from memory.types import Scope
 from tests.integration.test_forget import db_hits_conn
 from tests.support.langgraph_server import LangGraphServer
-from tests.support.secret_samples import recognised
+from tests.support.secret_samples import SAMPLES, recognised
 from tests.support.secured import bearer, files_holding
 from tests.support.stub_llm import StubLLM
 
@@ -84,6 +85,14 @@ def test_every_secret_class_is_redacted_at_the_door_and_in_checkpoints(
         [HumanMessage(sentence, id="x")]
     )
     assert raw.encode() not in blob
+
+
+def test_the_disguised_samples_are_all_recognised() -> None:
+    # Encoded, spelled-out, invisible-split and non-English secrets: the server test below
+    # sends every recognised sample, so these must be among them.
+    disguised = [s for s in SAMPLES if s[0] == "disguised"]
+    assert len(disguised) >= 9
+    assert [s for s in disguised if s not in recognised()] == []
 
 
 @pytest.mark.parametrize("size", [64_001, 200_000, 5 * 1024 * 1024])
@@ -202,5 +211,71 @@ async def test_a_5mb_message_is_refused_before_anything_is_recorded(
     conn = await asyncpg.connect(pg_db_url)
     try:
         assert await db_hits_conn(conn, [marker]) == []
+    finally:
+        await conn.close()
+
+
+def _split_conversations(rng: random.Random) -> tuple[list[list[str]], list[str]]:
+    """Threads whose user messages hold a secret only together, and the pieces."""
+    b64 = string.ascii_letters + string.digits + "/+"
+    aws = "".join(rng.choice(b64) for _ in range(37)) + "kQ7"
+    token = "ghp_" + "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(36))
+    password = f"Vellum{rng.randrange(1000, 9999)}!x"
+    h1, h2 = aws[:17], aws[17:]
+    t1, t2, t3 = token[:14], token[14:27], token[27:]
+    threads = [
+        [f"Please remember for the deploy: the signing secret starts with {h1}",
+         f"and it ends with {h2}, thanks"],
+        ["Mein WLAN-Passwort ist", password, "danke!"],
+        [f"CI token, piece one {t1}", f"piece two {t2}", f"the last piece {t3}"],
+    ]  # fmt: skip
+    return threads, [h1, h2, password, t1, t2, t3]
+
+
+async def _memories_holding(url: str, scope: Scope, needles: list[str]) -> list[str]:
+    conn = await asyncpg.connect(url)
+    try:
+        rows = await conn.fetch("SELECT content FROM memories WHERE user_id = $1", scope.user_id)
+    finally:
+        await conn.close()
+    return [r["content"] for r in rows if any(n in r["content"] for n in needles)]
+
+
+@pytest.mark.e2e
+async def test_a_secret_split_across_turns_leaves_no_piece_in_checkpoints_or_memories(
+    secured_server: LangGraphServer, pg_db_url: str, _stub_session: StubLLM
+) -> None:
+    _stub_session.reset()
+    user = Scope("acme", f"split-{uuid.uuid4().hex[:6]}")
+    threads, pieces = _split_conversations(random.Random(uuid.uuid4().int))
+    client = get_client(url=secured_server.url, headers=_headers(user))
+    ids: list[str] = []
+    remembered: list[str] = []
+    for turns in threads:
+        thread = str((await client.threads.create())["thread_id"])
+        ids.append(thread)
+        for n, text in enumerate(turns):
+            _stub_session.reset()
+            turn: Any = {"messages": [{"role": "user", "content": text}]}
+            await client.runs.wait(thread, "agent", input=turn)
+            if n == 0:
+                remembered += await _memories_holding(pg_db_url, user, pieces)
+        # The turn that completed the secret: the model saw no piece.
+        sent = json.dumps(_stub_session.requests(), ensure_ascii=False)
+        assert [p for p in pieces if p in sent] == []
+    # The gate remembered a first piece before the next turn completed the secret: the memory
+    # path is exercised, not only the checkpoints.
+    assert remembered, "no first piece was remembered: the memory path went untested"
+    seen = []
+    for thread in ids:
+        seen.append(json.dumps(await client.threads.get_state(thread), ensure_ascii=False))
+        seen.append(json.dumps(await client.threads.get_history(thread), ensure_ascii=False))
+    api = "\n".join(seen)
+    assert "[REDACTED:" in api
+    assert [p for p in pieces if p in api] == []
+    conn = await asyncpg.connect(pg_db_url)
+    try:
+        # Every table: memories and their versions and audit text, checkpoints and writes.
+        assert await db_hits_conn(conn, pieces) == []
     finally:
         await conn.close()

@@ -7,7 +7,13 @@ follow the filter as its patterns widen and never assert on a secret it does not
 
 from __future__ import annotations
 
+import base64
+
 from memory.gating.privacy import PrivacyFilter
+
+_B64_KEY = base64.b64encode(b"sk-live-Vb7Nm2Qw9Er4Ty6Ui1Op3As8Df").decode()
+_HEX_PASSWORD = b"Db password: Kestrel#5510".hex()
+_SPELLED_TOKEN = " ".join("ghp_T5r6E7w8Q9a0S1d2F3g4H5j6K7l8Z9x0C1v2")
 
 SAMPLES: list[tuple[str, str, str]] = [
     ("card", "4111 1111 1111 1111", "my visa is 4111 1111 1111 1111, use it for the hotel"),
@@ -45,6 +51,16 @@ SAMPLES: list[tuple[str, str, str]] = [
     ("email", "zed.quill@example.org", "write to zed.quill@example.org about it"),
     ("phone", "+1 415 555 0132", "call me on +1 415 555 0132 tomorrow"),
     ("phone", "13812345678", "我的手机号是13812345678"),
+    # Disguised: encoded, spelled out, split by invisible characters, other languages.
+    ("disguised", _B64_KEY, f"the prod key, base64: {_B64_KEY}"),
+    ("disguised", _HEX_PASSWORD, f"hex dump {_HEX_PASSWORD} from the config"),
+    ("disguised", _SPELLED_TOKEN, f"dictating it: {_SPELLED_TOKEN}"),
+    ("disguised", "AKIA\u2060ZX4CV6BN8ML2KJ5H", "bucket id AKIA\u2060ZX4CV6BN8ML2KJ5H for backups"),
+    ("disguised", "Jacaranda#4420", "mi contraseña es Jacaranda#4420"),
+    ("disguised", "Hirondelle77", "le mot de passe du NAS : Hirondelle77"),
+    ("disguised", "Kastanie!909", "Das Kennwort lautet Kastanie!909"),
+    ("disguised", "Raven_0815", "creds - backup / Raven_0815"),
+    ("disguised", "Gl4cier!x", "mongodb://ops:Gl4cier!x@10.9.8.7/admin"),
 ]  # fmt: skip
 
 

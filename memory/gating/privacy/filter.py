@@ -8,9 +8,11 @@ or security code, a private key block) is flagged `high_risk` and the gate refus
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from bisect import bisect_right
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
+from memory.gating.privacy.disguise import reading
 from memory.gating.privacy.patterns import CARD_RISK_CONTEXT, EMAIL, PHONES, RULES, Rule
 
 # Kinds whose presence alone makes a text unfit to keep, redacted or not.
@@ -52,6 +54,9 @@ class PrivacyFilter:
 
     Rules run in priority order on the progressively redacted text: placeholders contain no
     digits, so a later, looser rule (phone numbers) cannot re-match what an earlier one removed.
+    First, when part of the text is disguised (encoded, spelled out, split by invisible
+    characters), the rules run on the text as meant (`disguise.reading`) and each finding's
+    original span is redacted; then they run on what is left, as written.
     """
 
     def __init__(
@@ -77,30 +82,115 @@ class PrivacyFilter:
         # (a private key stays high-risk after its placeholder replaced it).
         findings = [Finding(m.group(1), m.group(0)) for m in _PRIOR.finditer(text)]
         redacted = text
+        meant = reading(text)
+        if meant is not None:
+            found = [(*meant.origin(s, e), kind) for s, e, kind in self.spans(meant.text)]
+            redacted = _replace(text, found, findings)
         for rule in self._rules:
             redacted = _apply(rule, redacted, findings)
         kinds = {f.kind for f in findings}
+        context = text if meant is None else f"{text}\n{meant.text}"
         high_risk = bool(kinds & _ALWAYS_HIGH_RISK) or (
-            "card" in kinds and CARD_RISK_CONTEXT.search(text) is not None
+            "card" in kinds and CARD_RISK_CONTEXT.search(context) is not None
         )
         return Redaction(redacted, findings, high_risk)
+
+    def spans(self, text: str) -> list[tuple[int, int, str]]:
+        """Where the rules find secrets in `text`: (start, end, kind) spans of `text`, sorted.
+
+        The same rules in the same order as `redact`, each on the text as the earlier ones left
+        it (placeholders in place), so the two agree; a later match over an earlier placeholder
+        covers what that placeholder replaced. Used on text that is not stored as it is (a
+        disguise read as meant, a thread's messages joined) to find what to redact in the text
+        that is.
+        """
+        segments: list[_Segment] = [(0, len(text), None)]
+        current = text
+        for rule in self._rules:
+            hits = list(_matches(rule, current))
+            if hits:
+                segments = _cover(segments, hits, rule.kind)
+                current = "".join(
+                    text[s:e] if k is None else placeholder(k) for s, e, k in segments
+                )
+        return [(s, e, k) for s, e, k in segments if k is not None]
 
     def clean(self, text: str) -> str:
         """Just the redacted text (for logs and prompts)."""
         return self.redact(text).text
 
 
+# A stretch of text in `PrivacyFilter.spans`: (start, end, None) kept as written, or
+# (start, end, kind) replaced by a placeholder.
+_Segment = tuple[int, int, str | None]
+
+
+def _matches(rule: Rule, text: str) -> Iterator[tuple[int, int]]:
+    """The spans of `text` that `rule` redacts: its group, where the validator agrees."""
+    for match in rule.pattern.finditer(text):
+        start, end = match.span(rule.group)
+        if start < 0 or start == end:  # an operator's pattern may match empty text: nothing
+            continue
+        if rule.validate is not None and not rule.validate(match.group(rule.group)):
+            continue
+        yield start, end
+
+
+def _cover(segments: list[_Segment], hits: list[tuple[int, int]], kind: str) -> list[_Segment]:
+    """`segments` with the stretches under `hits` (spans of the current text) made `kind`."""
+    starts, pos = [], 0
+    for s, e, k in segments:
+        starts.append(pos)
+        pos += (e - s) if k is None else len(placeholder(k))
+
+    def origin(at: int, end: bool) -> int:
+        i = bisect_right(starts, at - end) - 1
+        s, e, k = segments[i]
+        if k is None:
+            return s + at - starts[i]
+        return e if end else s  # a match touching a placeholder covers all it replaced
+
+    covers: list[_Segment] = [(origin(a, False), origin(b, True), kind) for a, b in hits]
+    out: list[_Segment] = []
+    j = 0
+    for s, e, k in segments:
+        while j < len(covers) and covers[j][1] <= s:
+            j += 1
+        if k is not None:
+            if not (j < len(covers) and covers[j][0] <= s and e <= covers[j][1]):
+                out.append((s, e, k))
+            continue
+        at, n = s, j
+        while n < len(covers) and covers[n][0] < e:
+            if covers[n][0] > at:
+                out.append((at, covers[n][0], None))
+            at = max(at, covers[n][1])
+            n += 1
+        if at < e:
+            out.append((at, e, None))
+    return sorted(out + covers)
+
+
+def _replace(text: str, spans: list[tuple[int, int, str]], findings: list[Finding]) -> str:
+    """`text` with each span (merged where they overlap) replaced by its kind's placeholder."""
+    out: list[str] = []
+    last = 0
+    for start, end, kind in sorted(spans):
+        if end <= last:
+            continue
+        start = max(start, last)
+        out += [text[last:start], placeholder(kind)]
+        findings.append(Finding(kind, placeholder(kind)))
+        last = end
+    out.append(text[last:])
+    return "".join(out)
+
+
 def _apply(rule: Rule, text: str, findings: list[Finding]) -> str:
     """Redact every validated match of `rule` in `text`, appending to `findings`."""
     out: list[str] = []
     last = 0
-    for match in rule.pattern.finditer(text):
-        start, end = match.span(rule.group)
-        if start < 0:
-            continue
-        value = match.group(rule.group)
-        if rule.validate is not None and not rule.validate(value):
-            continue
+    for start, end in _matches(rule, text):
         out.append(text[last:start])
         out.append(placeholder(rule.kind))
         findings.append(Finding(rule.kind, placeholder(rule.kind)))

@@ -101,7 +101,16 @@ _PASSWORD_WORD = r"\b(?:pass[ -]?(?:word|wd|phrase|code)|passwd|pwd|pw)\b"
 _NOT_PASSWORDS = frozenset(
     "wrong incorrect correct required changed reset expired set too the a an not still being "
     "invalid valid weak strong missing stored saved manager field prompt policy hint change "
-    "rules rule you i it that this from in on of for to and or but again instead".split()
+    "rules rule you i it that this from in on of for to and or but again instead "
+    # The same words after "contraseña es", "mot de passe est", "Passwort ist": wrong, too,
+    # very, not, new, the articles and possessives.
+    "incorrecta incorrecto correcta muy demasiado nueva nuevo la el mi tu su una un no "
+    "incorrect faux trop très tres pas nouveau nouvelle le les mon ma ton une "
+    "falsch richtig zu sehr nicht neu neues der die das mein meine dein ein eine kein".split()
+)
+# "contraseña", "mot de passe", "mdp", "Passwort", "Kennwort", "senha", "clave de acceso".
+_PASSWORD_WORD_INTL = (
+    r"\b(?:contraseñ?a|contrasena|clave de acceso|mot de passe|mdp|passwort|kennwort|senha)"
 )
 # Separators between digit groups of a card or an SSN as people type them: spaces (one or
 # several), dots, dashes, mixed.
@@ -110,6 +119,10 @@ _SEP = r"[ \t.\-]{1,3}"
 
 def _password_ok(value: str) -> bool:
     return value.lower().strip(".!?") not in _NOT_PASSWORDS
+
+
+def _credential_ok(value: str) -> bool:
+    return _password_ok(value) and not value.isalpha()
 
 
 def _generic_secret_ok(value: str) -> bool:
@@ -167,12 +180,55 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "password",
         re.compile(
-            r"\b(?:creds?|credentials?|log ?in|user(?:name)?\s*/\s*pass(?:word)?)\b\s*[:=]?\s*"
+            r"\b(?:creds?|credentials?|log ?in|user(?:name)?\s*/\s*pass(?:word)?)\b\s*[:=\-]?\s*"
             r"[\"']?[^\s/:\"']{1,64}[\"']?\s*[/:|]\s*" + _PASSWORD_VALUE,
             _I,
         ),
         "v",
+        # After "creds: name /" the value is the password whatever it says ("correct").
+    ),
+    # "mi contraseña es X", "le mot de passe du wifi c'est X", "das Passwort lautet X",
+    # "WLAN-Kennwort: X", "senha do email: X".
+    Rule(
+        "password",
+        re.compile(
+            _PASSWORD_WORD_INTL + r"(?:\s+(?:de|del|du|des|für|fur|vom|von|do|da|para)"
+            r"\s[^.\n:=]{1,30}?)?\s*(?:\b(?:es|era|est|c'est|était|etait|ist|lautet|war|é)\b"
+            r"|[:=])\s*" + _PASSWORD_VALUE,
+            _I,
+        ),
+        "v",
         _password_ok,
+    ),
+    # "username jdoe password X", "login ops pw X", "user: bob, pass: X": the name, then the
+    # password word, then the value.
+    Rule(
+        "password",
+        re.compile(
+            r"\b(?:user(?:name)?|login|account)\s*[:=]?\s*[\"']?[^\s\"']{1,64}[\"']?[,;]?\s+"
+            r"(?:and\s+)?(?:pass[ -]?(?:word|wd|phrase|code)|passwd|pwd|pw|pass)\b\s*[:=]?\s*"
+            + _PASSWORD_VALUE,
+            _I,
+        ),
+        "v",
+        _password_ok,
+    ),
+    # "postgres://app:X@db", "https://bob:X@host": the part between ':' and '@' of a URL.
+    Rule(
+        "password",
+        re.compile(r"\b[a-z][a-z0-9+.\-]{1,15}://[^\s:/@]{1,64}:(?P<v>[^\s/@]{1,128})@", _I),
+        "v",
+    ),
+    # "ssh admin:X@10.0.0.5", "root:X@db01": without a scheme only a value with a digit or
+    # symbol counts ("note:bob@example.com" is an address, not credentials).
+    Rule(
+        "password",
+        re.compile(
+            r"(?<![\w.+%\-])(?!mailto:|sip:|tel:)[\w.+\-]{1,64}:(?P<v>[^\s:/@]{3,128})@(?=[\w\[])",
+            _I,
+        ),
+        "v",
+        _credential_ok,
     ),
     Rule(
         "password",
