@@ -1,9 +1,10 @@
 """See through disguises: read a text the way its writer meant it before the rules match.
 
 A secret sent base64, base64url, hex (also as spaced bytes, with '0x', or as backslash-x
-escapes) or percent-encoded, spelled out one character at a time ("s k - l i v e ...",
-"A-K-I-A-..."), in full-width letters, or with invisible characters inside (zero-width space,
-soft hyphen, bidi controls, variation selectors, word joiner) matches no rule as written.
+escapes), percent-encoded, as character escapes (JSON/JS backslash-u, HTML '&#115;'), spelled
+out one character at a time ("s k - l i v e ...", "A-K-I-A-..."), in full-width letters, or
+with invisible characters inside (zero-width space, soft hyphen, bidi controls, variation
+selectors, word joiner) matches no rule as written.
 `reading(text)` builds a `Reading`: the text with what each such run says after it, and, for
 every character of that reading, the span of the original it came from. The filter matches
 the rules on the reading and redacts the original span of each finding, so an encoded run is
@@ -63,6 +64,21 @@ HEX_BYTES_RUN = re.compile(
     r"(?<![0-9A-Za-z])[0-9A-Fa-f]{2}(?:[ :\-][0-9A-Fa-f]{2}){5,}(?![0-9A-Za-z])"
 )
 HEX_ESCAPES_RUN = re.compile(r"(?:\\x[0-9A-Fa-f]{2}){4,}")
+# Character escapes as JSON, JavaScript, Python, Java and C# write them ("\\u0073", "\\u{73}",
+# "\\U00000073", and "\\x73" between them) and HTML numeric character references ("&#115;",
+# "&#x73;"): four or more, with at most 16 literal characters between two of them (a JSON encoder
+# escapes only some characters) and the token characters around them (a key half escaped reads
+# whole). A literal is never a backslash or an ampersand, the only characters an escape starts
+# with, so there is one way to parse a run; the 64 before it cost at most 64 steps a start.
+_CHAR_ESCAPE = (
+    r"(?:\\u[0-9A-Fa-f]{4}|\\u\{[0-9A-Fa-f]{1,6}\}|\\U[0-9A-Fa-f]{8}|\\x[0-9A-Fa-f]{2}"
+    r"|&#[0-9]{1,7};|&#[xX][0-9A-Fa-f]{1,6};)"
+)
+_TOKEN_CHARS = r"[A-Za-z0-9_+/=.-]{0,64}"
+CHAR_ESCAPES_RUN = re.compile(
+    rf"{_TOKEN_CHARS}{_CHAR_ESCAPE}(?:[^\s\\&]{{0,16}}{_CHAR_ESCAPE}){{3,}}{_TOKEN_CHARS}"
+)
+_ONE_ESCAPE = re.compile(_CHAR_ESCAPE)
 # Full-width letters and digits ("ｓｋ－ｌｉｖｅ"): read as their ASCII forms, one for one.
 FULLWIDTH_ALNUM = re.compile(r"[\uff10-\uff19\uff21-\uff3a\uff41-\uff5a]")
 _HALFWIDTH = {code: code - 0xFEE0 for code in range(0xFF01, 0xFF5F)}
@@ -132,6 +148,30 @@ def _decode_encoded(run: str) -> str | None:
     return None
 
 
+def _unescape(escape: re.Match[str]) -> str:
+    body = escape.group()
+    if body.startswith("&#"):
+        digits = body[2:-1]
+        code = int(digits[1:], 16) if digits[:1] in "xX" else int(digits)
+    else:
+        code = int(body[2:].strip("{}"), 16)
+    # Out of Unicode's range: a character no writer meant, kept out (the run is then not text).
+    return chr(code) if code <= 0x10FFFF else "\ufffe"
+
+
+def _decode_char_escapes(run: str) -> str | None:
+    r"""What a run of character escapes says ('\u0073\u006b', '&#115;&#107;'), if text."""
+    if len(run) > MAX_ENCODED_CHARS:
+        return None
+    text = _ONE_ESCAPE.sub(_unescape, run)
+    try:  # an astral character escaped as a UTF-16 surrogate pair ("\\ud83d\\ude00")
+        text = text.encode("utf-16", "surrogatepass").decode("utf-16")
+    except UnicodeError:
+        return None
+    text = INVISIBLE_RUN.sub("", text)
+    return text if _printable(text) else None
+
+
 def _decode_percent(run: str) -> str | None:
     if len(run) > MAX_ENCODED_CHARS:
         return None
@@ -162,7 +202,12 @@ def _decode_spelled(run: str) -> str | None:
     return text if len(text) <= MAX_SPELLED_CHARS else None
 
 
+def _may_escape(text: str) -> bool:
+    return "\\u" in text or "\\U" in text or "&#" in text
+
+
 _DECODERS = (
+    (CHAR_ESCAPES_RUN, _decode_char_escapes),
     (HEX_ESCAPES_RUN, _decode_hex_bytes),
     (HEX_BYTES_RUN, _decode_hex_bytes),
     (PERCENT_RUN, _decode_percent),
@@ -176,6 +221,8 @@ def _runs(text: str) -> list[tuple[int, int, str]]:
     found: list[tuple[int, int, str]] = []
     taken: list[tuple[int, int]] = []
     for pattern, decode in _DECODERS:
+        if pattern is CHAR_ESCAPES_RUN and not _may_escape(text):
+            continue  # its token prefix costs up to 64 steps a character: only where it can hit
         for match in pattern.finditer(text):
             if len(found) >= MAX_RUNS:
                 break
@@ -250,6 +297,7 @@ def reading(text: str) -> Reading | None:
 
 
 __all__ = [
+    "CHAR_ESCAPES_RUN",
     "INVISIBLE_RUN",
     "MAX_DEPTH",
     "MAX_ENCODED_CHARS",
