@@ -238,7 +238,9 @@ async def on_run_create(ctx: Auth.types.AuthContext, value: Any) -> Any:
     refuse_operator_context(
         ctx, graph_id, kwargs.get("context") if isinstance(kwargs, dict) else None
     )
-    # After the context check, so a refused request spends none of the caller's rate.
+    # After the context check, so a refused request spends none of the caller's rate. A run
+    # that creates its thread counts as a thread first (the threads' handler never sees it).
+    await limits.admit_run_thread(ctx, value)
     await limits.admit_run(ctx)
     owner = _stamp_owner(ctx, value)
     if isinstance(kwargs, dict):

@@ -24,7 +24,13 @@ from agent.identity import is_open_user, scope_of_user
 from agent.resources import get_store
 from memory.settings import ServiceLimits
 from memory.storage.availability import is_unavailable, unavailable_from
-from memory.storage.quotas import claim_thread, over_quota, release_thread, usage
+from memory.storage.quotas import (
+    claim_thread,
+    over_quota,
+    release_thread,
+    thread_claimed,
+    usage,
+)
 from memory.storage.rate_limits import take
 from memory.types import Scope, ScopeError
 
@@ -111,13 +117,57 @@ async def admit_thread(ctx: Auth.types.AuthContext, value: Any) -> None:
     scope = _scope(ctx)
     if scope is None:
         return
+    thread_id = str(value.get("thread_id") or uuid.uuid4())[:64]
+    await _admit_new_thread(scope, thread_id, ServiceLimits.from_env())
+
+
+async def admit_run_thread(ctx: Auth.types.AuthContext, value: Any) -> None:
+    """A run that creates its own thread is a thread creation: the same rate and quota.
+
+    `POST /threads/{id}/runs` with `if_not_exists: "create"` makes the thread when it is
+    missing, and a stateless run with `on_completion: "keep"` keeps the thread the server made
+    for it; neither passes the threads' create handler, so without this a full thread quota
+    (and the thread rate) would be sidestepped one run at a time. A thread the caller already
+    holds is no creation. The kept stateless run is refused (403): its thread id is chosen by
+    the server after this check, so it could never be counted nor released when deleted.
+    """
+    scope = _scope(ctx)
+    if scope is None:
+        return
     limits = ServiceLimits.from_env()
+    if limits.threads_per_minute is None and limits.max_threads is None:
+        return
+    kwargs = value.get("kwargs")
+    thread_id = value.get("thread_id")
+    if thread_id is None:
+        if isinstance(kwargs, dict) and kwargs.get("temporary") is False:
+            raise Auth.exceptions.HTTPException(
+                status_code=403,
+                detail="a stateless run may not keep its thread (on_completion 'keep'): create "
+                "a thread (POST /threads, within MEMORY_QUOTA_THREADS) and run on it",
+            )
+        return
+    if value.get("if_not_exists") != "create":
+        return  # the server refuses a run on a missing thread: nothing is created
+    try:
+        store = await get_store()
+        if await thread_claimed(store.pool, scope, str(thread_id)[:64]):
+            return
+    except Exception as exc:
+        if is_unavailable(exc):
+            raise _outage(exc) from None
+        raise
+    await _admit_new_thread(scope, str(thread_id)[:64], limits)
+
+
+async def _admit_new_thread(scope: Scope, thread_id: str, limits: ServiceLimits) -> None:
+    if limits.threads_per_minute is None and limits.max_threads is None:
+        return
     try:
         await _rate_limit(scope, "threads", limits)
-        if limits.max_threads is None:
-            return
-        thread_id = str(value.get("thread_id") or uuid.uuid4())[:64]
         store = await get_store()
+        # Claimed even with no quota, so that a later "create if missing" run can tell this
+        # thread from a new one.
         held = await claim_thread(store.pool, scope, thread_id, limits.max_threads)
     except Exception as exc:
         if is_unavailable(exc):
@@ -188,6 +238,7 @@ __all__ = [
     "QUOTA_RETRY_AFTER_S",
     "admit_memory_edit",
     "admit_run",
+    "admit_run_thread",
     "admit_store_put",
     "admit_thread",
     "too_many",

@@ -58,28 +58,42 @@ def over_quota(
 _THREAD_LOCK_CLASS = 0x6C7471  # "lmq": advisory-lock namespace of per-user thread claims
 
 
+async def thread_claimed(db: Database | Connection, scope: Scope, thread_id: str) -> bool:
+    """True when the user already holds a claim on `thread_id` (it counts already)."""
+    found = await db.fetchval(
+        "SELECT 1 FROM thread_creations WHERE tenant_id = $1 AND user_id = $2 AND thread_id = $3",
+        scope.tenant_id,
+        scope.user_id,
+        thread_id,
+    )
+    return found is not None
+
+
 async def claim_thread(
-    pool: Database, scope: Scope, thread_id: str, max_threads: int
+    pool: Database, scope: Scope, thread_id: str, max_threads: int | None
 ) -> int | None:
     """Count a new thread against the user's quota; None when it fits, else the count held.
 
     Under a per-user transaction lock, so two workers creating the user's last allowed thread
-    at once do not both get it.
+    at once do not both get it. A thread the user already claimed fits (it counts already);
+    with no quota (`max_threads` None) the claim is still recorded, so that a run that names a
+    thread "create if missing" can tell a new thread from one the user has.
     """
     async with pool.acquire() as conn, conn.transaction():
         await conn.execute(
             "SELECT pg_advisory_xact_lock($1, $2)", _THREAD_LOCK_CLASS, hash32(scope.key)
         )
-        held = int(
-            await conn.fetchval(
-                "SELECT count(*) FROM thread_creations WHERE tenant_id = $1 AND user_id = $2",
-                scope.tenant_id,
-                scope.user_id,
+        if max_threads is not None and not await thread_claimed(conn, scope, thread_id):
+            held = int(
+                await conn.fetchval(
+                    "SELECT count(*) FROM thread_creations WHERE tenant_id = $1 AND user_id = $2",
+                    scope.tenant_id,
+                    scope.user_id,
+                )
+                or 0
             )
-            or 0
-        )
-        if held >= max_threads:
-            return held
+            if held >= max_threads:
+                return held
         await conn.execute(
             "INSERT INTO thread_creations (tenant_id, user_id, thread_id) VALUES ($1, $2, $3)"
             " ON CONFLICT DO NOTHING",
@@ -100,4 +114,4 @@ async def release_thread(pool: Database, scope: Scope, thread_id: str) -> None:
     )
 
 
-__all__ = ["Usage", "claim_thread", "over_quota", "release_thread", "usage"]
+__all__ = ["Usage", "claim_thread", "over_quota", "release_thread", "thread_claimed", "usage"]

@@ -1,5 +1,8 @@
 """Round-two probes: hostile variants the first fixes of issue 42 did not cover.
 
+- A run can create its own thread (`if_not_exists: "create"` on a thread id of the client's
+  choosing, or a stateless run kept with `on_completion: "keep"`): that thread must count
+  against the thread quota and rate like `POST /threads`, through the real server with auth on.
 - A secret pasted as JSON/JS unicode escapes (`\\u0073\\u006b…`) or HTML numeric character
   references (`&#115;&#107;…`, `&#x73;…`) is redacted like the other encodings.
 """
@@ -7,12 +10,19 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import AsyncIterator
 
+import httpx
 import pytest
 
 from agent.auth_tokens import mint_token
 from memory.gating.privacy import PrivacyFilter
 from memory.types import Scope
+from tests.conftest import LangGraphFactory
+from tests.support.chroma_server import ChromaServer
+from tests.support.langgraph_server import LangGraphServer
+from tests.support.secured import start_secured_server
+from tests.support.stub_llm import StubLLM
 
 SECRET = "probe2-secret-" + uuid.uuid4().hex
 TAG = uuid.uuid4().hex[:8]
@@ -25,6 +35,76 @@ def _user(name: str) -> Scope:
 
 def _auth(scope: Scope) -> dict[str, str]:
     return {"Authorization": f"Bearer {mint_token(scope, SECRET)}"}
+
+
+@pytest.fixture(scope="module")
+def server(
+    langgraph_factory: LangGraphFactory,
+    pg_db_url: str,
+    _chroma_session: ChromaServer,
+    tmp_path_factory: pytest.TempPathFactory,
+    _stub_session: StubLLM,
+) -> LangGraphServer:
+    _chroma_session.start()
+    return start_secured_server(
+        langgraph_factory, pg_db_url, tmp_path_factory.mktemp("probe2"), _stub_session,
+        _chroma_session, SECRET, MEMORY_QUOTA_THREADS=str(QUOTA_THREADS),
+        MEMORY_RATE_LIMIT_THREADS_PER_MINUTE="1000", MEMORY_RATE_LIMIT_RUNS_PER_MINUTE="1000",
+    )  # fmt: skip
+
+
+@pytest.fixture
+async def http(server: LangGraphServer) -> AsyncIterator[httpx.AsyncClient]:
+    async with httpx.AsyncClient(base_url=server.url, timeout=120) as client:
+        yield client
+
+
+def _run(**extra: object) -> dict[str, object]:
+    return {"assistant_id": "agent", "input": {"messages": [{"role": "user", "content": "hi"}]},
+            **extra}  # fmt: skip
+
+
+async def _threads(http: httpx.AsyncClient, who: Scope) -> int:
+    found = await http.post("/threads/search", json={"limit": 100}, headers=_auth(who))
+    assert found.status_code == 200, found.text
+    return len(found.json())
+
+
+@pytest.mark.e2e
+async def test_threads_made_by_runs_count_against_the_thread_quota(
+    http: httpx.AsyncClient, stub_llm: StubLLM
+) -> None:
+    mallory = _user("qmallory")
+    made = [await http.post("/threads", json={}, headers=_auth(mallory)) for _ in range(2)]
+    assert [r.status_code for r in made] == [200] * QUOTA_THREADS
+    assert (await http.post("/threads", json={}, headers=_auth(mallory))).status_code == 429
+    # The quota is full; a run that creates its thread is a thread creation too.
+    for _ in range(3):
+        fresh = str(uuid.uuid4())
+        create = await http.post(f"/threads/{fresh}/runs", headers=_auth(mallory),
+                                 json=_run(if_not_exists="create"))  # fmt: skip
+        assert create.status_code == 429, (create.status_code, create.text)
+        assert "MEMORY_QUOTA_THREADS" in create.json()["detail"]
+        kept = await http.post("/runs", json=_run(on_completion="keep"), headers=_auth(mallory))
+        assert kept.status_code in (403, 422, 429), (kept.status_code, kept.text)
+    assert await _threads(http, mallory) == QUOTA_THREADS
+    # Running on a thread the user already has is no new thread: still served.
+    mine = made[0].json()["thread_id"]
+    again = await http.post(f"/threads/{mine}/runs/wait", headers=_auth(mallory),
+                            json=_run(if_not_exists="create"))  # fmt: skip
+    assert again.status_code == 200, again.text
+    # A temporary stateless run (the default: its thread is deleted) is still served.
+    temporary = await http.post("/runs/wait", json=_run(), headers=_auth(mallory))
+    assert temporary.status_code == 200, temporary.text
+    assert await _threads(http, mallory) == QUOTA_THREADS
+    # Deleting makes room, and then a run may create the thread.
+    gone = await http.delete(f"/threads/{mine}", headers=_auth(mallory))
+    assert gone.status_code in (200, 204), gone.text
+    fresh = str(uuid.uuid4())
+    create = await http.post(f"/threads/{fresh}/runs/wait", headers=_auth(mallory),
+                             json=_run(if_not_exists="create"))  # fmt: skip
+    assert create.status_code == 200, create.text
+    assert (await http.post("/threads", json={}, headers=_auth(mallory))).status_code == 429
 
 
 KEY = "sk-live-4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c"
