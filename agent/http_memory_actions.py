@@ -76,7 +76,10 @@ async def edit(request: Request) -> JSONResponse:
     try:
         result = await edit_memory(store, scope, memory_id, content)
     except EditRefused as exc:
-        return _json({"detail": str(exc), "related_ids": list(exc.related)}, exc.status)
+        refused = _json({"detail": str(exc), "related_ids": list(exc.related)}, exc.status)
+        if exc.status == 429:  # a full quota: room comes back only when the user deletes
+            refused.headers["Retry-After"] = str(limits.QUOTA_RETRY_AFTER_S)
+        return refused
     if result is None:
         raise HTTPException(404, "no such memory")
     return _json(

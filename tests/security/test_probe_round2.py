@@ -3,6 +3,8 @@
 - A run can create its own thread (`if_not_exists: "create"` on a thread id of the client's
   choosing, or a stateless run kept with `on_completion: "keep"`): that thread must count
   against the thread quota and rate like `POST /threads`, through the real server with auth on.
+- An edit through the memory API (`PATCH /memory/memories/{id}`) may not grow what the user
+  keeps past the byte quota: a small memory edited to 20,000 characters is a 429 like a put.
 - A secret pasted as JSON/JS unicode escapes (`\\u0073\\u006b…`) or HTML numeric character
   references (`&#115;&#107;…`, `&#x73;…`) is redacted like the other encodings.
 """
@@ -27,6 +29,7 @@ from tests.support.stub_llm import StubLLM
 SECRET = "probe2-secret-" + uuid.uuid4().hex
 TAG = uuid.uuid4().hex[:8]
 QUOTA_THREADS = 2
+QUOTA_BYTES = 2_000
 
 
 def _user(name: str) -> Scope:
@@ -49,6 +52,7 @@ def server(
     return start_secured_server(
         langgraph_factory, pg_db_url, tmp_path_factory.mktemp("probe2"), _stub_session,
         _chroma_session, SECRET, MEMORY_QUOTA_THREADS=str(QUOTA_THREADS),
+        MEMORY_QUOTA_BYTES=str(QUOTA_BYTES),
         MEMORY_RATE_LIMIT_THREADS_PER_MINUTE="1000", MEMORY_RATE_LIMIT_RUNS_PER_MINUTE="1000",
     )  # fmt: skip
 
@@ -105,6 +109,33 @@ async def test_threads_made_by_runs_count_against_the_thread_quota(
                              json=_run(if_not_exists="create"))  # fmt: skip
     assert create.status_code == 200, create.text
     assert (await http.post("/threads", json={}, headers=_auth(mallory))).status_code == 429
+
+
+@pytest.mark.e2e
+async def test_an_edit_may_not_grow_memory_past_the_byte_quota(
+    http: httpx.AsyncClient, stub_llm: StubLLM
+) -> None:
+    editor = _user("beditor")
+    body = {"namespace": ["memories"], "key": "garden", "value": {"content": "I grow tomatoes."}}
+    put = await http.put("/store/items", headers=_auth(editor), json=body)
+    assert put.status_code in (200, 204), put.text
+    listed = (await http.get("/memory/memories", headers=_auth(editor))).json()["memories"]
+    assert len(listed) == 1, listed
+    big = " ".join(f"In bed {i} of my garden I grow tomatoes and basil." for i in range(100))
+    assert len(big.encode()) > QUOTA_BYTES
+    edit = await http.patch(f"/memory/memories/{listed[0]['id']}", json={"content": big},
+                            headers=_auth(editor))  # fmt: skip
+    assert edit.status_code == 429, (edit.status_code, edit.text[:300])
+    assert "MEMORY_QUOTA_BYTES" in edit.json()["detail"]
+    assert edit.headers["retry-after"].isdigit()
+    kept = (await http.get("/memory/memories", headers=_auth(editor))).json()["memories"]
+    assert [m["content"] for m in kept] == ["I grow tomatoes."]
+    # An edit that fits (or shrinks) is served.
+    fits = {"content": "I grow tomatoes and basil."}
+    small = await http.patch(
+        f"/memory/memories/{listed[0]['id']}", json=fits, headers=_auth(editor)
+    )
+    assert small.status_code == 200, small.text
 
 
 KEY = "sk-live-4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c"

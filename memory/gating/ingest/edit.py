@@ -16,7 +16,9 @@ from memory.gating.decision import GatePolicy
 from memory.gating.ingest.apply import ConflictStrategy, decide, supersede
 from memory.gating.privacy import PrivacyFilter
 from memory.gating.rules.decide import screen
+from memory.settings import ServiceLimits
 from memory.storage.edits import replace_content
+from memory.storage.quotas import over_quota, usage
 from memory.storage.store import MAX_CONTENT_CHARS, MemoryStore
 from memory.storage.user_locks import user_write_lock
 from memory.types import MemoryRecord, NewMemory, Origin, Scope, Status
@@ -25,7 +27,7 @@ EDITABLE = (Status.ACTIVE, Status.PENDING_APPROVAL)
 
 
 class EditRefused(ValueError):
-    """The edit was not applied; `status` is the HTTP status that fits (400 bad text, 409 clash)."""
+    """The edit was not applied; `status` is the HTTP status that fits (400, 409, 429 quota)."""
 
     def __init__(self, message: str, status: int = 400, related: tuple[str, ...] = ()) -> None:
         super().__init__(message)
@@ -109,6 +111,9 @@ async def _apply(
         )
     if verdict.action == "merge" and verdict.merged_content:
         content = verdict.merged_content
+    full = await _over_byte_quota(store, scope, current, content)
+    if full is not None:
+        raise EditRefused(f"{full} (MEMORY_QUOTA_BYTES); delete memories to store more", 429)
     tags = sorted({*current.tags, *(["pii-redacted"] if findings else [])})
     if verdict.action == "mark_conflict":
         tags = sorted({*tags, "conflict"})
@@ -128,6 +133,25 @@ async def _apply(
         verdict.action, "conflict"
     )
     return EditResult(record, findings, action, why, targets)
+
+
+async def _over_byte_quota(
+    store: MemoryStore, scope: Scope, current: MemoryRecord, content: str
+) -> str | None:
+    """Why the edit would take the user past `MEMORY_QUOTA_BYTES`, else None.
+
+    An edit keeps the count of memories but not their size: without this, a user at the quota
+    could grow each small memory to `MAX_CONTENT_CHARS`. Only growth counts, so a user over the
+    quota may always shorten a memory. Called under the user's write lock, like the writes'
+    check (`memory.gating.ingest.apply`), so two edits cannot both take the last bytes.
+    """
+    limits = ServiceLimits.from_env()
+    growth = len(content.encode("utf-8", "replace")) - len(
+        current.content.encode("utf-8", "replace")
+    )
+    if limits.max_bytes is None or growth <= 0:
+        return None
+    return over_quota(await usage(store.pool, scope), None, limits.max_bytes, growth)
 
 
 __all__ = ["EditRefused", "EditResult", "edit_memory"]
