@@ -5,6 +5,8 @@
   against the thread quota and rate like `POST /threads`, through the real server with auth on.
 - An edit through the memory API (`PATCH /memory/memories/{id}`) may not grow what the user
   keeps past the byte quota: a small memory edited to 20,000 characters is a 429 like a put.
+- A message's `id` and `name` (and any `*_id` key a client adds) are chosen by the client: a
+  secret put there is redacted like text at the run door and in the thread's state.
 - A secret pasted as JSON/JS unicode escapes (`\\u0073\\u006b…`) or HTML numeric character
   references (`&#115;&#107;…`, `&#x73;…`) is redacted like the other encodings.
 """
@@ -30,6 +32,8 @@ SECRET = "probe2-secret-" + uuid.uuid4().hex
 TAG = uuid.uuid4().hex[:8]
 QUOTA_THREADS = 2
 QUOTA_BYTES = 2_000
+KEY = "sk-live-4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c"
+AWS = "AKIAIOSFODNN7EXAMPLE"
 
 
 def _user(name: str) -> Scope:
@@ -138,8 +142,25 @@ async def test_an_edit_may_not_grow_memory_past_the_byte_quota(
     assert small.status_code == 200, small.text
 
 
-KEY = "sk-live-4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c"
-AWS = "AKIAIOSFODNN7EXAMPLE"
+@pytest.mark.e2e
+async def test_secrets_in_client_chosen_ids_and_names_are_redacted(
+    http: httpx.AsyncClient, stub_llm: StubLLM
+) -> None:
+    who = _user("idsecret")
+    thread = (await http.post("/threads", json={}, headers=_auth(who))).json()["thread_id"]
+    message = {"role": "user", "content": "Hello there, how are you today?", "id": KEY,
+               "name": AWS, "source_id": "my password is Hunter2Secret!"}  # fmt: skip
+    body = {"assistant_id": "agent", "input": {"messages": [message]}}
+    done = await http.post(f"/threads/{thread}/runs/wait", headers=_auth(who), json=body)
+    assert done.status_code == 200, done.text
+    state = await http.get(f"/threads/{thread}/state", headers=_auth(who))
+    runs = await http.get(f"/threads/{thread}/runs", headers=_auth(who))
+    history = await http.post(f"/threads/{thread}/history", json={}, headers=_auth(who))
+    for resp in (done, state, runs, history):
+        assert resp.status_code == 200, resp.text
+        for secret in (KEY, AWS, "Hunter2Secret"):
+            assert secret not in resp.text, (secret, resp.request.url)
+    assert "Hello there" in state.text
 
 
 def _json_u(text: str) -> str:

@@ -3,14 +3,18 @@
 The gate redacts what becomes a memory, but a conversation's raw text is also kept as working
 memory (checkpoints, the server's thread values and run records). This walks dicts, lists,
 tuples and LangChain messages and passes each free-text string through the privacy filter.
-Identifiers (`id`, `thread_id`, `*_ids`, hashes, message roles and types) are left alone: an id
-is never a secret the user typed, and changing one would break the thread.
+Identifiers (`id`, `thread_id`, `*_ids`, hashes, message roles and types, names) are left alone
+when they read as identifiers: changing one would break the thread. But a client chooses many of
+them (a message's `id` and `name`, an image block's `name`, any `*_id` key it adds), so a value
+under such a key is kept only while it is one token with no named secret in it (digits that look
+like a card or phone number inside a uuid's hex are no secret); anything else is free text.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping
@@ -23,6 +27,11 @@ from memory.gating.privacy.filter import PrivacyFilter
 _KEEP_KEYS = frozenset(
     {"id", "ids", "type", "role", "name", "hash", "kind", "status", "tool_call_id", "lc"}
 )
+# An identifier is one token of printable ASCII: no blank, nothing a sentence needs.
+_ID_SHAPE = re.compile(r"[!-~]{1,256}")
+# Findings that digits alone make (a uuid's hex holds "cards" and "phone numbers") or that name
+# a person rather than a secret (an email as a user id): no reason to change an identifier.
+_ID_HARMLESS_KINDS = frozenset({"card", "phone", "ssn", "cn_id", "iban", "bank_account", "email"})
 # A state is re-serialised on every step with mostly the same strings (the whole message list):
 # remembering what was already redacted keeps a step's cost to the new text only. The filter
 # costs about 1 ms per 500 characters; a remembered string costs one keyed hash (~1 us) and a
@@ -87,6 +96,28 @@ class StructureRedactor:
                 self._remember(k, v)
         return cleaned
 
+    def identifier(self, value: Any) -> Any:
+        """The value of an identifier key: kept if it reads as one, else redacted as text."""
+        if isinstance(value, list):
+            items = [self.identifier(v) for v in value]
+            return items if any(a is not b for a, b in zip(items, value, strict=True)) else value
+        if not isinstance(value, str) or not value:
+            return value
+        if not _ID_SHAPE.fullmatch(value):
+            return self.text(value)  # a sentence under an id key: free text
+        key = self._digest("\x00id\x00" + value)  # its own domain in the shared cache
+        with self._lock:
+            if key in self._cache:
+                self._cache.move_to_end(key)
+                hit = self._cache[key]
+                return value if hit is None else hit
+        redaction = self._privacy.redact(value)
+        named = {f.kind for f in redaction.findings} - _ID_HARMLESS_KINDS
+        cleaned = redaction.text if named else value
+        with self._lock:
+            self._remember(key, None if cleaned == value else cleaned)
+        return cleaned
+
     def _remember(self, key: bytes, cleaned: str | None) -> None:
         size = len(cleaned or "")
         if size > _CACHE_CHARS // 8:
@@ -116,7 +147,10 @@ class StructureRedactor:
         return value
 
     def _mapping(self, value: Mapping[Any, Any]) -> Any:
-        out = {k: (v if _is_identifier_key(k) else self.value(v)) for k, v in value.items()}
+        out = {
+            k: (self.identifier(v) if _is_identifier_key(k) else self.value(v))
+            for k, v in value.items()
+        }
         if all(out[k] is v for k, v in value.items()):
             return value
         if isinstance(value, dict) and type(value) is not dict:
@@ -136,6 +170,11 @@ class StructureRedactor:
             redacted_calls = self.value(calls)
             if redacted_calls is not calls:
                 update["tool_calls"] = redacted_calls
+        for attr in ("id", "name"):  # chosen by the client for its own messages
+            current = getattr(message, attr, None)
+            checked = self.identifier(current)
+            if checked is not current:
+                update[attr] = checked
         kwargs = self.value(message.additional_kwargs)
         if kwargs is not message.additional_kwargs:
             update["additional_kwargs"] = kwargs
