@@ -76,6 +76,7 @@ from memory.sharing.events import SHARED_USER
 from memory.storage import store_keys
 from memory.storage.forget_one import delete_memory
 from memory.storage.store import MemoryStore
+from memory.storage.tombstones import writer
 from memory.types import (
     Category,
     MemoryKind,
@@ -490,6 +491,14 @@ class GovernedStore(BaseStore):
         target = self._target(namespace, write=True)
         if value is None:
             return await self._delete(target, key)
+        # One writer from its first read to its last write: a forget of the user while the
+        # put runs refuses what it would still write (`storage.tombstones`).
+        async with writer(self.memory.pool, target.scope):
+            return await self._put(target, key, value, ttl)
+
+    async def _put(
+        self, target: Target, key: str, value: Mapping[str, Any], ttl: Any
+    ) -> PutOutcome:
         text, insist = _value_text(value), _insist(value)
         scope = target.scope
         if not await self.memory.consent(scope):

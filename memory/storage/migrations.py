@@ -10,10 +10,13 @@ from __future__ import annotations
 import logging
 
 from memory.storage.db import Connection
+from memory.storage.tombstones import ATTACH_SQL
+from memory.storage.tombstones import MIGRATION as TOMBSTONES
 
 log = logging.getLogger(__name__)
 
 _LOCK_KEY = 0x6C6D61  # "lma": serialises concurrent setup() calls across processes
+MIGRATIONS_LOCK_KEY = _LOCK_KEY  # for other schema set-up that must not race them
 # One migration may index every memory: on a million rows that takes minutes, and the pool's
 # per-command timeout (a minute) would fail it half-way, on every start, for ever.
 MIGRATION_TIMEOUT_S = 6 * 3600.0
@@ -376,6 +379,9 @@ MIGRATIONS: list[str] = [
     """
     ALTER FUNCTION lma_owner_tsv(text, text) COST 10000;
     """,
+    # 16: forget-me is final: the per-user epochs and tombstones, dead threads, and the guard
+    # triggers every writer's transaction passes through (see `storage.tombstones`).
+    TOMBSTONES,
 ]
 
 
@@ -397,4 +403,7 @@ async def apply_migrations(conn: Connection) -> int:
             await conn.execute(sql, timeout=MIGRATION_TIMEOUT_S)
             await conn.execute("INSERT INTO schema_migrations (version) VALUES ($1)", number)
             applied += 1
+        if applied and await conn.fetchval("SELECT to_regproc('lma_attach_guards')"):
+            # A table a migration added with `tenant_id` + `user_id` gets its forget guard.
+            await conn.execute(ATTACH_SQL)
     return applied

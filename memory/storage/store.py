@@ -49,6 +49,7 @@ from memory.storage.rows import (
     vector_to_bytes,
 )
 from memory.storage.threads import ThreadRegistry
+from memory.storage.tombstones import lock_users_shared
 from memory.storage.vector import OWNER_KEY_BYTES, VectorIndex, VectorIndexError
 from memory.types import MemoryKind, MemoryRecord, NewMemory, Scope, Status
 
@@ -502,27 +503,34 @@ class MemoryStore:
     async def index_batch(self, records: Sequence[MemoryRecord], vectors: Vectors) -> bool:
         """Upsert stored records (of any users) into Chroma and mark them indexed.
 
-        A row deleted while its upsert was in flight (the deletion found nothing to remove
-        from Chroma yet) is not marked, it is gone: its entry is removed again here, so a
-        forgotten memory never lingers in the index. False if Chroma is down.
+        One transaction holds the owners' forget locks shared (`storage.tombstones`) from
+        marking the rows to the end of the upsert: a forget waits for an upsert in flight and
+        then deletes its entries, and an upsert after a forget finds the rows gone and sends
+        none of them (a forgotten memory is never added back to the index). False if Chroma
+        is down (nothing is marked: the rows wait for `reindex()`).
         """
         if not records:
             return True
         try:
-            await self.index.upsert(records, vectors)
+            async with self.pool.acquire() as conn, conn.transaction():
+                await lock_users_shared(conn, (r.scope for r in records))
+                rows = await conn.fetch(
+                    "WITH target AS (SELECT id FROM memories WHERE id = ANY($1::text[])"
+                    f" {LOCK_IN_ID_ORDER})"
+                    " UPDATE memories m SET indexed_at = now() FROM target WHERE m.id = target.id"
+                    " RETURNING m.id",
+                    [r.id for r in records],
+                )
+                marked = {row["id"] for row in rows}
+                keep = [i for i, r in enumerate(records) if r.id in marked]
+                if keep:
+                    await self.index.upsert([records[i] for i in keep], vectors[keep])
         except VectorIndexError as exc:
             log.info("Chroma unavailable; %d memories kept for reindex: %s", len(records), exc)
             self.index_failed(exc)
             return False
-        async with self.pool.acquire() as conn:
-            rows = await conn.fetch(
-                "WITH target AS (SELECT id FROM memories WHERE id = ANY($1::text[])"
-                f" {LOCK_IN_ID_ORDER})"
-                " UPDATE memories m SET indexed_at = now() FROM target WHERE m.id = target.id"
-                " RETURNING m.id",
-                [r.id for r in records],
-            )
-        marked = {row["id"] for row in rows}
+        # A row deleted before this (the deletion may have found nothing in Chroma yet, or an
+        # earlier upsert of it outlived the deletion): its entry is removed again.
         gone: dict[Scope, list[str]] = {}
         for record in records:
             if record.id not in marked:
