@@ -1,7 +1,8 @@
 """Forget-me is final: a per-user tombstone, and writers that started before it are refused.
 
 A forget (`memory.storage.forget`) first takes the user's *forget lock* (a transaction-level
-advisory lock, exclusive) and bumps the user's **epoch** in `user_epochs`, then deletes. Every
+advisory lock, exclusive) and bumps the user's **epoch** in `user_epochs` (keyed by a keyed
+digest of tenant and user, never the ids in clear), then deletes. Every
 insert or update of a row keyed by `tenant_id` + `user_id` fires a trigger (`lma_user_guard`,
 attached to every such table by `lma_attach_guards`, so a writer cannot forget to check) that
 takes the same lock *shared*, in the writer's own transaction, and compares the user's epoch:
@@ -51,12 +52,18 @@ SETTING = "lma.writer_epochs"
 # every migration set (and by the checkpointer, whose tables LangGraph creates), so a table a
 # later migration adds is guarded without anyone remembering to.
 MIGRATION = f"""
+INSERT INTO index_keys (name, key) VALUES ('forget_owner',
+    decode(replace(gen_random_uuid()::text || gen_random_uuid()::text, '-', ''), 'hex'))
+    ON CONFLICT (name) DO NOTHING;
+CREATE FUNCTION lma_owner_digest(tenant text, usr text) RETURNS bytea
+    LANGUAGE sql STABLE PARALLEL SAFE AS $$
+    SELECT sha256(k.key || convert_to(length(tenant) || ':' || tenant || usr, 'UTF8'))
+    FROM index_keys k WHERE k.name = 'forget_owner'
+$$;
 CREATE TABLE user_epochs (
-    owner_tenant  text NOT NULL,
-    owner_user    text NOT NULL,
+    owner         bytea PRIMARY KEY,
     epoch         bigint NOT NULL,
-    forgotten_at  timestamptz NOT NULL,
-    PRIMARY KEY (owner_tenant, owner_user)
+    forgotten_at  timestamptz NOT NULL
 );
 CREATE TABLE forgotten_threads (
     thread_id     text PRIMARY KEY,
@@ -75,7 +82,7 @@ BEGIN
     PERFORM pg_advisory_xact_lock_shared({USER_LOCK_CLASS},
                                          hashtext(NEW.tenant_id || '/' || NEW.user_id));
     SELECT epoch, forgotten_at INTO now_epoch, forgotten FROM user_epochs
-        WHERE owner_tenant = NEW.tenant_id AND owner_user = NEW.user_id;
+        WHERE owner = lma_owner_digest(NEW.tenant_id, NEW.user_id);
     IF NOT FOUND THEN
         RETURN NEW;
     END IF;
@@ -129,6 +136,10 @@ SELECT lma_attach_guards();
 """
 
 ATTACH_SQL = "SELECT lma_attach_guards()"
+# A tombstone names its user by a keyed digest (the key is random per installation): after
+# "forget me" no table holds the user's id in clear, and a guessed id cannot be confirmed
+# without the database's key.
+_OWNER = "lma_owner_digest($1, $2)"
 
 # {tenant: {user: epoch}}: the epochs the writers running in this context started at.
 _DECLARED: contextvars.ContextVar[dict[str, dict[str, int]] | None] = contextvars.ContextVar(
@@ -156,7 +167,7 @@ def is_forgotten(exc: BaseException | None) -> bool:
 async def current_epoch(pool: Database, scope: Scope) -> int:
     """The user's epoch now: 0 until they are first forgotten, then one more per forget."""
     value = await pool.fetchval(
-        "SELECT epoch FROM user_epochs WHERE owner_tenant = $1 AND owner_user = $2",
+        f"SELECT epoch FROM user_epochs WHERE owner = {_OWNER}",
         scope.tenant_id,
         scope.user_id,
     )
@@ -214,8 +225,8 @@ async def tombstone(conn: Connection, scope: Scope) -> int:
         scope.user_id,
     )
     epoch = await conn.fetchval(
-        "INSERT INTO user_epochs (owner_tenant, owner_user, epoch, forgotten_at)"
-        " VALUES ($1, $2, 1, clock_timestamp()) ON CONFLICT (owner_tenant, owner_user)"
+        "INSERT INTO user_epochs (owner, epoch, forgotten_at)"
+        f" VALUES ({_OWNER}, 1, clock_timestamp()) ON CONFLICT (owner)"
         " DO UPDATE SET epoch = user_epochs.epoch + 1, forgotten_at = clock_timestamp()"
         " RETURNING epoch",
         scope.tenant_id,
@@ -247,8 +258,7 @@ async def seal(conn: Connection, scope: Scope) -> None:
     An undeclared writer's transaction that began before the forget finished is refused.
     """
     await conn.execute(
-        "UPDATE user_epochs SET forgotten_at = clock_timestamp()"
-        " WHERE owner_tenant = $1 AND owner_user = $2",
+        f"UPDATE user_epochs SET forgotten_at = clock_timestamp() WHERE owner = {_OWNER}",
         scope.tenant_id,
         scope.user_id,
     )

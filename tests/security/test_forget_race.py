@@ -302,7 +302,9 @@ async def test_a_writer_error_names_no_user_text(store: MemoryStore) -> None:
         await store.write(scope, NewMemory(content=f"I prefer Ulmar{tag} boots."))
     async with store.pool.acquire() as conn, conn.transaction():
         await conn.execute(
-            "INSERT INTO user_epochs VALUES ($1, $2, 5, now())", scope.tenant_id, scope.user_id
+            "INSERT INTO user_epochs VALUES (lma_owner_digest($1, $2), 5, now())",
+            scope.tenant_id,
+            scope.user_id,
         )
     with writing_as(scope, 4), pytest.raises(asyncpg.PostgresError) as refused:
         await store.write(scope, NewMemory(content=f"I prefer Ulmar{tag} socks."))
