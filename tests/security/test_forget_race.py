@@ -33,7 +33,13 @@ from memory.storage.pg import open_pool
 from memory.storage.profiles import save_profile
 from memory.storage.store import MemoryStore, open_store
 from memory.storage.store_keys import bind_key
-from memory.storage.tombstones import current_epoch, is_forgotten, writer, writing_as
+from memory.storage.tombstones import (
+    UserForgottenError,
+    current_epoch,
+    is_forgotten,
+    writer,
+    writing_as,
+)
 from memory.types import NewMemory, Scope
 
 
@@ -113,22 +119,37 @@ def _messages(tag: str, n: int) -> list[Message]:
     ]
 
 
-@pytest.mark.parametrize("delay_s", [0.0, 0.05, 0.3])
+@pytest.mark.parametrize(("after_batches", "delay_s"), [(1, 0.0), (2, 0.005), (5, 0.02), (12, 0.0)])
 async def test_forget_during_an_import_leaves_nothing_and_refuses_the_rest(
-    store: MemoryStore, other_worker: MemoryStore, delay_s: float
+    store: MemoryStore, other_worker: MemoryStore, after_batches: int, delay_s: float
 ) -> None:
     scope, tag = _someone()
+    seen = [0]
+    started = asyncio.Event()
+
+    def progress(n: int) -> None:
+        seen[0] += 1
+        if seen[0] >= after_batches:
+            started.set()
+
     importing = asyncio.ensure_future(
         import_messages(
-            store, scope, _messages(tag, 400), source="race", gated=False, batch_size=20
+            store,
+            scope,
+            _messages(tag, 400),
+            source="race",
+            gated=False,
+            batch_size=20,
+            progress=progress,
         )  # fmt: skip
     )
+    await asyncio.wait_for(started.wait(), 120)  # under way: this many batches are stored
     await asyncio.sleep(delay_s)
     receipt = await forget_user(other_worker, scope)
     with pytest.raises(Exception) as refused:
         await importing  # the batches after the forget are refused, not written
-    assert is_forgotten(refused.value), refused.value
-    assert "forgotten" in str(refused.value) and tag not in str(refused.value)
+    assert isinstance(refused.value, UserForgottenError), refused.value
+    assert "forgotten" in str(refused.value) and "Zorvath" not in str(refused.value)
     assert receipt.epoch >= 1
     assert await _left_of(store, scope, tag) == {}
     # A new start (a new import) works, at the new epoch.

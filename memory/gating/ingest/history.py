@@ -32,7 +32,7 @@ from memory.storage.bulk import analyze
 from memory.storage.embedding import Vectors
 from memory.storage.history_imports import imported_up_to
 from memory.storage.store import MemoryStore
-from memory.storage.tombstones import writer
+from memory.storage.tombstones import UserForgottenError, is_forgotten, writer
 from memory.types import Category, MemoryKind, NewMemory, Scope, Source
 
 Format = Literal["auto", "jsonl", "locomo"]
@@ -355,9 +355,18 @@ async def import_messages(
                 vectors = await embedding
                 ahead = prepare(batches[k + 1]) if k + 1 < len(batches) else None
                 if items and vectors is not None:
-                    await store.write_many(
-                        scope, items, reason="import", vectors=vectors[0], own=vectors[1]
-                    )
+                    try:
+                        await store.write_many(
+                            scope, items, reason="import", vectors=vectors[0], own=vectors[1]
+                        )
+                    except Exception as exc:
+                        if not is_forgotten(exc):
+                            raise
+                        raise UserForgottenError(
+                            "import stopped: the user was forgotten while it ran (the "
+                            f"{report.stored} memories stored before were deleted with them; "
+                            "the rest were refused). Import again to start anew."
+                        ) from exc
                     report.stored += len(items)
                 if progress:
                     progress(len(batches[k]))
