@@ -47,9 +47,8 @@ from psycopg_pool import AsyncConnectionPool, PoolTimeout
 from memory.gating.privacy.deep import StructureRedactor
 from memory.settings import Settings, apply_privacy_defaults
 from memory.storage.availability import is_unavailable, unavailable_from
-from memory.storage.migrations import MIGRATIONS_LOCK_KEY
 from memory.storage.pg import database_url, release_embedded_databases
-from memory.storage.tombstones import ATTACH_SQL
+from memory.storage.tombstones import ATTACH_CHECKPOINT_GUARDS_SQL
 
 KEY_ENV = "MEMORY_CHECKPOINT_KEY"
 # How long a step waits for a connection before the run fails as "memory store unavailable":
@@ -267,12 +266,8 @@ async def guard_checkpoints(pool: AsyncConnectionPool[Any]) -> None:
     Under the migrations' lock, so two processes starting at once attach it once; skipped
     when the memory schema is not there yet (the store's migrations attach it then).
     """
-    async with pool.connection() as conn, conn.transaction():
-        await conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATIONS_LOCK_KEY,))
-        cur = await conn.execute("SELECT to_regproc('lma_attach_guards') IS NOT NULL AS ok")
-        row = await cur.fetchone()
-        if row and row["ok"]:
-            await conn.execute(ATTACH_SQL)
+    async with pool.connection() as conn:
+        await conn.execute(ATTACH_CHECKPOINT_GUARDS_SQL)
 
 
 @asynccontextmanager

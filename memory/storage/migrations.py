@@ -16,7 +16,6 @@ from memory.storage.tombstones import MIGRATION as TOMBSTONES
 log = logging.getLogger(__name__)
 
 _LOCK_KEY = 0x6C6D61  # "lma": serialises concurrent setup() calls across processes
-MIGRATIONS_LOCK_KEY = _LOCK_KEY  # for other schema set-up that must not race them
 # One migration may index every memory: on a million rows that takes minutes, and the pool's
 # per-command timeout (a minute) would fail it half-way, on every start, for ever.
 MIGRATION_TIMEOUT_S = 6 * 3600.0

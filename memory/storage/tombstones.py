@@ -136,6 +136,17 @@ SELECT lma_attach_guards();
 """
 
 ATTACH_SQL = "SELECT lma_attach_guards()"
+_MIGRATIONS_LOCK_KEY = 0x6C6D61  # `migrations._LOCK_KEY`: attaching must not race them
+# For the checkpointer, whose tables LangGraph creates after the migrations may have run: one
+# statement (its own transaction), a no-op while the memory schema is not there yet.
+ATTACH_CHECKPOINT_GUARDS_SQL = f"""
+DO $$ BEGIN
+    PERFORM pg_advisory_xact_lock({_MIGRATIONS_LOCK_KEY});
+    IF to_regproc('lma_attach_guards') IS NOT NULL THEN
+        PERFORM lma_attach_guards();
+    END IF;
+END $$
+"""
 # A tombstone names its user by a keyed digest (the key is random per installation): after
 # "forget me" no table holds the user's id in clear, and a guessed id cannot be confirmed
 # without the database's key.
@@ -280,6 +291,7 @@ async def lock_users_shared(conn: Connection, scopes: Iterable[Scope]) -> None:
 
 
 __all__ = [
+    "ATTACH_CHECKPOINT_GUARDS_SQL",
     "ATTACH_SQL",
     "DEAD_THREAD_SQLSTATE",
     "FORGOTTEN_SQLSTATE",
