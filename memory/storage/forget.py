@@ -27,7 +27,7 @@ from memory.storage.cache_sync import CACHE_CHANNEL
 from memory.storage.db import Connection
 from memory.storage.deletion_outbox import CHROMA_TARGETS, enqueue, owner_digest, pending_targets
 from memory.storage.store import MemoryStore
-from memory.storage.tombstones import bury_threads, seal, tombstone
+from memory.storage.tombstones import DERIVED_FROM, bury_threads, seal, tombstone
 from memory.storage.vector import VectorIndexError
 from memory.storage.vector_log import purge_log
 from memory.types import Scope
@@ -39,10 +39,6 @@ _SCOPED_ORDER = ("memory_events", "memory_versions", "memory_images", "memories"
                  "user_settings", "user_threads", "scope_versions")  # fmt: skip
 _DEADLOCK_TRIES = 3
 CHECKPOINT_TABLES = ("checkpoint_writes", "checkpoint_blobs", "checkpoints")
-DERIVED_FROM = "source_owner"
-"""Provenance (and event data) key of a copy kept in another scope of the tenant (the agents'
-shared memory): the `owner_digest` of the user it came from, so forgetting that user finds it
-without the copy naming the user."""
 
 
 OUT_OF_REACH = (
@@ -231,13 +227,15 @@ async def _forget_derived(store: MemoryStore, scope: Scope, receipt: Receipt) ->
             digest,
             [r["id"] for r in rows],
         )
-    receipt.counts["derived.agent_events"] = _count(status)
+    receipt.counts["derived.agent_events"] = receipt.counts.get("derived.agent_events", 0) + _count(
+        status
+    )
     removed = 0
     for row in rows:
         owner = Scope(scope.tenant_id, row["user_id"])
         done = await store.delete(owner, row["id"], reason="its source user was forgotten")
         removed += done["memories"]
-    receipt.counts["derived.memories"] = removed
+    receipt.counts["derived.memories"] = receipt.counts.get("derived.memories", 0) + removed
 
 
 async def _forget_rows(
@@ -308,6 +306,9 @@ async def forget_user(
                 raise
             log.warning("forget met a writer in a deadlock; trying again")
             receipt.counts = dict(derived)
+    # Again, now that the tombstone stands: a copy published after the first pass by a writer
+    # that started before the forget is deleted here, and none can be published any more.
+    await _forget_derived(store, scope, receipt)
     store.cache.invalidate(scope)
     tables = dict.fromkeys(k.split(".", 1)[1] for k in receipt.counts)  # each once, in order
     receipt.vacuumed = await _vacuum(store, tables)

@@ -37,6 +37,7 @@ from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
 from memory.storage.db import Connection, Database
+from memory.storage.deletion_outbox import owner_digest
 from memory.types import Scope
 
 log = logging.getLogger(__name__)
@@ -46,6 +47,13 @@ THREAD_LOCK_CLASS = 0x6C6D74  # "lmt": the per-thread forget lock (key: hashtext
 FORGOTTEN_SQLSTATE = "LMF01"
 DEAD_THREAD_SQLSTATE = "LMF02"
 SETTING = "lma.writer_epochs"
+DERIVED_FROM = "source_owner"
+"""Provenance (and event data) key of a copy kept in another scope of the tenant (the agents'
+shared memory): the `owner_digest` of the user it came from, so forgetting that user finds it
+without the copy naming the user."""
+# The key of the declared epochs of users whose copies a writer makes (by `owner_digest`);
+# not a tenant id (`#` is not allowed in one).
+DERIVED_CLAIMS = "#"
 
 # The migration's SQL (appended to `migrations.MIGRATIONS`). The trigger functions are the
 # check; `lma_attach_guards` attaches them to every table that needs one and is run after
@@ -60,6 +68,11 @@ CREATE FUNCTION lma_owner_digest(tenant text, usr text) RETURNS bytea
     SELECT sha256(k.key || convert_to(length(tenant) || ':' || tenant || usr, 'UTF8'))
     FROM index_keys k WHERE k.name = 'forget_owner'
 $$;
+CREATE FUNCTION lma_derived_digest(source text) RETURNS bytea
+    LANGUAGE sql STABLE PARALLEL SAFE AS $$
+    SELECT sha256(k.key || convert_to('derived:' || source, 'UTF8'))
+    FROM index_keys k WHERE k.name = 'forget_owner'
+$$;
 CREATE TABLE user_epochs (
     owner         bytea PRIMARY KEY,
     epoch         bigint NOT NULL,
@@ -69,31 +82,47 @@ CREATE TABLE forgotten_threads (
     thread_id     text PRIMARY KEY,
     forgotten_at  timestamptz NOT NULL DEFAULT now()
 );
-CREATE FUNCTION lma_user_guard() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE FUNCTION lma_check_epoch(who bytea, lock_key integer, claim_path text[]) RETURNS void
+    LANGUAGE plpgsql AS $$
 DECLARE
-    held jsonb;
     claimed bigint;
     now_epoch bigint;
     forgotten timestamptz;
 BEGIN
-    IF NEW.tenant_id IS NULL OR NEW.user_id IS NULL THEN
-        RETURN NEW;
-    END IF;
-    PERFORM pg_advisory_xact_lock_shared({USER_LOCK_CLASS},
-                                         hashtext(NEW.tenant_id || '/' || NEW.user_id));
-    SELECT epoch, forgotten_at INTO now_epoch, forgotten FROM user_epochs
-        WHERE owner = lma_owner_digest(NEW.tenant_id, NEW.user_id);
+    PERFORM pg_advisory_xact_lock_shared({USER_LOCK_CLASS}, lock_key);
+    SELECT epoch, forgotten_at INTO now_epoch, forgotten FROM user_epochs WHERE owner = who;
     IF NOT FOUND THEN
-        RETURN NEW;
+        RETURN;
     END IF;
-    held := nullif(current_setting('{SETTING}', true), '')::jsonb;
-    claimed := (held -> NEW.tenant_id ->> NEW.user_id)::bigint;
+    claimed := (nullif(current_setting('{SETTING}', true), '')::jsonb #>> claim_path)::bigint;
     IF claimed >= now_epoch OR (claimed IS NULL AND forgotten < transaction_timestamp()) THEN
-        RETURN NEW;
+        RETURN;
     END IF;
     RAISE EXCEPTION 'refused: the user was forgotten after this writer started (writer epoch %, '
         'user epoch %); start again as a new session', coalesce(claimed::text, 'undeclared'),
         now_epoch USING ERRCODE = '{FORGOTTEN_SQLSTATE}';
+END $$;
+CREATE FUNCTION lma_user_guard() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+    source text;
+BEGIN
+    IF NEW.tenant_id IS NOT NULL AND NEW.user_id IS NOT NULL THEN
+        PERFORM lma_check_epoch(lma_owner_digest(NEW.tenant_id, NEW.user_id),
+                                hashtext(NEW.tenant_id || '/' || NEW.user_id),
+                                ARRAY[NEW.tenant_id, NEW.user_id]);
+    END IF;
+    -- A copy another scope keeps of a user (the agents' shared memory, the bus's log) names
+    -- that user by digest: it is refused like the user's own rows.
+    IF TG_TABLE_NAME = 'memories' THEN
+        source := NEW.provenance ->> '{DERIVED_FROM}';
+    ELSIF TG_TABLE_NAME = 'agent_events' THEN
+        source := NEW.data ->> '{DERIVED_FROM}';
+    END IF;
+    IF source IS NOT NULL THEN
+        PERFORM lma_check_epoch(lma_derived_digest(source), hashtext(source),
+                                ARRAY['{DERIVED_CLAIMS}', source]);
+    END IF;
+    RETURN NEW;
 END $$;
 CREATE FUNCTION lma_thread_guard() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
@@ -196,6 +225,7 @@ def writing_as(scope: Scope, epoch: int) -> Iterator[None]:
     """Writes of `scope` made in this context (and tasks it starts) belong to `epoch`."""
     held = {tenant: dict(users) for tenant, users in (_DECLARED.get() or {}).items()}
     held.setdefault(scope.tenant_id, {})[scope.user_id] = int(epoch)
+    held.setdefault(DERIVED_CLAIMS, {})[owner_digest(scope)] = int(epoch)
     token = _DECLARED.set(held)
     try:
         yield
@@ -230,10 +260,12 @@ async def tombstone(conn: Connection, scope: Scope) -> int:
     new ones waiting until the forget commits. Returns the new epoch.
     """
     await conn.execute(
-        "SELECT pg_advisory_xact_lock($1, hashtext($2 || '/' || $3))",
+        "SELECT pg_advisory_xact_lock($1, hashtext($2 || '/' || $3)),"
+        " pg_advisory_xact_lock($1, hashtext($4))",
         USER_LOCK_CLASS,
         scope.tenant_id,
         scope.user_id,
+        owner_digest(scope),
     )
     epoch = await conn.fetchval(
         "INSERT INTO user_epochs (owner, epoch, forgotten_at)"
@@ -242,6 +274,14 @@ async def tombstone(conn: Connection, scope: Scope) -> int:
         " RETURNING epoch",
         scope.tenant_id,
         scope.user_id,
+    )
+    # The user's copies in other scopes: refused from the same epoch on.
+    await conn.execute(
+        "INSERT INTO user_epochs (owner, epoch, forgotten_at)"
+        " VALUES (lma_derived_digest($1), $2, clock_timestamp()) ON CONFLICT (owner)"
+        " DO UPDATE SET epoch = $2, forgotten_at = clock_timestamp()",
+        owner_digest(scope),
+        epoch,
     )
     return int(epoch)
 
@@ -269,9 +309,11 @@ async def seal(conn: Connection, scope: Scope) -> None:
     An undeclared writer's transaction that began before the forget finished is refused.
     """
     await conn.execute(
-        f"UPDATE user_epochs SET forgotten_at = clock_timestamp() WHERE owner = {_OWNER}",
+        "UPDATE user_epochs SET forgotten_at = clock_timestamp()"
+        f" WHERE owner IN ({_OWNER}, lma_derived_digest($3))",
         scope.tenant_id,
         scope.user_id,
+        owner_digest(scope),
     )
 
 
@@ -294,6 +336,7 @@ __all__ = [
     "ATTACH_CHECKPOINT_GUARDS_SQL",
     "ATTACH_SQL",
     "DEAD_THREAD_SQLSTATE",
+    "DERIVED_FROM",
     "FORGOTTEN_SQLSTATE",
     "MIGRATION",
     "UserForgottenError",

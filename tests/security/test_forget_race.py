@@ -11,6 +11,7 @@ a clear error; a new start afterwards works.
 from __future__ import annotations
 
 import asyncio
+import json
 import uuid
 from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
@@ -28,12 +29,16 @@ from memory.governed_store import GovernedStore
 from memory.longterm.consolidation.batch import OpenBatches
 from memory.longterm.consolidation.types import STEPS, ConsolidationPolicy, StepContext
 from memory.settings import Settings
+from memory.sharing.events import SHARED_USER, channel_for
+from memory.storage.agent_events import append_event
+from memory.storage.deletion_outbox import owner_digest
 from memory.storage.forget import forget_user, scoped_tables
 from memory.storage.pg import open_pool
 from memory.storage.profiles import save_profile
 from memory.storage.store import MemoryStore, open_store
 from memory.storage.store_keys import bind_key
 from memory.storage.tombstones import (
+    DERIVED_FROM,
     UserForgottenError,
     current_epoch,
     is_forgotten,
@@ -331,3 +336,42 @@ async def test_a_writer_error_names_no_user_text(store: MemoryStore) -> None:
         await store.write(scope, NewMemory(content=f"I prefer Ulmar{tag} socks."))
     assert refused.value.sqlstate == "LMF01"
     assert tag not in str(refused.value) and scope.user_id not in str(refused.value)
+
+
+async def test_a_copy_on_the_agents_bus_from_a_writer_before_the_forget_is_refused(
+    store: MemoryStore, other_worker: MemoryStore
+) -> None:
+    """A turn's shared copy (the agents' memory and the bus log) names its user by digest."""
+    for _ in range(3):
+        scope, tag = _someone()
+        shared = Scope(scope.tenant_id, SHARED_USER)
+        source = {DERIVED_FROM: owner_digest(scope)}
+        epoch = await current_epoch(store.pool, scope)  # the turn started here
+        with writing_as(scope, epoch):
+            await store.write(
+                shared, NewMemory(content=f"Team uses Brisk{tag}.", provenance=source)
+            )
+            await forget_user(other_worker, scope)  # the copy made so far goes with the user
+            late = NewMemory(content=f"Team also uses Brisk{tag} now.", provenance=source)
+            with pytest.raises(Exception) as refused:
+                await store.write(shared, late)
+            assert is_forgotten(refused.value), refused.value
+            with pytest.raises(Exception) as refused_event:
+                await append_event(
+                    store.pool,
+                    channel_for(scope.tenant_id),
+                    scope.tenant_id,
+                    "agent-a",
+                    "learned",
+                    None,
+                    json.dumps({"content": f"Brisk{tag}", **source}),
+                    None,
+                )
+            assert is_forgotten(refused_event.value), refused_event.value
+        async with store.pool.acquire() as conn:
+            left = await conn.fetchval(
+                "SELECT (SELECT count(*) FROM memories WHERE content LIKE $1)"
+                " + (SELECT count(*) FROM agent_events WHERE data::text LIKE $1)",
+                f"%Brisk{tag}%",
+            )
+        assert left == 0
