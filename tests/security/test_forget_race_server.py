@@ -57,11 +57,12 @@ async def test_a_turn_in_flight_on_the_server_leaves_nothing_after_the_receipt(
     await asyncio.sleep(forget_after_s)
     receipt = await _forget_in_another_process(pg_db_url, secured_server, who)
     assert receipt["epoch"] >= 1
-    # The server deletes the thread on its next request (join answers 404 then), and the run
-    # may still be running: wait past the stub's delay for the turn to end on its own.
-    with contextlib.suppress(httpx.HTTPStatusError):
+    # No request to the server until the turn has ended on its own (past the stub's delay):
+    # the server deletes a forgotten user's threads (cancelling their runs) on its next
+    # request, which would end the turn before it could write anything back.
+    await asyncio.sleep(max(0.0, 4 - forget_after_s) + 5)
+    with contextlib.suppress(httpx.HTTPStatusError):  # 404 once the thread is deleted
         await client.runs.join(thread, run["run_id"])
-    await asyncio.sleep(max(0.0, 4 - forget_after_s) + 4)
     assert len(_stub_session.requests()) >= 2  # the turn reached the model before the forget
 
     # The server's own thread records go on its next request (the CLI cannot reach them).
