@@ -46,16 +46,13 @@ from memory.storage.tombstones import (
     writing_as,
 )
 from memory.types import NewMemory, Scope
+from tests.support.memory_stores import store_settings
 
 
 @pytest.fixture
 def settings(pg_db_url: str, tmp_data_dir: Path, embedding_model_dir: Path) -> Settings:
-    return Settings(
-        database_url=pg_db_url,
-        data_dir=tmp_data_dir,
-        embedding_model_dir=embedding_model_dir,
-        index_in_background=True,  # the indexer races the forget too
-    )
+    base = store_settings(pg_db_url, tmp_data_dir, embedding_model_dir)
+    return replace(base, index_in_background=True)  # the indexer races the forget too
 
 
 @pytest.fixture
