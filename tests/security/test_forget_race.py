@@ -193,34 +193,68 @@ async def test_every_write_path_of_a_writer_from_before_the_forget_is_refused(
         assert await _left_of(store, scope, tag) == {}
 
 
-async def test_a_store_put_in_flight_is_drained_or_refused(
+@pytest.mark.parametrize("pause_at", ["apply_resolution", "_bind_key"])
+async def test_a_store_put_in_flight_is_refused_and_leaves_nothing(
+    store: MemoryStore,
+    other_worker: MemoryStore,
+    monkeypatch: pytest.MonkeyPatch,
+    pause_at: str,
+) -> None:
+    """A put paused before its memory write, or between that write and its key's binding."""
+    import memory.governed_store as governed
+
+    reached, release = asyncio.Event(), asyncio.Event()
+    target: Any = governed if pause_at == "apply_resolution" else GovernedStore
+    real = getattr(target, pause_at)
+
+    async def paused(*args: Any, **kwargs: Any) -> Any:
+        reached.set()
+        await release.wait()
+        return await real(*args, **kwargs)
+
+    monkeypatch.setattr(target, pause_at, paused)
+    for _ in range(2):
+        reached.clear()
+        release.clear()
+        scope, tag = _someone()
+        puts = GovernedStore(store, caller=_caller(scope))
+        namespace = (scope.tenant_id, scope.user_id, "memories")
+        text = f"I always prefer the window seat on the Plovik{tag} line."
+        running = asyncio.ensure_future(puts.put_governed(namespace, "seat", {"content": text}))
+        await asyncio.wait_for(reached.wait(), 60)
+        await forget_user(other_worker, scope)  # the receipt: the put is still in flight
+        release.set()
+        with pytest.raises(UserForgottenError) as refused:
+            await running
+        assert "forgotten" in str(refused.value) and "Plovik" not in str(refused.value)
+        assert await _left_of(store, scope, tag) == {}
+    monkeypatch.undo()
+    # A new put after the receipt is a new start.
+    fresh = await puts.put_governed(namespace, "seat", {"content": text})
+    assert fresh.memory_id is not None
+
+
+async def test_a_session_of_puts_that_began_before_the_forget_is_refused(
     store: MemoryStore, other_worker: MemoryStore
 ) -> None:
-    for delay_s in (0.0, 0.01, 0.05, 0.2):
+    for delay_s in (0.0, 0.05, 0.2):
         scope, tag = _someone()
         puts = GovernedStore(store, caller=_caller(scope))
         namespace = (scope.tenant_id, scope.user_id, "memories")
 
-        async def put_many(
+        async def session(
             puts: GovernedStore = puts, tag: str = tag, namespace: tuple[str, ...] = namespace
-        ) -> list[Any]:
-            done = []
-            for i in range(20):
-                text = f"I always prefer window seat {i} on the Plovik{tag} line."
-                done.append(await puts.put_governed(namespace, f"k{i}", {"content": text}))
-            return done
+        ) -> None:
+            async with writer(store.pool, Scope(namespace[0], namespace[1])):
+                for i in range(40):
+                    text = f"I always prefer window seat {i} on the Plovik{tag} line."
+                    await puts.put_governed(namespace, f"k{i}", {"content": text})
 
-        running = asyncio.ensure_future(put_many())
+        running = asyncio.ensure_future(session())
         await asyncio.sleep(delay_s)
         await forget_user(other_worker, scope)
-        try:
+        with pytest.raises(UserForgottenError):
             await running
-        except Exception as exc:  # a put that was in flight is refused
-            assert is_forgotten(exc), exc
-        # Puts that finished before the forget are gone; one in flight was refused. Puts that
-        # began after the receipt are a new start: stop them first, then forget once more to
-        # check the user can be forgotten again and nothing is left.
-        await forget_user(other_worker, scope)
         assert await _left_of(store, scope, tag) == {}
 
 
