@@ -406,3 +406,29 @@ async def test_a_copy_on_the_agents_bus_from_a_writer_before_the_forget_is_refus
                 f"%Brisk{tag}%",
             )
         assert left == 0
+
+
+async def test_the_forget_waits_for_an_index_upsert_in_flight_and_chroma_keeps_nothing(
+    store: MemoryStore, other_worker: MemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The indexer sends vectors to Chroma under the owner's forget lock (shared)."""
+    scope, tag = _someone()
+    reached, release = asyncio.Event(), asyncio.Event()
+    real = store.index.upsert
+
+    async def slow_upsert(records: Any, vectors: Any) -> None:
+        reached.set()
+        await release.wait()
+        await real(records, vectors)
+
+    monkeypatch.setattr(store.index, "upsert", slow_upsert)
+    await store.write(scope, NewMemory(content=f"I prefer Tarvell{tag} ink."))
+    await asyncio.wait_for(reached.wait(), 60)  # the background upsert is in flight
+    forgetting = asyncio.ensure_future(forget_user(other_worker, scope))
+    await asyncio.sleep(1.0)
+    assert not forgetting.done()  # no receipt while vectors may still reach Chroma
+    release.set()
+    receipt = await asyncio.wait_for(forgetting, 60)
+    assert receipt.counts["chroma"] >= 1  # the forget found the entry the upsert added
+    assert await store.index.count_scope(scope) == 0
+    assert await _left_of(store, scope, tag) == {}
