@@ -425,9 +425,11 @@ async def test_the_forget_waits_for_an_index_upsert_in_flight_and_chroma_keeps_n
     await store.write(scope, NewMemory(content=f"I prefer Tarvell{tag} ink."))
     await asyncio.wait_for(reached.wait(), 60)  # the background upsert is in flight
     forgetting = asyncio.ensure_future(forget_user(other_worker, scope))
-    await asyncio.sleep(1.0)
-    assert not forgetting.done()  # no receipt while vectors may still reach Chroma
-    release.set()
+    try:
+        await asyncio.sleep(1.0)
+        assert not forgetting.done()  # no receipt while vectors may still reach Chroma
+    finally:
+        release.set()  # never leave the indexer (and the store's close) waiting
     receipt = await asyncio.wait_for(forgetting, 60)
     assert receipt.counts["chroma"] >= 1  # the forget found the entry the upsert added
     assert await store.index.count_scope(scope) == 0
