@@ -150,7 +150,9 @@ async def perceive(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     # The size limit protects the server: the operator's setting, not something a run may raise.
     max_chars = Settings.from_env().max_input_chars
     try:
-        seen = await perceive_images(human, owner=_image_owner(ctx))
+        # Only content parts can carry images; plain text needs no owner (nor the run's config).
+        owner = _image_owner(ctx) if isinstance(human.content, list) else ""
+        seen = await perceive_images(human, owner=owner)
         raw = turn_text(human, seen)
         text, kind, features, task = await run_cpu(
             _sense, raw, max_chars, state.get("task"), size=len(raw)
