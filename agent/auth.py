@@ -268,6 +268,30 @@ async def on_threads(ctx: Auth.types.AuthContext, value: Any) -> Any:
     return _owner(ctx)
 
 
+def _carry_creator(ctx: Auth.types.AuthContext, config: dict[str, Any], context: Any) -> None:
+    """Fold a cron's `context` into its `config.configurable` (in place) with the caller's identity.
+
+    The server starts a cron's runs with no request and so no token: the caller's identity and
+    permissions travel in `config.configurable`, which its scheduler reads back for each run.
+    That scheduler (langgraph_api 0.16) then refuses a run with both a `context` and a non-empty
+    `configurable` ("Cannot specify both configurable and context"): it removes only `cron_id`
+    and `langgraph_auth_user` first, never `langgraph_auth_permissions`, so a cron with a
+    context would never fire. Folded into `configurable` (the legacy spelling, which the server
+    copies into the run's context itself), the context reaches the run all the same.
+    """
+    configurable = config.get("configurable")
+    if not isinstance(configurable, dict):
+        configurable = config["configurable"] = {}
+    if isinstance(context, dict):
+        # Context wins over the legacy spelling; never over what the server or we write.
+        configurable.update({k: v for k, v in context.items() if k not in _SERVER_CONFIG_KEYS})
+    configurable["langgraph_auth_permissions"] = list(ctx.permissions)
+    fields = ("identity", "tenant_id", "display_name", "is_authenticated", AUTH_MODE_FIELD)
+    configurable["langgraph_auth_user"] = {
+        k: auth_field(ctx.user, k) for k in fields if auth_field(ctx.user, k) is not None
+    }
+
+
 @auth.on.crons.create
 async def on_cron_create(ctx: Auth.types.AuthContext, value: Any) -> Any:
     """Crons run later without a request (so without a token): admins only, stamped."""
@@ -280,15 +304,26 @@ async def on_cron_create(ctx: Auth.types.AuthContext, value: Any) -> Any:
         return False
     if isinstance(payload, dict):
         refuse_operator_context(ctx, graph_id, payload.get("context"), _configurable(payload))
-        # The server starts a cron's runs with no request and so no token: carry the creator's
-        # identity and permissions in the stored config, which it reads back for each run.
-        configurable = payload.setdefault("config", {}).setdefault("configurable", {})
-        configurable["langgraph_auth_permissions"] = list(ctx.permissions)
-        fields = ("identity", "tenant_id", "display_name", "is_authenticated", AUTH_MODE_FIELD)
-        configurable["langgraph_auth_user"] = {
-            k: auth_field(ctx.user, k) for k in fields if auth_field(ctx.user, k) is not None
-        }
+        # In place: the server stores this payload, with the `cron_id` it wrote already.
+        config = payload.get("config")
+        if not isinstance(config, dict):
+            config = payload["config"] = {}
+        _carry_creator(ctx, config, payload.pop("context", None))
     return _stamp_owner(ctx, value)
+
+
+async def _stored_cron_payload(cron_id: Any) -> dict[str, Any]:
+    """The stored payload of a cron the caller may read ({} when there is none)."""
+    try:
+        from langgraph_runtime.database import connect
+        from langgraph_runtime.ops import Crons
+
+        async with connect() as conn:
+            found = [c async for c in await Crons.get(conn, cron_id)]
+    except Exception:
+        return {}
+    payload = found[0].get("payload") if found else None
+    return payload if isinstance(payload, dict) else {}
 
 
 @auth.on.crons
@@ -296,9 +331,26 @@ async def on_crons(ctx: Auth.types.AuthContext, value: Any) -> Any:
     """Read, search, update, delete: only the caller's crons; an update's payload as a create's."""
     payload = value.get("payload") if ctx.action == "update" else None
     if isinstance(payload, dict):
-        assistant = payload.get("assistant_id")
+        # The server shallow-merges an update's payload into the stored one and keeps the
+        # stored assistant, so the stored cron says which graph the context is checked for.
+        stored = await _stored_cron_payload(value.get("cron_id"))
+        assistant = stored.get("assistant_id") or payload.get("assistant_id")
         graph_id = await graph_of_assistant(assistant) if assistant else None
         refuse_operator_context(ctx, graph_id, payload.get("context"), _configurable(payload))
+        if "context" in payload or "config" in payload:
+            # A new `config` would replace the stored one and drop the identity it carries, a
+            # new `context` would stop the cron firing (see `_carry_creator`): the merged result
+            # is written as a create's, stamped with the caller (the owner: the filter below).
+            # A new context is merged over the folded old one: once folded, the two spellings
+            # can no longer be told apart, so replacing would drop legacy `configurable` keys.
+            base = payload.get("config", stored.get("config"))
+            # Copies: the stored cron must not change before the server accepts the update.
+            config = dict(base) if isinstance(base, dict) else {}
+            configurable = config.get("configurable")
+            config["configurable"] = dict(configurable) if isinstance(configurable, dict) else {}
+            _carry_creator(ctx, config, payload.get("context", stored.get("context")))
+            payload["config"] = config
+            payload["context"] = {}  # overrides a stored context (folded above); empty is "none"
     return _owner(ctx)
 
 

@@ -97,7 +97,7 @@ def mint_token(
 
 
 def _numeric_date(claims: dict[str, Any], name: str) -> int | float | None:
-    """A NumericDate claim (RFC 7519 §2): a JSON number, finite, between 1970 and 9999.
+    """A NumericDate claim (RFC 7519, section 2): a JSON number, finite, between 1970 and 9999.
 
     PyJWT reads these with `int(...)`, which takes the string "99999999999", True (as 1) and
     refuses NaN only by accident; a validly signed token from a sloppy minter must not get a

@@ -48,6 +48,7 @@ from memory.gating.privacy.deep import StructureRedactor
 from memory.settings import Settings, apply_privacy_defaults
 from memory.storage.availability import is_unavailable, unavailable_from
 from memory.storage.pg import database_url, release_embedded_databases
+from memory.storage.tombstones import ATTACH_CHECKPOINT_GUARDS_SQL
 
 KEY_ENV = "MEMORY_CHECKPOINT_KEY"
 # How long a step waits for a connection before the run fails as "memory store unavailable":
@@ -259,6 +260,16 @@ class GovernedPostgresSaver(AsyncPostgresSaver):
             raise
 
 
+async def guard_checkpoints(pool: AsyncConnectionPool[Any]) -> None:
+    """Attach the forget guard to the checkpoint tables LangGraph created (`tombstones`).
+
+    Under the migrations' lock, so two processes starting at once attach it once; skipped
+    when the memory schema is not there yet (the store's migrations attach it then).
+    """
+    async with pool.connection() as conn:
+        await conn.execute(ATTACH_CHECKPOINT_GUARDS_SQL)
+
+
 @asynccontextmanager
 async def open_checkpointer(
     settings: Settings | None = None, *, max_size: int = 10
@@ -291,6 +302,7 @@ async def open_checkpointer(
         # overhead). A semaphore of the pool's size lets each write use its own connection.
         saver.lock = cast(asyncio.Lock, asyncio.Semaphore(max_size))
         await saver.setup()
+        await guard_checkpoints(pool)
         yield saver
 
 

@@ -143,3 +143,10 @@ class State(InputState, total=False):
     pending_approval: Annotated[
         list[dict[str, Any]], _d("High-risk memories waiting for a human decision.")
     ]
+    memory_epoch: Annotated[
+        int,
+        _d(
+            "The user's epoch when this thread began: once the user is forgotten, nothing of "
+            "this thread is written again (a new start needs a new thread)."
+        ),
+    ]

@@ -78,6 +78,7 @@ from memory.sharing.events import SHARED_USER
 from memory.storage import store_keys
 from memory.storage.forget_one import delete_memory
 from memory.storage.store import MemoryStore
+from memory.storage.tombstones import UserForgottenError, is_forgotten, writer
 from memory.types import (
     Category,
     MemoryKind,
@@ -492,6 +493,22 @@ class GovernedStore(BaseStore):
         target = self._target(namespace, write=True)
         if value is None:
             return await self._delete(target, key)
+        # One writer from its first read to its last write: a forget of the user while the
+        # put runs refuses what it would still write (`storage.tombstones`).
+        try:
+            async with writer(self.memory.pool, target.scope):
+                return await self._put(target, key, value, ttl)
+        except Exception as exc:
+            if not is_forgotten(exc) or isinstance(exc, UserForgottenError):
+                raise
+            log.warning("a store put was refused: its user was forgotten while it ran")
+            raise UserForgottenError(
+                "put refused: the user was forgotten while it ran; put again to start anew"
+            ) from exc
+
+    async def _put(
+        self, target: Target, key: str, value: Mapping[str, Any], ttl: Any
+    ) -> PutOutcome:
         text, insist = _value_text(value), _insist(value)
         scope = target.scope
         if not await self.memory.consent(scope):

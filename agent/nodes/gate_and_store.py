@@ -28,6 +28,7 @@ from memory.gating.ingest import IngestResult, ingest_text
 from memory.multimodal import text_parts
 from memory.observability.hit_rate import record_injection, used_memory_ids
 from memory.storage.store import MemoryStore
+from memory.storage.tombstones import current_epoch, is_forgotten, writing_as
 from memory.types import Scope, Source, Status
 from memory.working.summary import refresh_summary
 from memory.working.task_state import new_task_state, record_outcome
@@ -107,6 +108,28 @@ async def _store_turn(
         return []
     store = await get_store(config)
     scope = resolve_scope(ctx, config)
+    epoch = state.get("memory_epoch")
+    if epoch is None:  # a thread from before epochs were kept: its epoch is the current one
+        epoch = await current_epoch(store.pool, scope)
+    try:
+        with writing_as(scope, epoch):
+            return await _write_turn(state, ctx, config, pending, store, scope)
+    except Exception as exc:
+        if not is_forgotten(exc):
+            raise
+        # The user was forgotten while this turn ran: nothing of it is kept (no user text here).
+        log.warning("a turn's memories were refused: its user was forgotten meanwhile")
+        return []
+
+
+async def _write_turn(
+    state: State,
+    ctx: Context,
+    config: RunnableConfig,
+    pending: list[HumanMessage],
+    store: MemoryStore,
+    scope: Scope,
+) -> list[IngestResult]:
     thread_id = ((config or {}).get("configurable") or {}).get("thread_id")
     # Bookkeeping (the thread's owner, for deleting it with the user; the hit-rate log) does
     # not depend on the gate: it runs beside it, and the node still waits for both, so a

@@ -21,6 +21,7 @@ from agent.state import State
 from memory.multimodal import ImageInputError
 from memory.offload import run_cpu
 from memory.settings import Settings
+from memory.storage.tombstones import current_epoch
 from memory.system import recaller
 from memory.types import Scope, ScopeError
 from memory.working.brakes import BrakeLimits, BrakeTrip, check_brakes
@@ -149,7 +150,9 @@ async def perceive(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     # The size limit protects the server: the operator's setting, not something a run may raise.
     max_chars = Settings.from_env().max_input_chars
     try:
-        seen = await perceive_images(human, owner=_image_owner(ctx))
+        # Only content parts can carry images; plain text needs no owner (nor the run's config).
+        owner = _image_owner(ctx) if isinstance(human.content, list) else ""
+        seen = await perceive_images(human, owner=owner)
         raw = turn_text(human, seen)
         text, kind, features, task = await run_cpu(
             _sense, raw, max_chars, state.get("task"), size=len(raw)
@@ -160,6 +163,15 @@ async def perceive(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         kept = [without_images(human)] if isinstance(exc, ImageInputError) else []
         return {"rejected": str(exc), "messages": [*kept, reply]}
     update: dict[str, Any] = {"rejected": "", "brake": None, "images": [], "image_needles": []}
+    if state.get("memory_epoch") is None:
+        # Captured once per thread: a forget of the user refuses this thread's later writes.
+        config = get_config()
+        try:
+            scope = resolve_scope(ctx, config)
+        except ScopeError:  # no identity: the gate refuses to store anything anyway
+            pass
+        else:
+            update["memory_epoch"] = await current_epoch((await get_store(config)).pool, scope)
     if seen is not None:  # images re-encoded without metadata, text cleaned
         update["messages"] = [HumanMessage(content=with_text(seen, text), id=human.id)]
         update.update(images=seen.features, image_needles=seen.needles)

@@ -18,10 +18,13 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any
 
 from PIL import ExifTags, Image, ImageOps
 from typing_extensions import TypedDict
+
+from memory.multimodal.image_refusal import ALLOWED_FORMATS, ImageInputError
+from memory.multimodal.pixel_budget import header_pixels, process_budget
 
 __all__ = [
     "ALLOWED_FORMATS",
@@ -40,27 +43,12 @@ __all__ = [
     "text_parts",
 ]
 
-# Decoders Pillow may try. Everything else (TIFF, BMP, PSD, EPS via Ghostscript ...) is refused:
-# fewer parsers exposed to hostile bytes, and these four are what chat clients send.
-ALLOWED_FORMATS = ("PNG", "JPEG", "GIF", "WEBP")
 _MIME = {"PNG": "image/png", "JPEG": "image/jpeg", "GIF": "image/gif", "WEBP": "image/webp"}
 _DATA_URL = re.compile(r"data:([\w.+-]+/[\w.+-]+)?((?:;[\w.+-]+=[\w.+-]+)*);base64,", re.ASCII)
 _NAME_KEYS = ("filename", "name", "alt", "alt_text", "title")
 # Longest side of the thumbnail a memory keeps: enough to recognise a photo in a list, about
 # 5-15 kB as JPEG, so a user's thousand images cost ~10 MB of Postgres.
 THUMBNAIL_SIDE = 256
-
-
-class ImageInputError(ValueError):
-    """An image that cannot be used: too large, not an allowed image, or not fetchable."""
-
-    def __init__(
-        self,
-        reason: Literal["too_large", "too_many_pixels", "not_image", "url", "too_many", "busy"],
-        message: str,
-    ) -> None:
-        super().__init__(message)
-        self.reason = reason
 
 
 @dataclass(frozen=True, slots=True)
@@ -351,8 +339,6 @@ def clean_image_held(
     data: bytes, limits: ImageLimits, name: str = "", owner: str = ""
 ) -> CleanImage:
     """`clean_image` with the pixels its header claims held in the process's pixel budget."""
-    from memory.multimodal.pixel_budget import header_pixels, process_budget
-
     pixels = header_pixels(data) if len(data) <= limits.max_bytes else 0
     if pixels > limits.max_pixels:
         return clean_image(data, limits, name)  # refused by the per-image limit, undecoded

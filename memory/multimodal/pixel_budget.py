@@ -21,7 +21,7 @@ from contextlib import contextmanager
 
 from PIL import Image
 
-from memory.multimodal.image_input import ALLOWED_FORMATS, ImageInputError
+from memory.multimodal.image_refusal import ALLOWED_FORMATS, ImageInputError
 from memory.settings import ServiceLimits
 
 

@@ -21,10 +21,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+import asyncpg
+
 from memory.storage.cache_sync import CACHE_CHANNEL
 from memory.storage.db import Connection
 from memory.storage.deletion_outbox import CHROMA_TARGETS, enqueue, owner_digest, pending_targets
 from memory.storage.store import MemoryStore
+from memory.storage.tombstones import DERIVED_FROM, bury_threads, seal, tombstone
 from memory.storage.vector import VectorIndexError
 from memory.storage.vector_log import purge_log
 from memory.types import Scope
@@ -34,18 +37,24 @@ log = logging.getLogger(__name__)
 # Known tables first, children before parents; discovered ones follow in name order.
 _SCOPED_ORDER = ("memory_events", "memory_versions", "memory_images", "memories",
                  "user_settings", "user_threads", "scope_versions")  # fmt: skip
+_DEADLOCK_TRIES = 3
 CHECKPOINT_TABLES = ("checkpoint_writes", "checkpoint_blobs", "checkpoints")
-DERIVED_FROM = "source_owner"
-"""Provenance (and event data) key of a copy kept in another scope of the tenant (the agents'
-shared memory): the `owner_digest` of the user it came from, so forgetting that user finds it
-without the copy naming the user."""
 
 
 OUT_OF_REACH = (
-    "Postgres write-ahead log and replicas: hold the deleted rows until the WAL segments are "
-    "recycled (after the next checkpoints)",
-    "database and Chroma backups or snapshots taken before this deletion",
+    "Postgres data files: VACUUM marks the deleted rows' space free for reuse, but their bytes "
+    "stay in the table and index pages until new rows overwrite them (only VACUUM FULL, which "
+    "locks the whole table, rewrites them)",
+    "Postgres write-ahead log: the segments written since the last checkpoint hold the deleted "
+    "rows (and the writes that created them) until they are recycled; so do WAL archives, "
+    "streaming replicas' WAL and logical-replication slots",
+    "the operator's base backups, PITR archives and database or Chroma snapshots taken before "
+    "this deletion: a restore brings the user back (forget again after any restore)",
     "logs and traces outside this project (the LangGraph server's own log, LangSmith if enabled)",
+)
+NOT_CHECKPOINTED = (
+    "the WAL segments still in use: this database role may not run CHECKPOINT (superuser or "
+    "pg_checkpoint), so they are recycled only after the server's next scheduled checkpoint"
 )
 """What a deletion cannot reach; every receipt says so."""
 
@@ -75,6 +84,8 @@ class Receipt:
     unreachable: list[str] = field(default_factory=lambda: list(OUT_OF_REACH))
     vacuumed: list[str] = field(default_factory=list)
     chroma_log_blanked: int | None = None  # entries of Chroma's write-ahead log emptied
+    checkpointed: bool = False  # a CHECKPOINT ran after the VACUUM (WAL segments recyclable)
+    epoch: int = 0  # the user's epoch from now on: writers that started before are refused
 
     @property
     def total(self) -> int:
@@ -93,6 +104,8 @@ class Receipt:
             "pending": list(self.pending),
             "vacuumed": list(self.vacuumed),
             "chroma_log_blanked": self.chroma_log_blanked,
+            "checkpointed": self.checkpointed,
+            "epoch": self.epoch,
             "unreachable": list(self.unreachable),
         }
 
@@ -181,6 +194,19 @@ async def _vacuum(store: MemoryStore, tables: Iterable[str]) -> list[str]:
     return done
 
 
+async def _checkpoint(store: MemoryStore) -> bool:
+    # After the VACUUM: a checkpoint writes the vacuumed pages out, so the WAL segments that
+    # hold the deleted rows are no longer needed for crash recovery and are recycled (or
+    # archived) instead of staying until the next scheduled checkpoint (5 minutes by default).
+    try:
+        async with store.pool.acquire() as conn:
+            await conn.execute("CHECKPOINT")
+    except asyncpg.PostgresError as exc:  # a role without the right: the server's own schedule
+        log.info("CHECKPOINT after forget not allowed: %s", exc)
+        return False
+    return True
+
+
 async def _forget_derived(store: MemoryStore, scope: Scope, receipt: Receipt) -> None:
     """Delete what other scopes of the tenant keep of this user (shared agent knowledge)."""
     digest = owner_digest(scope)
@@ -201,30 +227,25 @@ async def _forget_derived(store: MemoryStore, scope: Scope, receipt: Receipt) ->
             digest,
             [r["id"] for r in rows],
         )
-    receipt.counts["derived.agent_events"] = _count(status)
+    receipt.counts["derived.agent_events"] = receipt.counts.get("derived.agent_events", 0) + _count(
+        status
+    )
     removed = 0
     for row in rows:
         owner = Scope(scope.tenant_id, row["user_id"])
         done = await store.delete(owner, row["id"], reason="its source user was forgotten")
         removed += done["memories"]
-    receipt.counts["derived.memories"] = removed
+    receipt.counts["derived.memories"] = receipt.counts.get("derived.memories", 0) + removed
 
 
-async def forget_user(
-    store: MemoryStore, scope: Scope, *, extra_threads: Iterable[str] = ()
-) -> Receipt:
-    """Delete everything of `scope` and return the receipt.
-
-    `extra_threads` adds thread ids the caller knows belong to the user (e.g. the LangGraph
-    server's own thread registry) to those recorded in `user_threads`. Checkpoints are deleted
-    from the store's database, where `agent.checkpointer` keeps them.
-    """
-    receipt = Receipt(scope.tenant_id, scope.user_id)
-    await store.drain()  # access statistics still in flight would re-create audit rows
-    # Copies first: if this process dies in between, the user is still there and forgetting
-    # again finishes the job; the other order would orphan copies nothing points back to.
-    await _forget_derived(store, scope, receipt)
+async def _forget_rows(
+    store: MemoryStore, scope: Scope, receipt: Receipt, extra_threads: Iterable[str]
+) -> list[str]:
+    """The one Postgres transaction: tombstone first, then every row; the memory ids deleted."""
     async with store.pool.acquire() as conn, conn.transaction():
+        # First: from here on writers of this user wait, and once this commits, every writer
+        # that started before is refused (`storage.tombstones`).
+        receipt.epoch = await tombstone(conn, scope)
         recorded = await conn.fetch(
             "SELECT thread_id FROM user_threads WHERE tenant_id = $1 AND user_id = $2",
             scope.tenant_id,
@@ -233,6 +254,9 @@ async def forget_user(
         found = {r["thread_id"] for r in recorded} | await _owned_checkpoint_threads(conn, scope)
         threads = sorted(found | {str(t) for t in extra_threads})
         receipt.threads = threads
+        # Before their checkpoints go: a turn still running on another worker cannot write
+        # them back (its checkpoint writes wait for this transaction, then are refused).
+        await bury_threads(conn, threads)
         memory_ids = [
             r["id"]
             for r in await conn.fetch(
@@ -252,9 +276,45 @@ async def forget_user(
         await conn.execute(
             "SELECT pg_notify($1, $2)", CACHE_CHANNEL, f"{scope.tenant_id}/{scope.user_id}/-"
         )
+        await seal(conn, scope)
+    return memory_ids
+
+
+async def forget_user(
+    store: MemoryStore, scope: Scope, *, extra_threads: Iterable[str] = ()
+) -> Receipt:
+    """Delete everything of `scope` and return the receipt.
+
+    `extra_threads` adds thread ids the caller knows belong to the user (e.g. the LangGraph
+    server's own thread registry) to those recorded in `user_threads`. Checkpoints are deleted
+    from the store's database, where `agent.checkpointer` keeps them.
+    """
+    receipt = Receipt(scope.tenant_id, scope.user_id)
+    await store.drain()  # access statistics still in flight would re-create audit rows
+    # Copies first: if this process dies in between, the user is still there and forgetting
+    # again finishes the job; the other order would orphan copies nothing points back to.
+    await _forget_derived(store, scope, receipt)
+    derived = dict(receipt.counts)
+    for attempt in range(_DEADLOCK_TRIES):
+        try:
+            memory_ids = await _forget_rows(store, scope, receipt, extra_threads)
+            break
+        except asyncpg.DeadlockDetectedError:
+            # A writer that locked rows before reaching its guard: Postgres aborted one of the
+            # two; the forget's transaction rolled back whole and runs again.
+            if attempt + 1 == _DEADLOCK_TRIES:
+                raise
+            log.warning("forget met a writer in a deadlock; trying again")
+            receipt.counts = dict(derived)
+    # Again, now that the tombstone stands: a copy published after the first pass by a writer
+    # that started before the forget is deleted here, and none can be published any more.
+    await _forget_derived(store, scope, receipt)
     store.cache.invalidate(scope)
     tables = dict.fromkeys(k.split(".", 1)[1] for k in receipt.counts)  # each once, in order
     receipt.vacuumed = await _vacuum(store, tables)
+    receipt.checkpointed = await _checkpoint(store)
+    if not receipt.checkpointed:
+        receipt.unreachable.append(NOT_CHECKPOINTED)
     try:
         receipt.counts["chroma"] = await store.index.delete_scope(scope)
     except VectorIndexError as exc:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import logging
 
 from memory.storage.db import Connection
+from memory.storage.tombstones import ATTACH_SQL
+from memory.storage.tombstones import MIGRATION as TOMBSTONES
 
 log = logging.getLogger(__name__)
 
@@ -408,6 +410,9 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (tenant_id, user_id, thread_id)
     );
     """,
+    # 17: forget-me is final: the per-user epochs and tombstones, dead threads, and the guard
+    # triggers every writer's transaction passes through (see `storage.tombstones`).
+    TOMBSTONES,
 ]
 
 
@@ -429,4 +434,7 @@ async def apply_migrations(conn: Connection) -> int:
             await conn.execute(sql, timeout=MIGRATION_TIMEOUT_S)
             await conn.execute("INSERT INTO schema_migrations (version) VALUES ($1)", number)
             applied += 1
+        if applied and await conn.fetchval("SELECT to_regproc('lma_attach_guards')"):
+            # A table a migration added with `tenant_id` + `user_id` gets its forget guard.
+            await conn.execute(ATTACH_SQL)
     return applied

@@ -19,6 +19,7 @@ import asyncpg
 from memory.settings import Settings
 from memory.storage.db import Database
 from memory.storage.migrations import apply_migrations
+from memory.storage.tombstones import declare_on_acquire
 
 log = logging.getLogger(__name__)
 
@@ -102,6 +103,8 @@ async def open_pool(url: str, *, min_size: int = 1, max_size: int = 10) -> Async
             # 200,000-memory user, for queries that then run in 10-30 ms. Every query here is
             # short and selective; none repays the compilation.
             server_settings={"jit": "off"},
+            # Each connection carries the epochs its writers started at (forget-me finality).
+            setup=declare_on_acquire,
         )
     except (OSError, asyncpg.PostgresError, TimeoutError) as exc:
         raise DatabaseError(

@@ -50,6 +50,7 @@ from memory.storage.rows import (
     vector_to_bytes,
 )
 from memory.storage.threads import ThreadRegistry
+from memory.storage.tombstones import lock_users_shared
 from memory.storage.vector import OWNER_KEY_BYTES, VectorIndex, VectorIndexError, claim
 from memory.types import MemoryKind, MemoryRecord, NewMemory, Scope, Status
 
@@ -513,37 +514,51 @@ class MemoryStore:
         """Upsert stored records (of any users) into Chroma and mark them indexed.
 
         Only rows Chroma is then read back to hold are marked (`VectorIndex.held`); the ids of
-        the others are added to `unconfirmed` and stay unindexed. A row deleted while its upsert
-        was in flight (the deletion found nothing to remove from Chroma yet) is not marked, it
-        is gone: its entry is removed again here, so a forgotten memory never lingers in the
-        index. False if Chroma is down.
+        the others are added to `unconfirmed` and stay unindexed. One transaction holds the
+        owners' forget locks shared (`storage.tombstones`) from locking the rows to their
+        marking: a forget waits for an upsert in flight and then deletes its entries, and an
+        upsert after a forget finds the rows gone and sends none of them. A row deleted while
+        its upsert was in flight (the deletion found nothing to remove from Chroma yet) is not
+        marked, it is gone: its entry is removed again here, so a forgotten memory never
+        lingers in the index. False if Chroma is down (nothing is marked: the rows wait for
+        `reindex()`).
         """
         if not records:
             return True
         try:
-            await self.index.upsert(records, vectors)
-            held = await self.index.held(records)  # an upsert that returned is not proof
+            async with self.pool.acquire() as conn, conn.transaction():
+                await lock_users_shared(conn, (r.scope for r in records))
+                rows = await conn.fetch(
+                    f"SELECT id FROM memories WHERE id = ANY($1::text[]) {LOCK_IN_ID_ORDER}",
+                    [r.id for r in records],
+                )
+                marked = {row["id"] for row in rows}
+                keep = [i for i, r in enumerate(records) if r.id in marked]
+                held: set[str] = set()
+                if keep:
+                    kept = [records[i] for i in keep]
+                    await self.index.upsert(kept, vectors[keep])
+                    held = await self.index.held(kept)  # an upsert that returned is not proof
+                    # Marked indexed only where Chroma was seen to hold the entry; the others
+                    # are left (or put back) unindexed.
+                    await conn.execute(
+                        "UPDATE memories SET indexed_at = CASE WHEN id = ANY($2::text[])"
+                        " THEN now() END WHERE id = ANY($1::text[])",
+                        [r.id for r in kept],
+                        list(held),
+                    )
         except VectorIndexError as exc:
             log.info("Chroma unavailable; %d memories kept for reindex: %s", len(records), exc)
             self.index_failed(exc)
             return False
-        lost = [r.id for r in records if r.id not in held]
+        lost = [i for i in marked if i not in held]
         if lost:
             log.warning("Chroma did not keep %d of %d memories; left for reindex", len(lost),
                         len(records))  # fmt: skip
             if unconfirmed is not None:
                 unconfirmed.update(lost)
-        async with self.pool.acquire() as conn:
-            # Marked indexed only where Chroma was seen to hold the entry; the others stay NULL.
-            rows = await conn.fetch(
-                "WITH target AS (SELECT id FROM memories WHERE id = ANY($1::text[])"
-                f" {LOCK_IN_ID_ORDER})"
-                " UPDATE memories m SET indexed_at = CASE WHEN m.id = ANY($2::text[])"
-                " THEN now() END FROM target WHERE m.id = target.id RETURNING m.id",
-                [r.id for r in records],
-                list(held),
-            )
-        marked = {row["id"] for row in rows}
+        # A row deleted before this (the deletion may have found nothing in Chroma yet, or an
+        # earlier upsert of it outlived the deletion): its entry is removed again.
         gone: dict[Scope, list[str]] = {}
         for record in records:
             if record.id not in marked:

@@ -122,3 +122,87 @@ async def test_cron_runs_consolidation_on_langgraph_dev(
         in_chroma = {i for i, _, _ in await store.index.documents_for(ALICE)}
         assert rule.id in in_chroma and expired not in in_chroma
         assert not in_chroma & set(episodes)
+
+
+async def _wait_for_cron_run(
+    client: Any, thread_id: str, timeout: float, log: Path
+) -> dict[str, Any]:
+    """Poll the thread's runs until one has finished; fail with the scheduler's errors."""
+    deadline = time.monotonic() + timeout
+    runs: list[Any] = []
+    while time.monotonic() < deadline:
+        runs = list(await client.runs.list(thread_id))
+        done = [r for r in runs if r["status"] not in ("pending", "running")]
+        if done:
+            return dict(done[0])
+        await asyncio.sleep(2)
+    lines = log.read_text(errors="replace").splitlines()
+    errors = [ln for ln in lines if "Error scheduling cron" in ln or "HTTPException" in ln][-4:]
+    raise AssertionError(f"no finished cron run within {timeout:.0f} s (runs: {runs}): {errors}")
+
+
+async def test_crons_with_a_context_fire_as_their_admin(
+    langgraph_factory: LangGraphFactory,
+    pg_db_url: str,
+    chroma_server: ChromaServer,
+    embedding_model_dir: Path,
+    tmp_path: Path,
+) -> None:
+    """A cron whose payload carries a `context`, at create or by an update, still fires as the
+    admin who made it.
+
+    The auth handler carries the creator's identity and permissions in the stored
+    `config.configurable`; the server's scheduler refuses a run with both a `context` and a
+    non-empty `configurable` ("Cannot specify both configurable and context"). A completed run
+    proves the permissions arrived too: `consolidate` refuses a caller without `memory:admin`
+    inside the graph, and scopes the run to the caller's tenant.
+    """
+    prefix = "cronctx" + uuid.uuid4().hex[:8]
+    server = langgraph_factory(env={
+        "DATABASE_URL": pg_db_url, "CHROMA_URL": chroma_server.url,
+        "MEMORY_CHROMA_PREFIX": prefix, "MEMORY_DATA_DIR": str(tmp_path / "server"),
+        "MEMORY_EMBEDDING_MODEL_DIR": str(embedding_model_dir), "MEMORY_AUTH_SECRET": SECRET,
+    })  # fmt: skip
+    token = mint_token(Scope("acme", "ops"), SECRET, permissions=[PERMISSION_ADMIN])
+    client = get_client(url=server.url, headers={"Authorization": f"Bearer {token}"})
+    # bob and carol have no memories (alice is the other test's): runs with nothing to change.
+    # No tenant: the graph takes the caller's, so the ledger's tenant shows whose identity the
+    # run had (a cron run without it is a bare user id, in the default tenant).
+    bob: dict[str, Any] = {"user_id": "bob"}
+    carol: dict[str, Any] = {"user_id": "carol"}
+    created, updated = (await client.threads.create(), await client.threads.create())
+    crons = [  # the SDK types these as runs: they are cron records
+        dict(await client.crons.create_for_thread(
+            created["thread_id"], "consolidate", schedule="* * * * *", input=bob,
+            context={"batch_size": 7},
+        )),
+        dict(await client.crons.create_for_thread(
+            updated["thread_id"], "consolidate", schedule="* * * * *", input=carol,
+        )),
+    ]  # fmt: skip
+    await client.crons.update(str(crons[1]["cron_id"]), context={"batch_size": 5})
+    try:
+        runs = [
+            await _wait_for_cron_run(client, t["thread_id"], timeout=100, log=server.log)
+            for t in (created, updated)
+        ]
+    finally:
+        for cron in crons:
+            await client.crons.delete(str(cron["cron_id"]))
+    for run, thread, batch_size in zip(runs, (created, updated), (7, 5), strict=True):
+        assert run["status"] == "success", run
+        assert run["kwargs"]["context"]["batch_size"] == batch_size, run["kwargs"]
+        values = (await client.threads.get_state(thread["thread_id"]))["values"]
+        assert isinstance(values, dict) and values.get("users") == 1, values
+        assert not values.get("errors") and not values.get("skipped"), values
+    # The admin's identity reached the graph (each run was scoped to the admin's tenant), and
+    # with it the `memory:admin` permission: without it the runs would have failed.
+    conn = await asyncpg.connect(pg_db_url)
+    try:
+        rows = await conn.fetch(
+            "SELECT DISTINCT tenant_id, user_id FROM consolidation_runs"
+            " WHERE user_id IN ('bob', 'carol')"
+        )
+    finally:
+        await conn.close()
+    assert sorted(tuple(r) for r in rows) == [("acme", "bob"), ("acme", "carol")], rows

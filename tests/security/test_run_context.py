@@ -9,7 +9,9 @@ What a user may choose (recall depth, weights, history strategy, brakes) is chec
 
 from __future__ import annotations
 
+import asyncio
 import json
+import time
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
@@ -186,6 +188,36 @@ async def test_a_cron_cannot_carry_operator_fields(http: httpx.AsyncClient) -> N
             _refused(made, 403, name)
     listed = await http.post("/runs/crons/search", json={}, headers=_admin())
     assert listed.status_code == 200 and listed.json() == [], listed.text
+
+
+async def test_an_admins_cron_with_user_fields_fires(
+    http: httpx.AsyncClient, stub_llm: StubLLM
+) -> None:
+    """The control of the test above: a cron whose context sets only user fields is stored
+    and, when it fires, runs (the server's scheduler refuses a stored context next to the
+    identity the auth handler carries in `configurable`; see `agent.auth._carry_creator`)."""
+    stub_llm.reset()
+    stub_llm.script("Cron hello.")
+    thread = await _thread(http, ADMIN)
+    payload = {"assistant_id": "agent", "schedule": "* * * * *", "input": _said("Hi"),
+               "context": {"recall_k": 2}}  # fmt: skip
+    made = await http.post(f"/threads/{thread}/runs/crons", json=payload, headers=_admin())
+    assert made.status_code == 200, made.text
+    runs: list[dict[str, Any]] = []
+    try:
+        deadline = time.monotonic() + 100
+        while time.monotonic() < deadline:
+            listed = await http.get(f"/threads/{thread}/runs", headers=_admin())
+            runs = [r for r in listed.json() if r["status"] not in ("pending", "running")]
+            if runs:
+                break
+            await asyncio.sleep(2)
+    finally:
+        await http.delete(f"/runs/crons/{made.json()['cron_id']}", headers=_admin())
+    assert runs and runs[0]["status"] == "success", runs
+    assert runs[0]["kwargs"]["context"]["recall_k"] == 2, runs[0]["kwargs"]
+    state = await http.get(f"/threads/{thread}/state", headers=_admin())
+    assert "Cron hello." in state.text, state.text[:500]
 
 
 async def test_user_fields_within_bounds_run_and_out_of_bounds_are_refused(

@@ -23,7 +23,7 @@ from tests.support.chroma_server import ChromaServer
 TABLES = (
     "memories, memory_images, memory_events, scope_versions, user_settings, memory_versions,"
     " agent_events, agent_cursors, consolidation_runs, user_threads, memory_store_keys,"
-    " deletion_outbox"
+    " deletion_outbox, user_epochs, forgotten_threads"
 )
 
 

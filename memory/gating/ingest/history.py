@@ -34,6 +34,7 @@ from memory.storage.bulk import analyze
 from memory.storage.embedding import Vectors
 from memory.storage.history_imports import imported_up_to
 from memory.storage.store import MemoryStore
+from memory.storage.tombstones import UserForgottenError, is_forgotten, writer
 from memory.types import Category, MemoryKind, NewMemory, Scope, Source
 
 Format = Literal["auto", "jsonl", "locomo"]
@@ -348,46 +349,58 @@ async def import_messages(
     stay in file order, one transaction per batch, which is what resuming relies on; a batch
     embedded but not yet written when the import stops is simply embedded again next time.
     """
-    started = time.perf_counter()
-    policy, privacy = policy or GatePolicy(), privacy or PrivacyFilter()
-    report = ImportReport(source=source, messages=len(messages))
-    done = await imported_up_to(store.pool, scope, source)
-    todo = [i for i, m in enumerate(messages) if m.index > done]
-    report.skipped_done = len(messages) - len(todo)
-    if progress and report.skipped_done:
-        progress(report.skipped_done)
-    batches = list(_batches(todo, max(1, batch_size)))
+    # The whole import is one writer: a forget of the user while it runs refuses every
+    # later batch (`storage.tombstones`), instead of the import writing the user back.
+    async with writer(store.pool, scope):
+        started = time.perf_counter()
+        policy, privacy = policy or GatePolicy(), privacy or PrivacyFilter()
+        report = ImportReport(source=source, messages=len(messages))
+        done = await imported_up_to(store.pool, scope, source)
+        todo = [i for i, m in enumerate(messages) if m.index > done]
+        report.skipped_done = len(messages) - len(todo)
+        if progress and report.skipped_done:
+            progress(report.skipped_done)
+        batches = list(_batches(todo, max(1, batch_size)))
 
-    def prepare(
-        batch: list[int],
-    ) -> tuple[list[NewMemory], asyncio.Task[tuple[Vectors, Vectors] | None]]:
-        items = _gate_batch(
-            messages, batch, report, source=source, gated=gated, policy=policy, privacy=privacy
-        )
-        return items, asyncio.ensure_future(_embed(store, items))
+        def prepare(
+            batch: list[int],
+        ) -> tuple[list[NewMemory], asyncio.Task[tuple[Vectors, Vectors] | None]]:
+            items = _gate_batch(
+                messages, batch, report, source=source, gated=gated, policy=policy, privacy=privacy
+            )
+            return items, asyncio.ensure_future(_embed(store, items))
 
-    ahead = prepare(batches[0]) if batches else None
-    k = 0
-    try:
-        while ahead is not None:
-            items, embedding = ahead
-            vectors = await embedding
-            ahead = prepare(batches[k + 1]) if k + 1 < len(batches) else None
-            if items and vectors is not None:
-                await store.write_many(
-                    scope, items, reason="import", vectors=vectors[0], own=vectors[1]
-                )
-                report.stored += len(items)
-            if progress:
-                progress(len(batches[k]))
-            k += 1
-    finally:
-        if ahead is not None and not ahead[1].done():
-            ahead[1].cancel()
-            await asyncio.gather(ahead[1], return_exceptions=True)
-    if report.stored:
-        # The planner's statistics would only catch up with autovacuum: until then a recall of
-        # a user imported into a fresh or much smaller table is planned for a handful of rows.
-        await analyze(store.pool)
-    report.seconds = time.perf_counter() - started
-    return report
+        ahead = prepare(batches[0]) if batches else None
+        k = 0
+        try:
+            while ahead is not None:
+                items, embedding = ahead
+                vectors = await embedding
+                ahead = prepare(batches[k + 1]) if k + 1 < len(batches) else None
+                if items and vectors is not None:
+                    try:
+                        await store.write_many(
+                            scope, items, reason="import", vectors=vectors[0], own=vectors[1]
+                        )
+                    except Exception as exc:
+                        if not is_forgotten(exc):
+                            raise
+                        raise UserForgottenError(
+                            "import stopped: the user was forgotten while it ran (the "
+                            f"{report.stored} memories stored before were deleted with them; "
+                            "the rest were refused). Import again to start anew."
+                        ) from exc
+                    report.stored += len(items)
+                if progress:
+                    progress(len(batches[k]))
+                k += 1
+        finally:
+            if ahead is not None and not ahead[1].done():
+                ahead[1].cancel()
+                await asyncio.gather(ahead[1], return_exceptions=True)
+        if report.stored:
+            # The planner's statistics would only catch up with autovacuum: until then a recall of
+            # a user imported into a fresh or much smaller table is planned for a handful of rows.
+            await analyze(store.pool)
+        report.seconds = time.perf_counter() - started
+        return report

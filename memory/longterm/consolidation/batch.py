@@ -27,6 +27,7 @@ from memory.longterm.consolidation.steps import STEP_FUNCTIONS
 from memory.longterm.consolidation.types import StepContext, UserRun
 from memory.longterm.profile import refresh_profile
 from memory.storage.consolidation_runs import finish_run, stale_runs, start_run
+from memory.storage.tombstones import current_epoch, is_forgotten, writing_as
 from memory.storage.user_locks import UserLocks
 from memory.storage.versions import active_rows
 from memory.types import MemoryKind, Scope
@@ -58,6 +59,9 @@ class RunBatch:
     errors: list[str] = field(default_factory=list)
     recovered: list[str] = field(default_factory=list)
     is_open: bool = True
+    # Each user's epoch when the run began: a user forgotten meanwhile gets no more writes
+    # from this run (`storage.tombstones`), however the steps are scheduled.
+    epochs: dict[str, int] = field(default_factory=dict)
 
     @classmethod
     async def open(
@@ -79,9 +83,11 @@ class RunBatch:
         try:
             for scope in scopes:
                 run = UserRun(run_id, scope, now, dry_run)
-                if not dry_run and not await batch._claim(run):
-                    continue
-                await load_working_set(ctx, run)
+                epoch = batch.epochs[scope.key] = await current_epoch(ctx.store.pool, scope)
+                with writing_as(scope, epoch):
+                    if not dry_run and not await batch._claim(run):
+                        continue
+                    await load_working_set(ctx, run)
                 batch.runs[scope.key] = run
         except BaseException:
             await batch.abort("failed while opening the batch")
@@ -109,8 +115,13 @@ class RunBatch:
         try:
             for key, run in list(self.runs.items()):
                 try:
-                    await STEP_FUNCTIONS[step](self.ctx, run)
+                    with writing_as(run.scope, self.epochs[key]):
+                        await STEP_FUNCTIONS[step](self.ctx, run)
                 except Exception as exc:
+                    if is_forgotten(exc):  # refused by the tombstone: expected, no traceback
+                        log.warning("consolidation step %s refused: %s was forgotten", step, key)
+                        await self._fail(run, f"{step}: the user was forgotten during the run")
+                        continue
                     log.exception("consolidation step %s failed for %s", step, key)
                     await self._fail(run, f"{step}: {type(exc).__name__}: {exc}")
         except BaseException:  # cancelled: leave nothing half-done behind
@@ -124,10 +135,13 @@ class RunBatch:
             return
         store = self.ctx.store
         try:
-            await rollback_user(store, run.run_id, run.scope, f"failed: {error}")
+            with writing_as(run.scope, self.epochs.get(run.scope.key, 0)):
+                await rollback_user(store, run.run_id, run.scope, f"failed: {error}")
             await finish_run(store.pool, run.run_id, run.scope, status="rolled_back",
                              counts=run.counts, decisions=_decisions(run), error=error)  # fmt: skip
-        except Exception:  # the row stays 'running'; the next run rolls it back
+        except Exception as exc:  # the row stays 'running'; the next run rolls it back
+            if is_forgotten(exc):  # nothing of the user is left to roll back
+                return
             log.exception("could not roll back failed run %s for %s", run.run_id, run.scope.key)
 
     async def close(self) -> None:
@@ -140,12 +154,20 @@ class RunBatch:
             for run in self.runs.values():
                 if run.dry_run:
                     continue
-                await flush_index(store, run)
-                decisions = _decisions(run, self.ctx.policy.decisions_kept)
-                await finish_run(store.pool, run.run_id, run.scope, status="completed",
-                                 counts=run.counts, decisions=decisions)  # fmt: skip
-                if any(_longterm(run, mid) for mid in run.touched):
-                    await refresh_profile(store, run.scope)
+                try:
+                    with writing_as(run.scope, self.epochs.get(run.scope.key, 0)):
+                        await flush_index(store, run)
+                        decisions = _decisions(run, self.ctx.policy.decisions_kept)
+                        await finish_run(store.pool, run.run_id, run.scope, status="completed",
+                                         counts=run.counts, decisions=decisions)  # fmt: skip
+                        if any(_longterm(run, mid) for mid in run.touched):
+                            await refresh_profile(store, run.scope)
+                except Exception as exc:
+                    if not is_forgotten(exc):
+                        raise
+                    # Forgotten during the run: its writes were refused; the others go on.
+                    self.errors.append(f"{run.scope.key}: forgotten during the run")
+                    log.warning("consolidation run %s: a user was forgotten meanwhile", self.run_id)
         finally:
             await self.locks.close()
 
