@@ -270,6 +270,16 @@ class ServiceLimits:
     image_pixels_in_flight: int = 100_000_000
     image_pixels_in_flight_per_user: int = 50_000_000
 
+    @staticmethod
+    def serves_users() -> bool:
+        """True in a process that verifies users' tokens (`MEMORY_AUTH_SECRET` set).
+
+        The memory quotas of the write path hold only there: the local CLI and open mode are
+        the operator's own, and a long-lived single user past 10,000 memories must not find
+        every new memory dropped.
+        """
+        return bool(os.environ.get("MEMORY_AUTH_SECRET", "").strip())
+
     @classmethod
     def from_env(cls) -> ServiceLimits:
         """Read `MEMORY_RATE_LIMIT_*`, `MEMORY_QUOTA_*` and `MEMORY_MAX_IMAGE_PIXELS_IN_FLIGHT*`."""

@@ -122,6 +122,7 @@ FACTS = [
 async def test_the_write_path_drops_over_the_memory_quota_with_an_audit(
     clean_store: MemoryStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("MEMORY_AUTH_SECRET", "a-test-secret-of-thirty-two-chars!!")
     monkeypatch.setenv("MEMORY_QUOTA_MEMORIES", "3")
     outcomes = await asyncio.gather(
         *(write_with_policy(clean_store, ALICE, _fact(f)) for f in FACTS)
@@ -135,9 +136,23 @@ async def test_the_write_path_drops_over_the_memory_quota_with_an_audit(
     assert (await write_with_policy(clean_store, BOB, _fact(FACTS[0]))).action == "stored"
 
 
+async def test_a_process_serving_no_tokens_keeps_no_memory_quota(
+    clean_store: MemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The local CLI and open mode are the operator's: a quota set for the server is not theirs.
+    monkeypatch.delenv("MEMORY_AUTH_SECRET", raising=False)
+    monkeypatch.setenv("MEMORY_QUOTA_MEMORIES", "1")
+    outcomes = [await write_with_policy(clean_store, ALICE, _fact(f)) for f in FACTS[:3]]
+    assert [o.action for o in outcomes] == ["stored"] * 3
+    monkeypatch.setenv("MEMORY_AUTH_SECRET", "a-test-secret-of-thirty-two-chars!!")
+    refused = await write_with_policy(clean_store, ALICE, _fact(FACTS[3]))
+    assert refused.action == "dropped" and "memory quota full" in refused.reason
+
+
 async def test_the_write_path_drops_over_the_byte_quota(
     clean_store: MemoryStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("MEMORY_AUTH_SECRET", "a-test-secret-of-thirty-two-chars!!")
     monkeypatch.setenv("MEMORY_QUOTA_BYTES", "120")
     first = await write_with_policy(clean_store, ALICE, _fact(FACTS[0]))
     assert first.action == "stored"

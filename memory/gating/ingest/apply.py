@@ -109,7 +109,7 @@ async def apply_resolution(
 
 async def _over_quota(store: MemoryStore, scope: Scope, item: NewMemory) -> str | None:
     limits = ServiceLimits.from_env()
-    if limits.max_memories is None and limits.max_bytes is None:
+    if not limits.serves_users() or (limits.max_memories is None and limits.max_bytes is None):
         return None
     adding = len((item.content + item.context).encode("utf-8", "replace"))
     return over_quota(await usage(store.pool, scope), limits.max_memories, limits.max_bytes, adding)

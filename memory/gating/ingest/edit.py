@@ -149,7 +149,7 @@ async def _over_byte_quota(
     growth = len(content.encode("utf-8", "replace")) - len(
         current.content.encode("utf-8", "replace")
     )
-    if limits.max_bytes is None or growth <= 0:
+    if not limits.serves_users() or limits.max_bytes is None or growth <= 0:
         return None
     return over_quota(await usage(store.pool, scope), None, limits.max_bytes, growth)
 
