@@ -90,13 +90,9 @@ async def test_cron_runs_consolidation_on_langgraph_dev(
                         chroma_prefix=prefix)  # fmt: skip
     async with open_store(settings) as store:
         episodes, expired = await _seed(store)
-    server = langgraph_factory(env={
-        "DATABASE_URL": pg_db_url, "CHROMA_URL": chroma_server.url,
-        "MEMORY_CHROMA_PREFIX": prefix, "MEMORY_DATA_DIR": str(tmp_path / "server"),
-        "MEMORY_EMBEDDING_MODEL_DIR": str(embedding_model_dir), "MEMORY_AUTH_SECRET": SECRET,
-    })  # fmt: skip
-    token = mint_token(Scope("acme", "ops"), SECRET, permissions=[PERMISSION_ADMIN])
-    client = get_client(url=server.url, headers={"Authorization": f"Bearer {token}"})
+    server, token, client = _admin_server(
+        langgraph_factory, pg_db_url, chroma_server, embedding_model_dir, tmp_path, prefix
+    )
     # The setup script's call: client.crons.create(assistant_id="consolidate", ...), every
     # minute; run twice, it replaces its cron instead of adding a second one.
     alice: ConsolidateInput = {"tenant_id": "acme", "user_id": "alice"}
@@ -122,6 +118,24 @@ async def test_cron_runs_consolidation_on_langgraph_dev(
         in_chroma = {i for i, _, _ in await store.index.documents_for(ALICE)}
         assert rule.id in in_chroma and expired not in in_chroma
         assert not in_chroma & set(episodes)
+
+
+def _admin_server(
+    langgraph_factory: LangGraphFactory,
+    pg_db_url: str,
+    chroma_server: ChromaServer,
+    embedding_model_dir: Path,
+    tmp_path: Path,
+    prefix: str,
+) -> tuple[Any, str, Any]:
+    """A token-auth `langgraph dev` on the test's stores, an admin token of acme and its client."""
+    server = langgraph_factory(env={
+        "DATABASE_URL": pg_db_url, "CHROMA_URL": chroma_server.url,
+        "MEMORY_CHROMA_PREFIX": prefix, "MEMORY_DATA_DIR": str(tmp_path / "server"),
+        "MEMORY_EMBEDDING_MODEL_DIR": str(embedding_model_dir), "MEMORY_AUTH_SECRET": SECRET,
+    })  # fmt: skip
+    token = mint_token(Scope("acme", "ops"), SECRET, permissions=[PERMISSION_ADMIN])
+    return server, token, get_client(url=server.url, headers={"Authorization": f"Bearer {token}"})
 
 
 async def _wait_for_cron_run(
@@ -158,13 +172,9 @@ async def test_crons_with_a_context_fire_as_their_admin(
     inside the graph, and scopes the run to the caller's tenant.
     """
     prefix = "cronctx" + uuid.uuid4().hex[:8]
-    server = langgraph_factory(env={
-        "DATABASE_URL": pg_db_url, "CHROMA_URL": chroma_server.url,
-        "MEMORY_CHROMA_PREFIX": prefix, "MEMORY_DATA_DIR": str(tmp_path / "server"),
-        "MEMORY_EMBEDDING_MODEL_DIR": str(embedding_model_dir), "MEMORY_AUTH_SECRET": SECRET,
-    })  # fmt: skip
-    token = mint_token(Scope("acme", "ops"), SECRET, permissions=[PERMISSION_ADMIN])
-    client = get_client(url=server.url, headers={"Authorization": f"Bearer {token}"})
+    server, _, client = _admin_server(
+        langgraph_factory, pg_db_url, chroma_server, embedding_model_dir, tmp_path, prefix
+    )
     # bob and carol have no memories (alice is the other test's): runs with nothing to change.
     # No tenant: the graph takes the caller's, so the ledger's tenant shows whose identity the
     # run had (a cron run without it is a bare user id, in the default tenant).
