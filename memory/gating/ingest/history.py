@@ -26,7 +26,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from memory.gating.gate import GatePolicy, Role, gate
+from memory.gating.ingest.pastes import bounded, paste_decision
 from memory.gating.ingest.write_back import to_new_memory
+from memory.gating.machine_text import split_pastes
 from memory.gating.privacy import PrivacyFilter
 from memory.gating.rules.decide import screen
 from memory.json_limits import JSONDepthError, loads_bounded
@@ -223,6 +225,17 @@ def _neighbour(messages: list[Message], i: int, step: int) -> str | None:
     return None
 
 
+def _provenance(message: Message, source: str) -> dict[str, Any]:
+    provenance: dict[str, Any] = {"import": {"source": source, "index": message.index}}
+    if message.speaker:
+        provenance["speaker"] = message.speaker
+    if message.session:
+        provenance["session"] = message.session
+    if message.dia_id:
+        provenance["dia_ids"] = [message.dia_id]
+    return provenance
+
+
 def to_memory(
     messages: list[Message],
     i: int,
@@ -234,13 +247,7 @@ def to_memory(
 ) -> tuple[NewMemory | None, str]:
     """The memory for message i (None when it is not stored) and the reason."""
     message = messages[i]
-    provenance: dict[str, Any] = {"import": {"source": source, "index": message.index}}
-    if message.speaker:
-        provenance["speaker"] = message.speaker
-    if message.session:
-        provenance["session"] = message.session
-    if message.dia_id:
-        provenance["dia_ids"] = [message.dia_id]
+    provenance = _provenance(message, source)
     if not message.text.strip():
         return None, "empty message"
     if gated:
@@ -295,6 +302,57 @@ def to_memory(
     return item, "stored"
 
 
+def to_memories(
+    messages: list[Message],
+    i: int,
+    *,
+    source: str,
+    gated: bool,
+    policy: GatePolicy,
+    privacy: PrivacyFilter,
+) -> tuple[list[NewMemory], str]:
+    """The memories for message i and the reason.
+
+    One at most (`to_memory`); a gated message with pasted machine text makes its prose's
+    memory and one account of the paste (`ingest.pastes`), never one per pasted line.
+    """
+    message = messages[i]
+    parts = split_pastes(message.text) if gated else None
+    if parts is None or not parts.pastes:
+        item, reason = to_memory(
+            messages, i, source=source, gated=gated, policy=policy, privacy=privacy
+        )
+        return ([item] if item else []), reason
+    decided = []
+    if parts.prose:
+        prose = gate(
+            parts.prose,
+            role=message.role,
+            policy=policy,
+            privacy=privacy,
+            context=_neighbour(messages, i, -1),
+            reply=_neighbour(messages, i, 1),
+        )
+        decided.append((parts.prose, prose))
+    pasted = paste_decision(parts, role=message.role, policy=policy, privacy=privacy)
+    decided += [pasted] if pasted else []
+    provenance = _provenance(message, source)
+    context = privacy.clean(_context(messages, i))
+    items = []
+    for _, decision in bounded(decided, pasted=pasted is not None):
+        if decision.keep:
+            item = to_new_memory(
+                decision,
+                source=Source.TOOL if message.role == "tool" else Source.CHAT,
+                provenance=provenance,
+                occurred_at=message.occurred_at,
+                require_approval=False,
+            )
+            item.context = context
+            items.append(item)
+    return items, "stored" if items else "machine text with nothing to keep"
+
+
 def _batches(items: list[int], size: int) -> Iterator[list[int]]:
     for start in range(0, len(items), size):
         yield items[start : start + size]
@@ -312,14 +370,13 @@ def _gate_batch(
 ) -> list[NewMemory]:
     items = []
     for i in batch:
-        item, reason = to_memory(
+        made, reason = to_memories(
             messages, i, source=source, gated=gated, policy=policy, privacy=privacy
         )
         report.reasons[reason] = report.reasons.get(reason, 0) + 1
-        if item is None:
+        if not made:
             report.dropped += 1
-        else:
-            items.append(item)
+        items += made
     return items
 
 

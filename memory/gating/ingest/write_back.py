@@ -25,6 +25,8 @@ from memory.gating.gate import (
     split_candidates,
 )
 from memory.gating.ingest.apply import ConflictStrategy, apply_resolution
+from memory.gating.ingest.pastes import bounded, bounded_drops, paste_decision
+from memory.gating.machine_text import split_pastes
 from memory.gating.privacy import PrivacyFilter
 from memory.offload import run_cpu
 from memory.storage.store import MAX_CONTENT_CHARS, AuditEvent, MemoryStore
@@ -87,13 +89,19 @@ def _rules_gate_all(
 ) -> list[tuple[str, GateDecision]]:
     """Split `text` and gate every candidate by the rules: one hop off the event loop for all.
 
-    Module-level and on plain data, so a large text can run in the process pool.
+    Module-level and on plain data, so a large text can run in the process pool. Pasted
+    machine text is set apart (`ingest.pastes`): the prose is judged as usual (not as an
+    explicit request when a paste came with it), the paste becomes one account of itself.
     """
-    return [
+    parts = split_pastes(text)
+    explicit_prose = explicit and not parts.pastes
+    decided = [
         (c, gate(c, role=role, policy=policy, privacy=privacy, context=context, reply=reply,
-                 explicit=explicit))
-        for c in split_candidates(text)
+                 explicit=explicit_prose))
+        for c in split_candidates(parts.prose)
     ]  # fmt: skip
+    pasted = paste_decision(parts, role=role, policy=policy, privacy=privacy, explicit=explicit)
+    return bounded(decided + ([pasted] if pasted else []), pasted=pasted is not None)
 
 
 async def _decide_all(
@@ -128,11 +136,24 @@ async def _decide_all(
             explicit=explicit,
         )
     context, reply = exchange
-    return [
+    candidates, pasted = await run_cpu(
+        _split_for_model, text, size=len(text), role=role, policy=policy, privacy=privacy
+    )
+    decided = [
         (c, await gate_with_model(model, c, role=role, policy=policy, privacy=privacy,
                                   context=context, reply=reply))
-        for c in await run_cpu(split_candidates, text, size=len(text))
+        for c in candidates
     ]  # fmt: skip
+    return bounded(decided + ([pasted] if pasted else []), pasted=pasted is not None)
+
+
+def _split_for_model(
+    text: str, *, role: Role, policy: GatePolicy, privacy: PrivacyFilter
+) -> tuple[list[str], tuple[str, GateDecision] | None]:
+    """The prose's candidate statements for a gate model, and the pastes' account (one hop)."""
+    parts = split_pastes(text)
+    pasted = paste_decision(parts, role=role, policy=policy, privacy=privacy)
+    return split_candidates(parts.prose), pasted
 
 
 async def ingest_text(
@@ -184,8 +205,9 @@ async def ingest_text(
                          require_approval=require_approval,
                          conflict_strategy=conflict_strategy)  # fmt: skip
     finally:
-        # One round trip for a turn's drops, also when a later write failed.
-        await store.record_events(scope, drops)
+        # One round trip for a turn's drops, also when a later write failed; a message's
+        # drops are a bounded few events however many statements it had.
+        await store.record_events(scope, bounded_drops(drops))
     return results
 
 
