@@ -2,7 +2,8 @@
 
 Subpackages: `rules` (the rule gate and its lexicons), `conflicts` (detection and policy),
 `privacy` (redaction), `ingest` (writing under the conflict policy, edits, history import);
-`gate` is the entry point (rule or model gate), `decision` the gate's policy and verdict.
+`gate` is the entry point (rule or model gate), `decision` the gate's policy and verdict,
+`machine_text` sets pasted logs, code and data apart from the prose around them.
 
 Names are loaded on first use: `ingest` needs the storage layer (asyncpg, numpy), and importing
 `memory.gating.privacy` alone must stay cheap.
