@@ -33,6 +33,7 @@ MAX_DROP_EVENTS = 4
 # (at most the conflict policy's few candidates): this bounds a message's audit trail.
 MAX_EVENTS_PER_WRITE = 4
 MAX_AUDIT_EVENTS_PER_MESSAGE = MAX_MEMORIES_PER_MESSAGE * MAX_EVENTS_PER_WRITE + MAX_DROP_EVENTS
+MAX_AUDIT_EVENTS_PER_PASTE = MAX_MEMORIES_PER_PASTE * MAX_EVENTS_PER_WRITE + MAX_DROP_EVENTS
 
 _VERBS: dict[Role, str] = {"user": "pasted", "system": "pasted", "tool": "returned"}
 
