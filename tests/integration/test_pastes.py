@@ -186,3 +186,27 @@ async def test_import_of_a_history_with_pastes(
     assert by_message[len(PASTES) + 1][0].content == FACT_LIST  # one memory a message, as before
     assert len(by_message[len(PASTES) + 2]) == 1
     assert len(events) <= len(rows) * MAX_MEMORIES_PER_PASTE
+
+
+async def test_secrets_in_a_paste_reach_neither_postgres_nor_chroma(store: MemoryStore) -> None:
+    from memory.gating.ingest import ingest_text
+
+    key = "sk_live_51HxY2aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789"
+    aws = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+    env_file = (
+        f"STRIPE_SECRET_KEY={key}\nAWS_SECRET_ACCESS_KEY={aws}\n"
+        "DATABASE_URL=postgresql://admin:Blu3Heron@db.internal:5432/app\nDEBUG=false\n"
+    )
+    log = f"2026-03-14T09:00:00Z ERROR auth failed for token={key}\n" + application_log(30)
+    scope = Scope(TENANT, "secrets")
+    for text in (env_file, log, f"My staging config, keep it:\n```\n{env_file}```"):
+        await ingest_text(store, scope, text, require_approval=False, explicit=True)
+    async with store.pool.acquire() as conn:
+        rows = await conn.fetch("SELECT content FROM memories WHERE user_id = $1", scope.user_id)
+        events = await conn.fetch("SELECT * FROM memory_events WHERE user_id = $1", scope.user_id)
+    assert rows, "nothing was stored: the test would prove nothing"
+    documents = await store.index.documents_for(scope)
+    dumped = json.dumps([dict(r) for r in rows] + [dict(e) for e in events], default=str)
+    dumped += json.dumps([[d, str(m)] for _, d, m in documents])
+    for secret in (key, aws, "Blu3Heron", "sk_live"):
+        assert secret not in dumped, secret
