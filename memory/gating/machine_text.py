@@ -57,7 +57,7 @@ _SQL = re.compile(
 )
 _KEY_VALUE = re.compile(
     r"^[ \t]*(?:export[ \t]+)?[A-Za-z_][\w.\-]*[ \t]*=[ \t]*\S"  # .env, INI, TOML
-    r"|^[ \t]*-?[ \t]*[a-z_][A-Za-z0-9_.\-]*:(?:[ \t]|$)"  # YAML keys start lower-case
+    r"|^[ \t]*(?:-[ \t]*)?[a-z_][A-Za-z0-9_.\-]*:(?:[ \t]|$)"  # YAML keys start lower-case
     r"|^[ \t]*\[[\w.\- \"]+\][ \t]*$"  # an INI / TOML section
     r"|^[ \t]*\"[^\"\n]{1,80}\"[ \t]*:"  # a JSON key
 )
