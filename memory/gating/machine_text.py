@@ -95,6 +95,16 @@ class Paste:
         """How many different lines it holds, numbers and hex ids masked (a log's messages)."""
         return len({_skeleton(line) for line in self.lines if line.strip()})
 
+    @property
+    def size(self) -> int:
+        """Its non-blank lines, fences aside, read or not."""
+        read = sum(1 for line in self.lines if line.strip() and not _FENCE.match(line))
+        return read + self.unread_lines
+
+    def label(self) -> str:
+        """What it is, without its content: "a log of 900 lines"."""
+        return f"a {self.kind} of {self.size} lines" if self.size > 1 else f"a one-line {self.kind}"
+
     def excerpt(self) -> str:
         """The line that says most about it: an error or exception line, else the first one."""
         lines = [line.strip() for line in self.lines if line.strip() and not _FENCE.match(line)]
@@ -114,14 +124,11 @@ class Paste:
         The excerpt is redacted whole before it is cut (a cut secret no longer matches its
         pattern); the caller's privacy filter runs over the sentence again as for any memory.
         """
-        n = sum(1 for line in self.lines if line.strip() and not _FENCE.match(line))
-        n += self.unread_lines
         excerpt = _shorten(redact(self.excerpt()[:MAX_LINE_CHARS]))
         if self.kind == "repeated lines":
-            return f"{verb} the same line {n} times: {excerpt}"
-        lines = f"{n} lines" if n > 1 else "one line"
-        distinct = f"{self.distinct} distinct, notably" if n > 1 else "reading"
-        return f"{verb} a {self.kind} of {lines} ({distinct}: {excerpt})"
+            return f"{verb} the same line {self.size} times: {excerpt}"
+        distinct = f"{self.distinct} distinct, notably" if self.size > 1 else "reading"
+        return f"{verb} {self.label()} ({distinct}: {excerpt})"
 
 
 @dataclass(frozen=True, slots=True)

@@ -178,6 +178,9 @@ async def test_import_of_a_history_with_pastes(
         events = await _write_events(store, scope)
     for m in memories:
         by_message.setdefault(m.provenance["import"]["index"], []).append(m)
+        # A neighbouring paste is named in a memory's context, never copied into it.
+        assert "req_id=" not in m.context and "INSERT INTO" not in m.context
+        assert len(m.context) < 2 * len(FACT_LIST) + len(CHINESE_PARAGRAPH) + 600
     for index in range(len(PASTES)):
         [account] = by_message[index]
         assert account.kind is MemoryKind.EPISODIC and account.content.startswith("pasted")

@@ -212,10 +212,23 @@ def _context(messages: list[Message], i: int) -> str:
     lo, hi = max(0, i - CONTEXT_TURNS), min(len(messages), i + CONTEXT_TURNS + 1)
     here = messages[i].session
     return "\n".join(
-        f"{m.speaker or m.role}: {m.text}"
+        f"{m.speaker or m.role}: {_readable(m.text)}"
         for m in messages[lo:hi]
         if m is not messages[i] and m.session == here
     )
+
+
+def _readable(text: str) -> str:
+    """A neighbour's words as a memory's context, its pastes named rather than copied.
+
+    A 900-line log copied in would be stored beside every memory next to it and swamp their
+    vectors.
+    """
+    parts = split_pastes(text)
+    if not parts.pastes:
+        return text
+    named = " ".join(f"[pasted {p.label()}]" for p in parts.pastes)
+    return f"{parts.prose} {named}".strip()
 
 
 def _neighbour(messages: list[Message], i: int, step: int) -> str | None:
