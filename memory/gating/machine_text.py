@@ -36,14 +36,16 @@ _TIMESTAMP = re.compile(
     r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}"  # ISO 8601
     r"|\b\d{2}:\d{2}:\d{2}\b"  # a clock time with seconds
     r"|\[\d{2}/[A-Z][a-z]{2}/\d{4}:"  # common log format
-    r"|^[A-Z][a-z]{2} [ \d]\d \d{2}:"  # syslog
+    r"|^[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2}"  # syslog
     r"|^\d{10}(?:\.\d+)?\b"  # epoch seconds
 )
 _LEVEL = re.compile(r"\b(?:TRACE|DEBUG|INFO|NOTICE|WARN(?:ING)?|ERROR|FATAL|CRITICAL|PANIC)\b")
 _FRAME = re.compile(
     r"^Traceback \(most recent call last\)"
     r"|^[ \t]+File \"[^\"\n]*\", line \d+"
-    r"|^[ \t]+at [\w$.<>/]+(?:\(|$)"  # Java / JavaScript
+    r"|^[ \t]+at [\w$.<>/]+(?: ?\(|$)"  # Java / JavaScript
+    r"|^[ \t]+\S+\.\w{1,5}:\d+(?::\d+)?(?: \+0x[0-9a-f]+)?$"  # Go: an indented file:line
+    r"|^panic: "
     r"|^[ \t]*#\d+ +0x[0-9a-fA-F]+"  # gdb, native stacks
     r"|^goroutine \d+ \["
     r"|^(?:[\w$]+\.)*[\w$]*(?:Error|Exception|Warning)(?::|$)"
@@ -62,11 +64,13 @@ _KEY_VALUE = re.compile(
     r"|^[ \t]*\"[^\"\n]{1,80}\"[ \t]*:"  # a JSON key
 )
 _CODE = re.compile(
-    r"^[ \t]*(?:def|class|import|from [\w.]+ import|return|elif|except|try:|raise|async def"
-    r"|function|const|let|var|public|private|protected|static|#include|package|fn|func|impl"
-    r"|struct|enum|interface|type [A-Z]\w* |@\w+|if \(|for \(|while \(|switch \()"
+    r"^[ \t]*(?:(?:def|class|import|return|elif|except|raise|function|const|let|var|public"
+    r"|private|protected|static|package|fn|func|impl|struct|enum|interface)\b|async def"
+    r"|from [\w.]+ import|try:|#include|type [A-Z]\w* |@\w+|if \(|for \(|while \(|switch \()"
     r"|(?:[{\[(;]|\):)[ \t]*$"  # a line that opens a block or ends a statement
-    r"|^[ \t]*(?://|/\*|\*/|<\?|<!--|</?[a-z][\w-]*[ >/])"
+    r"|^[ \t]*(?://|/\*|\*/|<\?|<!|</?[A-Za-z][\w-]*[ >/])"
+    r"|^(?:diff --git |index [0-9a-f]+\.\.|--- a/|\+\+\+ b/|@@ -\d)|^[+-](?: {2,}|\t)\S"
+    r"|\S(?: {3,}|\t)\S"  # columns aligned by spaces or tabs
     r"|^[ \t]*[}\])]"
     r"|^[ \t]*(?:\$|>>>|PS [A-Z]:\\[^>\n]*>) "  # a shell or REPL prompt
     r"|^(?: {4}|\t)"  # indentation: prose is not indented
@@ -86,7 +90,7 @@ class Paste:
     """One run of machine text: its lines, class and the shape of its content."""
 
     lines: tuple[str, ...]
-    kind: str  # log / traceback / JSON document / SQL script / config file / CSV table / ...
+    kind: str  # log / traceback / JSON document / SQL script / config file / table / ...
     # Lines past the scan limit: counted, never read.
     unread_lines: int = 0
 
@@ -198,7 +202,8 @@ def split_pastes(text: str) -> Parts:
         else:
             pastes.append(Paste((rest[:MAX_LINE_CHARS],), "block of machine text", unread - 1))
         machine_chars += len(rest)
-    return Parts("\n".join(prose).strip(), tuple(pastes), machine_chars, len(text))
+    total = len(text)
+    return Parts("\n".join(prose).strip(), tuple(pastes), min(machine_chars, total), total)
 
 
 def is_machine_text(text: str) -> bool:
@@ -293,11 +298,10 @@ def _kind(block: tuple[str, ...]) -> str:
         return "SQL script"
     if sum(1 for line in lines if _KEY_VALUE.search(line)) * 2 >= n:
         return "config file"
+    if n >= MIN_PASTE_LINES and any(min(line.count(d) for line in lines) >= 2 for d in _DELIMITERS):
+        return "table"
     if sum(1 for line in lines if _CODE.search(line)) * 2 >= n:
         return "code listing"
-    delimited = [line.count(",") for line in lines]
-    if n >= MIN_PASTE_LINES and min(delimited) >= 2:
-        return "CSV table"
     return "block of machine text"
 
 

@@ -89,8 +89,8 @@ CREATE TABLE public.orders (
 
 """
     + "\n".join(
-        f"INSERT INTO public.orders (id, customer_id, status, total_cents) VALUES ({n}, {n % 7 + 1}, "
-        f"'{('paid', 'failed', 'refunded')[n % 3]}', {1000 + 37 * n});"
+        "INSERT INTO public.orders (id, customer_id, status, total_cents) "
+        f"VALUES ({n}, {n % 7 + 1}, '{('paid', 'failed', 'refunded')[n % 3]}', {1000 + 37 * n});"
         for n in range(1, 41)
     )
     + """

@@ -40,7 +40,7 @@ EXPECTED_KIND = {
     "yaml": "config file",
     "ini": "config file",
     "code": "code listing",
-    "csv": "CSV table",
+    "csv": "table",
     "repeated": "repeated lines",
 }
 PRIVACY = PrivacyFilter()
@@ -191,3 +191,159 @@ def test_detection_is_linear_and_bounded(hostile: str) -> None:
     parts = split_pastes(hostile)
     assert time.perf_counter() - started < 1.0
     assert len(parts.prose) <= MAX_SCAN_CHARS
+
+
+# Formats the fixtures above do not cover: the detector reads shapes, not the examples.
+OTHER_PASTES = {
+    "nginx": "\n".join(
+        f"2024/03/12 10:11:{i % 60:02d} [error] 1234#0: *{i} connect() failed (111: Connection "
+        f"refused) while connecting to upstream, client: 10.0.0.{i % 9}, server: api"
+        for i in range(20)
+    ),
+    "java": """Exception in thread "main" java.lang.NullPointerException: Cannot invoke "x()"
+	at com.acme.orders.OrderService.total(OrderService.java:42)
+	at com.acme.orders.OrderController.create(OrderController.java:18)
+	at java.base/java.lang.Thread.run(Thread.java:833)
+Caused by: java.io.IOException: stream closed
+	... 3 more""",
+    "go": """panic: runtime error: index out of range [5] with length 3
+
+goroutine 1 [running]:
+main.process(...)
+	/app/main.go:27
+main.main()
+	/app/main.go:12 +0x1d
+exit status 2""",
+    "node": """TypeError: Cannot read properties of undefined (reading 'map')
+    at renderList (/app/src/list.js:14:22)
+    at Object.<anonymous> (/app/src/index.js:5:1)
+    at Module._compile (node:internal/modules/cjs/loader:1256:14)""",
+    "toml": """[package]
+name = "orders"
+version = "0.3.1"
+edition = "2021"
+
+[dependencies]
+serde = { version = "1", features = ["derive"] }
+tokio = "1.36"
+""",
+    "dotenv": "DATABASE_URL=postgres://db/app\nREDIS_URL=redis://cache:6379\nLOG_LEVEL=debug\nFEATURE_X=true",
+    "js": """export function total(lines) {
+  return lines
+    .map((l) => l.qty * l.price)
+    .reduce((a, b) => a + b, 0);
+}
+""",
+    "rust": """fn main() {
+    let v = vec![1, 2, 3];
+    for x in &v {
+        println!("{}", x);
+    }
+}""",
+    "shell": """$ docker compose up -d
+[+] Running 3/3
+ ✔ Container app-db-1     Started
+ ✔ Container app-cache-1  Started
+ ✔ Container app-web-1    Started
+$ curl localhost:8080/healthz
+{"status":"ok"}""",
+    "diff": """diff --git a/app.py b/app.py
+index 3b18e51..a1d2f3c 100644
+--- a/app.py
++++ b/app.py
+@@ -1,4 +1,4 @@
+-import os
++import sys
+ def main():
+-    print(os.name)
++    print(sys.argv)""",
+    "html": """<!DOCTYPE html>
+<html>
+<head><title>Orders</title></head>
+<body>
+  <div class="list"></div>
+</body>
+</html>""",
+    "kubectl": """NAME                      READY   STATUS             RESTARTS   AGE
+web-7d9f8b6c5-abcde       1/1     Running            0          3d
+web-7d9f8b6c5-fghij       0/1     CrashLoopBackOff   12         3d
+worker-5c6d7e8f9-klmno    1/1     Running            2          1d""",
+    "md_table": """| name | qty | price |
+|------|-----|-------|
+| apple | 3 | 1.20 |
+| pear | 1 | 0.80 |""",
+    "tsv": "name\tqty\tprice\napple\t3\t1.20\npear\t1\t0.80\nplum\t9\t0.10",
+    "apache": "\n".join(
+        f'10.0.0.{i} - - [12/Mar/2024:10:11:{i:02d} +0000] "GET /index.html HTTP/1.1" 200 512'
+        for i in range(10)
+    ),
+}
+OTHER_PROSE = {
+    "poem": "\n".join(
+        [
+            "The fog comes",
+            "on little cat feet.",
+            "It sits looking",
+            "over harbor and city",
+            "on silent haunches",
+            "and then moves on.",
+        ]
+    ),
+    "refrain": "\n".join(
+        [
+            "Row, row, row your boat,",
+            "Gently down the stream.",
+            "Merrily, merrily, merrily, merrily,",
+            "Life is but a dream.",
+        ]
+    ),
+    "agenda": "\n".join(
+        [
+            "Mar 12 10:30 dentist",
+            "Mar 14 09:00 school play for Mira",
+            "Mar 20 18:00 dinner with Tom's parents",
+        ]
+    ),
+    "shopping": "- eggs\n- oat milk\n- 2 lemons\n- bread (sourdough)\n- coffee beans",
+    "recipe": "\n".join(
+        [
+            "1. Preheat the oven to 200C.",
+            "2. Chop the onions and garlic.",
+            "3. Fry them in olive oil for 5 minutes.",
+            "4. Add the tomatoes and simmer.",
+        ]
+    ),
+    "bullets_facts": "\n".join(
+        [
+            "- I'm allergic to peanuts",
+            "- My son is called Leo (he's 7)",
+            "- I work from home on Fridays",
+            "- My wife's birthday is 3 June",
+        ]
+    ),
+    "email": "\n".join(
+        [
+            "Hi team,",
+            "",
+            "Quick update: the launch moves to Thursday.",
+            "Please update your calendars.",
+            "",
+            "Thanks,",
+            "Dana",
+        ]
+    ),
+    "zh_list": "我叫王芳。\n我住在成都。\n我对海鲜过敏。\n我每周三去游泳。",
+    "keyvals_facts": "Name: Priya Raman\nAge: 34\nCity: Leeds\nJob: nurse",
+    "schedule": "09:00 standup\n10:30 dentist\n14:00 call with mum",
+}
+
+
+@pytest.mark.parametrize("name", sorted(OTHER_PASTES))
+def test_other_machine_formats_are_pastes(name: str) -> None:
+    parts = split_pastes(OTHER_PASTES[name])
+    assert len(parts.pastes) == 1 and parts.machine_share >= 0.9, parts
+
+
+@pytest.mark.parametrize("name", sorted(OTHER_PROSE))
+def test_lists_poems_agendas_and_recipes_are_prose(name: str) -> None:
+    assert split_pastes(OTHER_PROSE[name]).pastes == ()
