@@ -131,3 +131,19 @@ def test_redaction_is_deterministic_over_shuffled_corpus() -> None:
     for item in POSITIVES:
         for secret in item["secrets"]:
             assert secret not in result.text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "DATABASE_URL=postgresql://user:pass@host/db",
+        "connect to postgresql://admin:s3cr3tPW@db.example.com:5432/app now",
+        "my db is postgres://bob:hunter2@10.0.0.1/x and password: hunter3 ok",
+    ],
+)
+def test_a_later_rule_never_nests_a_placeholder(text: str) -> None:
+    redacted = PrivacyFilter().redact(text).text
+    assert "[REDACTED:[REDACTED:" not in redacted
+    assert "[REDACTED:password]" in redacted
+    for secret in ("pass@", "s3cr3tPW", "hunter2", "hunter3"):
+        assert secret not in redacted

@@ -127,13 +127,34 @@ _Segment = tuple[int, int, str | None]
 
 def _matches(rule: Rule, text: str) -> Iterator[tuple[int, int]]:
     """The spans of `text` that `rule` redacts: its group, where the validator agrees."""
+    held = [m.span() for m in _PRIOR.finditer(text)] if "[REDACTED:" in text else []
     for match in rule.pattern.finditer(text):
         start, end = match.span(rule.group)
-        if start < 0 or start == end:  # an operator's pattern may match empty text: nothing
+        if held:
+            start, end = _outside_placeholders(start, end, held)
+        if start < 0 or start >= end:  # an operator's pattern may match empty text: nothing
             continue
         if rule.validate is not None and not rule.validate(match.group(rule.group)):
             continue
         yield start, end
+
+
+def _outside_placeholders(start: int, end: int, held: list[tuple[int, int]]) -> tuple[int, int]:
+    """A match's span moved off the inside of earlier placeholders (sorted, disjoint spans).
+
+    A looser rule can read a placeholder's own letters as a value ("user:[REDACTED:password]@"
+    is still a URL with credentials); redacting them again nests placeholders. A span that
+    starts inside one starts after it, and one that ends inside one ends after it. Bisection
+    keeps a text with many placeholders and many matches linear-logarithmic.
+    """
+    for at in (start, end):
+        i = bisect_right(held, (at, -1)) - 1
+        if i >= 0 and held[i][0] < at < held[i][1]:
+            if at == start:
+                start = held[i][1]
+            else:
+                end = held[i][1]
+    return start, end
 
 
 def _cover(segments: list[_Segment], hits: list[tuple[int, int]], kind: str) -> list[_Segment]:
