@@ -21,7 +21,7 @@ from memory.gating.gate import (
     GatePolicy,
     Role,
     gate,
-    gate_with_model,
+    gate_all_with_model,
     split_candidates,
 )
 from memory.gating.ingest.apply import ConflictStrategy, apply_resolution
@@ -128,10 +128,12 @@ async def _decide_all(
             explicit=explicit,
         )
     context, reply = exchange
+    # A model may find up to MAX_MODEL_MEMORIES memories in one candidate: each is written.
     return [
-        (c, await gate_with_model(model, c, role=role, policy=policy, privacy=privacy,
-                                  context=context, reply=reply))
+        (c, decision)
         for c in await run_cpu(split_candidates, text, size=len(text))
+        for decision in await gate_all_with_model(model, c, role=role, policy=policy,
+                                                  privacy=privacy, context=context, reply=reply)
     ]  # fmt: skip
 
 
