@@ -107,6 +107,11 @@ def test_a_fact_that_refers_to_the_question_keeps_the_whole_turn() -> None:
         "What I love most is hiking in the Alps",
         "我和几个朋友去爬山了",
         "推荐餐厅的时候注意一下",
+        "Which is why I moved to Lyon",
+        "Did a 10k this morning",
+        "What happened was my car broke down on the A1",
+        "我什么时候都可以",
+        "我记不清是哪天了",
     ],
 )
 def test_statements_and_standing_requests_do_not_ask(text: str) -> None:

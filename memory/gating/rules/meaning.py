@@ -45,11 +45,21 @@ _WH_QUESTION = re.compile(
     r"|^(?:what|which|who|whose|whom)\s+(?!(?:" + _SUBJECT + r"|a|an|ever)\b)\w",
     _F,
 )
+# Statements that open with a question word: "which is why I moved", "what matters is…",
+# "what happened was my car broke down".
+_WH_STATEMENT = re.compile(
+    r"^which (?:is|was|means|meant) (?:why|how|what|when|where|that)\b"
+    r"|^what (?:really |actually |first |also )?(?:matters|happened|counts|helped|helps|worked"
+    r"|works|annoys me|bugs me|worries me|scares me|surprised me|i \w+|we \w+)"
+    r"(?: (?:most|me|us|then|next))? (?:is|was)\b",
+    _F,
+)
 # "is it going to rain", "do you know where I parked", "can I bring my dog". "Have" inverts
 # only before a pronoun: "have a great day" is a wish.
 _INVERTED = re.compile(
-    r"^" + _AUX + r"\s+(?:" + _SUBJECT + r"|the|a|an|any|anyone|anybody|someone|somebody"
-    r"|[a-z]+'s)\b"
+    # "Did a 10k this morning" narrates with its subject dropped; "did the parcel come" asks.
+    r"^(?!did an? )" + _AUX + r"\s+(?:" + _SUBJECT + r"|the|a|an|any|anyone|anybody"
+    r"|someone|somebody|[a-z]+'s)\b"
     r"|^(?:have|has|had|haven't|hasn't)\s+(?:i|we|you|he|she|it|they|there|anyone)\b"
     # A statement hardly opens with "is" or "does": "is Lisbon warmer than Madrid".
     r"|^(?:is|are|isn't|aren't|does|doesn't)\s+\w",
@@ -72,7 +82,7 @@ _REQUEST = re.compile(
 # Chinese asks in place: a question word inside the clause, a final particle, or A-not-A. An
 # indefinite use ("我什么都吃", "哪儿都行", "几个朋友") tells, it does not ask.
 _ZH_WH = re.compile(
-    r"(?<![没不])什么(?![都也])|(?<!随便)啥(?![都也])|(?<!不)怎么(?![都也样])|怎么样|怎样|如何"
+    r"(?<![没不])什么(?![都也]|时候[都也])|(?<!随便)啥(?![都也])|(?<!不)怎么(?![都也样]|说呢)|怎么样|怎样|如何"
     r"|哪(?:里|儿|个|些|家|天|年|一)?+(?![都也怕])|几(?:点|号|月|岁|天|时|个人|位)|星期几|周几|礼拜几"
     r"|多少(?![有些])|多久|多长时间|为什么|为啥|谁(?![都也])",
 )
@@ -82,7 +92,7 @@ _ZH_QUESTION = re.compile(
     r"(?:[吗么嘛呢]|[了过]没有?)[\s？?！!。~～]*$|是[^，。！？,.!?]{1,15}还是"
     r"|是否|是不是|能不能|可不可以|要不要|有没有|行不行|好不好|对不对|会不会|用不用|该不该",
 )
-_ZH_INDIRECT = re.compile(r"(?:不知道|不确定|不清楚|忘了|不记得)")
+_ZH_INDIRECT = re.compile(r"(?:不知道|不确定|不清楚|忘了|不记得|记不清|想不起来?)")
 _ZH_REQUEST = re.compile(
     r"^(?:请|麻烦(?:你)?|你)?(?:能|可以|能不能|可不可以)?(?:帮我|替我)?(?:查一下|查查|查询|搜一下|搜搜"
     r"|告诉我|提醒我(?:一下)?(?:我|什么|之前|上次)|推荐|介绍一下|解释一下|说说|讲讲|算一下|看看)"
@@ -143,6 +153,8 @@ def asks(clause: str) -> bool:
     """
     low = _head(clause)
     if not low:
+        return False
+    if _WH_STATEMENT.match(low):
         return False
     if _WH_QUESTION.match(low) or (_ZH_WH.search(low) and not _indirect(low, _ZH_WH)):
         # "why does my bread always come out flat", "为什么我的面包总是发不起来": a question
