@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memory.gating.gate import gate
+from memory.gating.gate import GatePolicy, gate
 
 CORPUS = Path("tests/data/gate_meaning.jsonl")
 _ASKING = frozenset({"question", "request"})
@@ -60,11 +60,13 @@ def load(path: Path = CORPUS) -> list[dict[str, Any]]:
     return [json.loads(line) for line in lines if line.strip()]
 
 
-def figures(items: list[dict[str, Any]], *, show: bool = False) -> Figures:
+def figures(
+    items: list[dict[str, Any]], *, policy: GatePolicy | None = None, show: bool = False
+) -> Figures:
     """Gate every item and count; with `show`, print each wrong decision."""
     correct = asked_stored = intros_kept = mixed_exact = 0
     for item in items:
-        decision = gate(item["text"], role=item["role"], context=item.get("context"))
+        decision = gate(item["text"], role=item["role"], context=item.get("context"), policy=policy)
         right = decision.keep == item["keep"]
         correct += right
         asked_stored += item["kind"] in _ASKING and decision.keep
