@@ -263,7 +263,7 @@ def from_answer_all(
     Each memory is judged as the message would be (trust rules, keep bar, meaning), on the
     part of the message it quotes; a memory quoted twice is stored once.
     """
-    if not answer.memories or answer.instruction_like:
+    if not answer.memories or answer.instruction_like or not answer.keep:
         return [from_answer(answer, content, findings, role, policy)]
     decisions: list[GateDecision] = []
     seen: set[str] = set()

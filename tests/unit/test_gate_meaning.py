@@ -92,6 +92,12 @@ def test_a_mixed_turn_keeps_its_fact_clause_not_its_question(text: str, kept: st
     assert decision.content == kept
 
 
+def test_an_explicit_request_to_remember_keeps_its_fact_not_its_question() -> None:
+    decision = gate("Remember that I'm allergic to peanuts, what snacks are safe?")
+    assert decision.keep
+    assert decision.content == "Remember that I'm allergic to peanuts"
+
+
 def test_a_fact_that_refers_to_the_question_keeps_the_whole_turn() -> None:
     text = "Where should I stay in Kyoto? I'll be there for 4 nights in November."
     assert gate(text).content == text

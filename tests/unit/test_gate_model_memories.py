@@ -134,6 +134,12 @@ def test_kinds_are_validated_and_common_synonyms_mapped() -> None:
     assert parsed is None and "memories.0.category" in error
 
 
+async def test_memories_of_an_answer_that_keeps_nothing_make_one_drop() -> None:
+    reply = answer([memory("I'm Bob"), memory("lol")], keep=False, category="noise")
+    decisions = await gate_all_with_model(FakeListChatModel(responses=[reply]), "I'm Bob lol")
+    assert [d.keep for d in decisions] == [False]
+
+
 async def test_a_duplicate_memory_is_stored_once() -> None:
     reply = answer([memory("I'm Bob"), memory("i'm bob.")])
     decisions = await gate_all_with_model(FakeListChatModel(responses=[reply]), "I'm Bob.")

@@ -104,7 +104,7 @@ def explicit_decision(
         kind=kind_for(category, role),
         importance=round(max(decision.importance, policy.keep_threshold), 3),
         reason=f"explicit request to remember ({category.value})",
-        content=trim_small_talk(content),
+        content=kept_text(content, role),
         ttl_days=policy.ttl_for(category),
     )
 
