@@ -132,6 +132,8 @@ def test_statements_and_standing_requests_do_not_ask(text: str) -> None:
         ("I go by Kat, not Katherine.", True),
         ("我是王伟。", True),
         ("I'm fine.", False),
+        ("It's Python, not Ruby.", False),
+        ("It's Rachel again, from yesterday.", True),
         ("I'm Monday-ready.", False),
         ("Same here!", False),
         ("我是程序员", False),

@@ -107,8 +107,11 @@ _STANDING_REQUEST = re.compile(
 
 # "I'm Bob.", "I am Ana Souza, by the way", "Bob here", "call me Liz", "name's Liz".
 _INTRO_EN = re.compile(
-    r"(?:^|[,;]\s*)(?i:i'm|i am|im|it's|it is)\s+(?P<name>[A-Z][a-z]+(?:[-'][A-Z]?[a-z]+)?)"
+    r"(?:^|[,;]\s*)(?i:i'm|i am|im)\s+(?P<name>[A-Z][a-z]+(?:[-'][A-Z]?[a-z]+)?)"
     r"(?:\s+[A-Z][a-z]+)?(?=\s*$|\s*[.!,;]|\s+(?i:here|again|speaking|from|by the way|btw)\b)"
+    # "It's Python, not Ruby" names no one: "it's" and "this is" need "here" or "again".
+    r"|(?:^|[,;]\s*)(?i:it's|it is|this is)\s+(?P<it>[A-Z][a-z]+)(?:\s+[A-Z][a-z]+)?"
+    r"\s+(?i:here|again|speaking)\b"
     r"|^(?P<here>[A-Z][a-z]+) (?:here|speaking)\b"
     r"|\b(?i:name's|name is|call me|calls me|go by)\s+[\"'“]?[A-Z]",
 )
@@ -186,7 +189,7 @@ def introduces(clause: str) -> bool:
     text = clause[:MAX_SENTENCE_CHARS].strip()
     match = _INTRO_EN.search(text)
     if match:
-        name = match.group("name") or match.group("here") or ""
+        name = match.group("name") or match.group("it") or match.group("here") or ""
         if re.split(r"[-']", name.lower())[0] not in _NOT_NAMES:
             return True
     return bool(_INTRO_ZH.search(text) and not _INTRO_ZH_NOT.search(text))
