@@ -139,6 +139,9 @@ def test_statements_and_standing_requests_do_not_ask(text: str) -> None:
         ("我是程序员", False),
         ("我是高中生", False),
         ("叫我去开会", False),
+        ("老板叫我明天早点来", False),
+        ("叫我小陈就行", True),
+        ("你可以叫我Liz。", True),
     ],
 )
 def test_self_introductions(text: str, introduced: bool) -> None:
