@@ -140,12 +140,30 @@ def quote_of(text: str, content: str) -> str | None:
     Whitespace and case may differ, and the closing punctuation; a word may not. What is
     stored is cut from the message, so a model cannot reword a memory into a new fact.
     """
-    words = _SPACE.split(text.strip().rstrip(".。!！"))
-    if not words or not words[0]:
+    quote, _ = _folded(text.strip().rstrip(".。!！"))
+    if not quote.strip():
         return None
-    # Literal words joined by whitespace runs: linear, the quote is at most 2,000 characters.
-    found = re.search(r"\s+".join(map(re.escape, words)), content, re.IGNORECASE)
-    return found.group(0) if found else None
+    folded, where = _folded(content)
+    # str.find is linear in the message and the quote: no pattern runs on the model's text.
+    at = folded.find(quote)
+    if at < 0:
+        return None
+    return content[where[at] : where[at + len(quote) - 1] + 1]
+
+
+def _folded(text: str) -> tuple[str, list[int]]:
+    """`text` lower-cased with whitespace runs as one space, and each character's source index."""
+    out: list[str] = []
+    where: list[int] = []
+    for i, ch in enumerate(text):
+        if ch.isspace():
+            if out and out[-1] == " ":
+                continue
+            ch = " "
+        for low in ch.lower():
+            out.append(low)
+            where.append(i)
+    return "".join(out), where
 
 
 def unquoted(answer: GateAnswer, content: str) -> str:

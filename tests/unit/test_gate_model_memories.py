@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
 from typing import Any
 
 import pytest
@@ -26,7 +27,7 @@ from memory.gating.gate import (
     gate_with_model,
     parse_answer,
 )
-from memory.gating.gate_model import TIMED_OUT
+from memory.gating.gate_model import TIMED_OUT, quote_of
 from memory.gating.ingest.write_back import _decide_all
 from memory.gating.privacy import PrivacyFilter
 from memory.types import Category, MemoryKind
@@ -187,3 +188,14 @@ async def test_through_an_openai_compatible_server(stub_llm: StubLLM) -> None:
     assert "at most 3" in stub_llm.requests()[0]["messages"][0]["content"]
     asked = await gate_with_model(model, "is it going to rain tomorrow in Paris")
     assert not asked.keep
+
+
+def test_a_quote_is_cut_from_the_message_in_linear_time() -> None:
+    assert quote_of("I'M  allergic to PEANUTS.", "so i'm allergic\nto peanuts, ok") == (
+        "i'm allergic\nto peanuts"
+    )
+    assert quote_of("allergic to cashews", "I'm allergic to peanuts") is None
+    assert quote_of("  ", "anything") is None
+    start = time.perf_counter()
+    assert quote_of("a " * 999 + "b", "a " * 32_000) is None
+    assert time.perf_counter() - start < 1.0
