@@ -6,8 +6,8 @@ something with or without a question mark; "do you know where I parked" and "你
 stored as a fact, even when it mentions the user's dog or trip. "I'm Bob." and "我叫王伟" are
 short, but they say who the user is.
 
-Every pattern is anchored or bounded, without nested repetition, and reads at most
-MAX_SENTENCE_CHARS of a sentence: matching is linear in the text's length.
+Every pattern is anchored or bounded, without nested repetition: matching is linear in the
+text's length. `asks` and `introduces` read at most MAX_SENTENCE_CHARS of a clause.
 """
 
 from __future__ import annotations
@@ -238,7 +238,10 @@ _ZH_SUBJECT = re.compile(r"^[我你他她它咱这那]|^[\u4e00-\u9fff]{1,4}(?:�
 
 
 _GREETING = re.compile(r"^(?:hey|hi|hello|嗨|你好|您好)\b[\s,，!！]*", _F)
-_REFERS_BACK = re.compile(r"\b(?:there|then|that|it|them|this one)\b|那里|那儿|那边|那时|那个", _F)
+# A place or time named only by the question: "I'll be there", "那时候".
+_REFERS_BACK = re.compile(
+    r"\b(?:there|then|that day|that week|that place)\b|那里|那儿|那边|那时", _F
+)
 
 
 def told(text: str) -> str:
