@@ -5,7 +5,8 @@
 Sweeps `GatePolicy.keep_threshold` over the corpus's "tune" split and picks the threshold
 with the best F1 among those with precision >= 0.90, the highest on a tie (keeping noise
 costs prompt space and pollutes recall; missing a fact loses it); the held-out split is scored
-at that point only.
+at that point only, and so is the held-out split of tests/data/gate_meaning.jsonl (questions,
+requests, names and mixed turns, per language; see `bench.gate_meaning`).
 LoCoMo is never used here: `python -m bench.locomo --mode gated` reports what the chosen point
 stores and keeps there.
 """
@@ -19,6 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from bench.gate_meaning import figures
+from bench.gate_meaning import load as load_meaning
 from memory.gating.gate import GatePolicy, gate
 
 CORPUS = Path("tests/data/gate_corpus.jsonl")
@@ -70,6 +73,12 @@ def main(argv: list[str] | None = None) -> int:
     current = GatePolicy().keep_threshold
     p, r, f1 = scores(holdout, GatePolicy())
     print(f"default {current:.3f}: held-out precision {p:.3f} recall {r:.3f} F1 {f1:.3f}")
+    # Questions, requests, names and mixed turns (bench.gate_meaning), held out as well.
+    meaning = [i for i in load_meaning() if i["split"] == "holdout"]
+    for lang in ("en", "zh"):
+        part = [i for i in meaning if i["lang"] == lang]
+        chosen = figures(part, policy=GatePolicy(keep_threshold=best[0]))
+        print(f"  meaning held-out {lang} at {best[0]:.3f}: {chosen.line()}")
     return 0
 
 

@@ -41,6 +41,9 @@ class GatePolicy:
     keep_threshold: float = 0.64
     # The same bar for a model's answer, on the scale the gate prompt asks for (facts 0.4-0.65).
     model_keep_threshold: float = 0.35
+    # A gate model slower than this is abandoned for the rules: a turn's write-back must not
+    # hang on a stalled provider. Each attempt (there are two) gets this long.
+    model_timeout_s: float = 30.0
     # Low-trust content (tool output, instruction-like text) never ranks above this.
     low_trust_max_importance: float = 0.3
     low_trust_ttl_days: float = 14.0

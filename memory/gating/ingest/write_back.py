@@ -21,7 +21,7 @@ from memory.gating.gate import (
     GatePolicy,
     Role,
     gate,
-    gate_with_model,
+    gate_all_with_model,
     split_candidates,
 )
 from memory.gating.ingest.apply import ConflictStrategy, apply_resolution
@@ -139,10 +139,12 @@ async def _decide_all(
     candidates, pasted = await run_cpu(
         _split_for_model, text, size=len(text), role=role, policy=policy, privacy=privacy
     )
+    # A model may find up to MAX_MODEL_MEMORIES memories in one candidate: each is written.
     decided = [
-        (c, await gate_with_model(model, c, role=role, policy=policy, privacy=privacy,
-                                  context=context, reply=reply))
+        (c, decision)
         for c in candidates
+        for decision in await gate_all_with_model(model, c, role=role, policy=policy,
+                                                  privacy=privacy, context=context, reply=reply)
     ]  # fmt: skip
     return bounded(decided + ([pasted] if pasted else []), pasted=pasted is not None)
 

@@ -15,6 +15,7 @@ from memory.gating.decision import GateDecision, GatePolicy, Role
 from memory.gating.privacy import PrivacyFilter
 from memory.gating.rules.chatter import clause_kind
 from memory.gating.rules.explicit import asks_to_remember, without_request
+from memory.gating.rules.meaning import introduction, told
 from memory.gating.rules.signals import Cue, content_words
 from memory.gating.rules.turn import best_cue, is_instruction_like, needs_approval, trim_small_talk
 from memory.types import Category, MemoryKind, Origin
@@ -69,6 +70,21 @@ def gate(
     decision = decide(cue, content, findings, role, policy)
     if role in ("user", "system") and (explicit or asks_to_remember(content)):
         return explicit_decision(decision, content, role, policy)
+    if decision.keep and role == "user" and not told(content):
+        # Whatever its score, a turn that only asks or requests tells nothing about the user.
+        return drop(content, findings, "a question or request, not a fact", role)
+    if not decision.keep and role == "user" and introduction(content):
+        # "Hey! Marcus here.": the user's name is kept however short and chatty the turn.
+        return replace(
+            decision,
+            keep=True,
+            category=Category.FACT,
+            kind=kind_for(Category.FACT, role),
+            importance=round(max(decision.importance, policy.keep_threshold), 3),
+            reason="self-introduction (fact)",
+            content=kept_text(content, role),
+            ttl_days=policy.ttl_for(Category.FACT),
+        )
     return decision
 
 
@@ -88,7 +104,7 @@ def explicit_decision(
         kind=kind_for(category, role),
         importance=round(max(decision.importance, policy.keep_threshold), 3),
         reason=f"explicit request to remember ({category.value})",
-        content=trim_small_talk(content),
+        content=kept_text(content, role),
         ttl_days=policy.ttl_for(category),
     )
 
@@ -132,12 +148,22 @@ def decide(
         confidence=round(cue.confidence, 3),
         origin=Origin.EXPLICIT if role in ("user", "system") else Origin.INFERRED,
         reason=f"{cue.reason} ({cue.category.value})" + ("" if keep else "; dropped"),
-        content=trim_small_talk(content) if keep else content,
+        content=kept_text(content, role) if keep else content,
         trust="low" if low_trust else "normal",
         needs_approval=keep and not low_trust and needs_approval(content),
         ttl_days=policy.ttl_for(cue.category, low_trust=low_trust) if keep else None,
         findings=findings,
     )
+
+
+def kept_text(content: str, role: Role) -> str:
+    """What a kept user turn stores: what it tells, without its questions and small talk.
+
+    "I'm allergic to peanuts, what snacks are safe?" keeps "I'm allergic to peanuts".
+    """
+    if role == "user":
+        content = told(content) or content
+    return trim_small_talk(content)
 
 
 def instruction_decision(

@@ -273,7 +273,8 @@ DECIDED = _rx(
 )
 DECISION = _rx(
     r"\b(?:go(?:ing)? with|sign up|book the|book a"
-    r"|scheduled|postponed?|postponing|cancel(?:l?ed|ling)|rescheduled"
+    r"|scheduled|postponed?|postponing|cancel(?:l?ed|ling)|rescheduled|(?:moves?|moved|pushed"
+    r"|bumped) (?:back )?to"
     r"|switch(?:ing|ed)? (?:to|from|our)"
     r"|migrat(?:e|ing|ed) (?:to|from|the|our)|drop(?:ping|ped)? (?:support|the)|keeping the"
     r"|the plan is|plan is to|final answer|final decision|we're (?:going|keeping|dropping"

@@ -12,6 +12,7 @@ from functools import lru_cache
 
 from memory.gating.rules import lexicon_en as lex
 from memory.gating.rules import lexicon_zh as zh
+from memory.gating.rules import meaning
 from memory.types import Category
 
 # Base importance per category: preferences, constraints and failure lessons rank above facts
@@ -66,6 +67,7 @@ class Cue:
     reason: str
 
 
+INTRODUCTION = Cue(Category.FACT, _CORE_FACT, 0.85, "self-introduction")
 NOISE = Cue(Category.NOISE, IMPORTANCE[Category.NOISE], 0.8, "small talk or no self-information")
 SECRET_CUE = Cue(Category.NOISE, 0.05, 0.9, "only a redacted secret")
 QUESTION_CUE = Cue(Category.NOISE, 0.05, 0.7, "a question with no self-information")
@@ -176,6 +178,9 @@ def classify_clause(clause: str, *, asking: bool, personal: bool = True, sentenc
         low = lex.POLITE_REQUEST.sub("", low)
     if personal and lex.ONE_OFF_TASK.search(low):
         return NOISE
+    if personal and meaning.introduces(clause):
+        # "I'm Bob.", "you can call me Sam": who the user is, however short the sentence.
+        return INTRODUCTION
     specific = is_specific(sentence or clause)
     cue = _strong(low, specific)
     if lex.ADVICE.search(low) or zh.ADVICE.search(low):

@@ -14,6 +14,7 @@ import re
 from memory.gating.decision import Role
 from memory.gating.rules import lexicon_en as lex
 from memory.gating.rules import lexicon_zh as zh
+from memory.gating.rules import meaning
 from memory.gating.rules.explicit import is_closing
 from memory.gating.rules.poisoning import judge
 from memory.gating.rules.score import score, turn_signals
@@ -29,7 +30,7 @@ from memory.gating.rules.signals import (
     normalise,
 )
 from memory.gating.rules.specifics import times, without_vocatives
-from memory.gating.rules.split import split_candidates, split_clauses, split_media
+from memory.gating.rules.split import split_candidates, split_media
 from memory.types import Category
 
 _AGENT_CATEGORIES = frozenset({Category.DECISION, Category.FAILURE_LESSON})
@@ -73,11 +74,13 @@ def clause_cues(sentence: str, *, personal: bool) -> list[tuple[str, Cue]]:
         return [(sentence, REQUEST)]
     if personal and _convention(sentence):
         return [(sentence, CONVENTION)]
-    clauses = split_clauses(sentence) or [sentence]
-    asking = [False] * len(clauses)
+    clauses = meaning.clauses(sentence)
+    # A clause asks by what it says, with or without a question mark ("what's my dog's name",
+    # "明天北京会下雨吗"): a question is never a fact about the user.
+    asking = meaning.asking(clauses)
     if is_question(sentence):
         # "Since I'm vegetarian, what should I cook?": the first clause still informs.
-        asking = [is_interrogative(c) for c in clauses]
+        asking = [a or is_interrogative(c) for a, c in zip(asking, clauses, strict=True)]
         if not any(asking) and not lex.POLITE_REQUEST.search(normalise(clauses[-1])):
             asking[-1] = True
     return [

@@ -1,0 +1,108 @@
+"""Does the rule gate read meaning? Keep/drop accuracy on questions, requests and facts.
+
+    python -m bench.gate_meaning [--corpus tests/data/gate_meaning.jsonl] [--split holdout]
+
+The corpus holds user turns in English and Chinese: questions and requests with and without a
+question mark, greetings and reactions (all to drop), self-introductions, relations, places,
+schedules, health, tools and decisions (all to keep), and mixed turns that state a fact and
+ask a question, with the fact clause they should keep. Per split and language it prints the
+keep/drop accuracy, how many questions or requests were stored, how many self-introductions
+were kept, and how many mixed turns kept exactly their fact clause. The "holdout" split is
+never used to choose a rule, a weight or a threshold; `tests/unit/test_gate_meaning.py`
+asserts its figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from memory.gating.gate import GatePolicy, gate
+
+CORPUS = Path("tests/data/gate_meaning.jsonl")
+_ASKING = frozenset({"question", "request"})
+
+
+@dataclass(frozen=True)
+class Figures:
+    """What the gate does on one slice of the corpus."""
+
+    items: int
+    correct: int
+    asked: int  # questions and requests
+    asked_stored: int
+    intros: int
+    intros_kept: int
+    mixed: int
+    mixed_exact: int  # mixed turns kept with exactly their fact clause
+
+    @property
+    def accuracy(self) -> float:
+        """Share of keep/drop decisions that match the label."""
+        return self.correct / max(self.items, 1)
+
+    def line(self) -> str:
+        """One printable line."""
+        return (
+            f"accuracy {self.accuracy:.3f} ({self.correct}/{self.items}); questions/requests "
+            f"stored {self.asked_stored}/{self.asked}; self-introductions kept "
+            f"{self.intros_kept}/{self.intros}; mixed turns keeping only the fact "
+            f"{self.mixed_exact}/{self.mixed}"
+        )
+
+
+def load(path: Path = CORPUS) -> list[dict[str, Any]]:
+    """The corpus's items."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines if line.strip()]
+
+
+def figures(
+    items: list[dict[str, Any]], *, policy: GatePolicy | None = None, show: bool = False
+) -> Figures:
+    """Gate every item and count; with `show`, print each wrong decision."""
+    correct = asked_stored = intros_kept = mixed_exact = 0
+    for item in items:
+        decision = gate(item["text"], role=item["role"], context=item.get("context"), policy=policy)
+        right = decision.keep == item["keep"]
+        correct += right
+        asked_stored += item["kind"] in _ASKING and decision.keep
+        intros_kept += item["kind"] == "intro" and decision.keep
+        exact = decision.keep and decision.content == item.get("kept")
+        mixed_exact += item["kind"] == "mixed" and exact
+        if show and (not right or (item["kind"] == "mixed" and not exact)):
+            print(f"  {item['split']}/{item['lang']} {item['kind']}: {item['text']!r} -> "
+                  f"keep={decision.keep} {decision.content!r} ({decision.reason})")  # fmt: skip
+    return Figures(
+        items=len(items),
+        correct=correct,
+        asked=sum(i["kind"] in _ASKING for i in items),
+        asked_stored=asked_stored,
+        intros=sum(i["kind"] == "intro" for i in items),
+        intros_kept=intros_kept,
+        mixed=sum(i["kind"] == "mixed" for i in items),
+        mixed_exact=mixed_exact,
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command-line entry point."""
+    parser = argparse.ArgumentParser(prog="python -m bench.gate_meaning")
+    parser.add_argument("--corpus", type=Path, default=CORPUS)
+    parser.add_argument("--split", choices=("tune", "holdout", "all"), default="all")
+    parser.add_argument("--show", action="store_true", help="print every wrong decision")
+    args = parser.parse_args(argv)
+    items = load(args.corpus)
+    splits = ("tune", "holdout") if args.split == "all" else (args.split,)
+    for split in splits:
+        for lang in ("en", "zh"):
+            part = [i for i in items if i["split"] == split and i["lang"] == lang]
+            print(f"{split} {lang}: {figures(part, show=args.show).line()}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,169 @@
+"""The gate reads meaning: questions and requests are not facts, names and mixed turns are.
+
+The figures are asserted on the held-out split of tests/data/gate_meaning.jsonl, which no rule,
+weight or threshold was chosen on (`python -m bench.gate_meaning` prints them).
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from bench.gate_meaning import figures, load
+from memory.gating.gate import gate
+from memory.gating.rules.meaning import asks, introduction, told
+
+ITEMS = load()
+
+
+def test_corpus_shape() -> None:
+    assert len(ITEMS) >= 300
+    for lang in ("en", "zh"):
+        part = [i for i in ITEMS if i["lang"] == lang]
+        assert len(part) >= 100
+        held = sum(i["split"] == "holdout" for i in part)
+        assert 0.25 <= held / len(part) <= 0.5
+    kinds = {i["kind"] for i in ITEMS}
+    assert kinds >= {"question", "request", "social", "intro", "mixed", "schedule", "decision"}
+    assert all(i["kept"] for i in ITEMS if i["kind"] == "mixed")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_held_out_keep_drop_accuracy(lang: str) -> None:
+    held = [i for i in ITEMS if i["split"] == "holdout" and i["lang"] == lang]
+    result = figures(held)
+    print(f"holdout {lang}: {result.line()}")
+    assert result.accuracy >= 0.95
+    assert result.asked_stored == 0
+    assert result.intros_kept == result.intros
+    assert result.mixed_exact == result.mixed
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "what's my dog's name",
+        "is it going to rain tomorrow in Paris",
+        "do you know where I parked",
+        "can you remind me what I said about the trip",
+        "我的狗叫什么名字",
+        "明天北京会下雨吗",
+        "你还记得我上次说的吗",
+        "lol that's great",
+        "好的谢谢",
+        "wow",
+    ],
+)
+def test_questions_requests_and_reactions_are_not_facts(text: str) -> None:
+    assert not gate(text).keep
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I'm Bob.",
+        "call me Liz",
+        "我叫王伟",
+        "my sister Ana lives in Lisbon",
+        "I have dentist on Tuesdays at 3",
+        "I use neovim",
+        "we decided to go with Postgres",
+        "I'm allergic to peanuts",
+    ],
+)
+def test_facts_about_the_user_are_kept(text: str) -> None:
+    assert gate(text).keep
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        ("I'm allergic to peanuts, what snacks are safe?", "I'm allergic to peanuts"),
+        ("I'm allergic to peanuts so what snacks are safe", "I'm allergic to peanuts"),
+        ("Since I'm vegetarian, what should I cook tonight?", "I'm vegetarian"),
+        ("我对花生过敏，有什么零食是安全的？", "我对花生过敏"),
+        ("I just moved to Austin. Where should I get tacos?", "I just moved to Austin."),
+    ],
+)
+def test_a_mixed_turn_keeps_its_fact_clause_not_its_question(text: str, kept: str) -> None:
+    decision = gate(text)
+    assert decision.keep
+    assert decision.content == kept
+
+
+def test_an_explicit_request_to_remember_keeps_its_fact_not_its_question() -> None:
+    decision = gate("Remember that I'm allergic to peanuts, what snacks are safe?")
+    assert decision.keep
+    assert decision.content == "Remember that I'm allergic to peanuts"
+
+
+def test_a_fact_that_refers_to_the_question_keeps_the_whole_turn() -> None:
+    text = "Where should I stay in Kyoto? I'll be there for 4 nights in November."
+    assert gate(text).content == text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Could you always answer in Spanish",
+        "Could you please use British spelling in my documents",
+        "以后能不能都用中文回答",
+        "When I was a kid I lived in Ohio",
+        "What I love most is hiking in the Alps",
+        "我和几个朋友去爬山了",
+        "推荐餐厅的时候注意一下",
+        "Which is why I moved to Lyon",
+        "Did a 10k this morning",
+        "What happened was my car broke down on the A1",
+        "我什么时候都可以",
+        "我记不清是哪天了",
+    ],
+)
+def test_statements_and_standing_requests_do_not_ask(text: str) -> None:
+    assert not asks(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "introduced"),
+    [
+        ("I'm Bob.", True),
+        ("Hey! Marcus here.", True),
+        ("I go by Kat, not Katherine.", True),
+        ("我是王伟。", True),
+        ("I'm fine.", False),
+        ("It's Python, not Ruby.", False),
+        ("It's Rachel again, from yesterday.", True),
+        ("I'm Monday-ready.", False),
+        ("Same here!", False),
+        ("我是程序员", False),
+        ("我是高中生", False),
+        ("叫我去开会", False),
+        ("老板叫我明天早点来", False),
+        ("叫我小陈就行", True),
+        ("你可以叫我Liz。", True),
+    ],
+)
+def test_self_introductions(text: str, introduced: bool) -> None:
+    assert introduction(text) is introduced
+
+
+def test_only_questions_leave_nothing_to_tell() -> None:
+    assert told("what's my dog's name? and where did I park") == ""
+    assert told("I'm vegan. I live in Oslo.") == "I'm vegan. I live in Oslo."
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "is it " + " " * 60_000 + "so what",
+        "I'm Bob, " * 7_000,
+        "吗 " * 30_000,
+        "what " * 12_000,
+    ],
+)
+def test_meaning_checks_are_linear_on_long_input(text: str) -> None:
+    start = time.perf_counter()
+    told(text)
+    asks(text)
+    assert time.perf_counter() - start < 2.0
