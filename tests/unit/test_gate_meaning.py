@@ -167,3 +167,16 @@ def test_meaning_checks_are_linear_on_long_input(text: str) -> None:
     told(text)
     asks(text)
     assert time.perf_counter() - start < 2.0
+
+
+@pytest.mark.parametrize(
+    "text", ["Anyway, thanks.", "So, thanks!", "Oh well, thanks", "Actually, thank you"]
+)
+def test_a_discourse_marker_with_thanks_is_not_a_named_request(text: str) -> None:
+    assert not gate(text).keep
+
+
+@pytest.mark.parametrize("text", ["Dark mode, please.", "Metric units, please", "深色主题，谢谢"])
+def test_a_thing_named_and_asked_for_is_still_a_preference(text: str) -> None:
+    decision = gate(text)
+    assert decision.keep and decision.category.value == "preference"

@@ -15,6 +15,7 @@ from memory.gating.decision import Role
 from memory.gating.rules import lexicon_en as lex
 from memory.gating.rules import lexicon_zh as zh
 from memory.gating.rules import meaning
+from memory.gating.rules.chatter import clause_kind
 from memory.gating.rules.explicit import is_closing
 from memory.gating.rules.poisoning import judge
 from memory.gating.rules.score import score, turn_signals
@@ -100,8 +101,11 @@ def _named_request(sentence: str) -> bool:
     if not match:
         return False
     head = normalise(match.group("np"))
-    return not (_small_talk(head) or lex.REACTION.search(head) or zh.REACTION.search(head)) and (
-        content_words(match.group("np")) >= 1
+    # "Anyway, thanks." names nothing: a discourse marker or a reaction is not a thing asked for.
+    return (
+        not (_small_talk(head) or lex.REACTION.search(head) or zh.REACTION.search(head))
+        and clause_kind(match.group("np")) == "content"
+        and content_words(match.group("np")) >= 1
     )
 
 
