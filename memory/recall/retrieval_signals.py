@@ -16,7 +16,7 @@ from memory.recall.lexical import LexicalIndex, raw_words
 from memory.recall.lexical_stopwords import ENGLISH_STOPWORDS
 from memory.recall.ranking import RankingWeights, normalise
 from memory.recall.retrieval_columns import F32, Bools, Columns
-from memory.recall.temporal import TimeRange, asks_when, parse_time
+from memory.recall.temporal import TimeRange, asks_when, query_ranges
 from memory.recall.temporal_units import ADJACENT_DAYS
 
 # Cosine spread below which dense scores are not stretched: a user's memories that are all
@@ -205,10 +205,14 @@ def speaker_names(names: dict[str, int], query: str) -> list[int]:
 
 
 def temporal(cols: Columns, query: str, now: datetime, weights: RankingWeights, n: int) -> F32:
-    """Weighted time match (query names a time) plus the "when" bonus (query asks for one)."""
+    """Weighted time match (query names a time) plus the "when" bonus (query asks for one).
+
+    Only times that place the question's memories count (`query_ranges`): a day word that
+    dates the asking ("today", "昨天") matched the most recent memories, whatever they said.
+    """
     out = np.zeros(n, dtype=np.float32)
     if weights.temporal:
-        ranges = parse_time(query, now)
+        ranges = query_ranges(query, now)
         if ranges:
             out += weights.temporal * _range_match(cols, ranges, n)
     if weights.when and asks_when(query):
