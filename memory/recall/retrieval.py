@@ -18,7 +18,7 @@ import numpy as np
 from memory.recall import retrieval_signals as signals
 from memory.recall.features import Features, compute_features
 from memory.recall.lexical import LexicalIndex, name_terms, tokenize
-from memory.recall.ranking import RankingWeights, access_boost, recency, top_k
+from memory.recall.ranking import RankingWeights, Redundancy, access_boost, recency, top_k
 from memory.recall.relevance import (
     QueryEvidence,
     content_terms,
@@ -500,4 +500,8 @@ class UserIndex:
             "temporal": terms["temporal"][candidates],
         }
         ids = [self._ids[int(slot)] for slot in candidates]
-        return top_k(ids, parts, k, cols.copy[candidates].tolist())
+        redundancy = Redundancy(
+            cols.vectors[candidates], cols.group[candidates], weights.diversity,
+            weights.diversity_session, weights.diversity_vector,
+        )  # fmt: skip
+        return top_k(ids, parts, k, cols.copy[candidates].tolist(), redundancy)
