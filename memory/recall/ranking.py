@@ -191,6 +191,12 @@ class RankingWeights:
     candidates' typical pair (see `diversify`): near-identical texts from different sessions.
     Kept below 1 because memories on one topic are close too, and the one that answers is
     often among them."""
+    fallback: float = 0.0
+    """How far fusion falls back toward the more confident of the dense and lexical legs for
+    a query (0 off, 1 a leg keeps only its confidence's share of the stronger one's; see
+    `memory.recall.retrieval_signals.fall_back`)."""
+    fallback_depth: int = 10
+    """How many sessions a leg's confidence compares its best with."""
     floor: RelevanceFloor = field(default_factory=RelevanceFloor)
     """The absolute test a result must pass to count as relevant (to be injected)."""
 
@@ -282,12 +288,12 @@ def diversify(
 
     Each step takes the candidate with the highest total × (1 - weight × redundancy), where
     its redundancy is its highest with any result already taken: `vector` × how much closer
-    their vectors are than the pool's typical pair ((cos - median) / (1 - median), so that no embedding
-    model's cosine scale is assumed), or `session` if they share a session, whichever is
-    higher. The scale is the candidate's own total, so the step is unit-free and a candidate
-    loses at most `weight` of its score.
-    Returns the picks and each position's loss (0 for all but the picks that lost something);
-    a pick's total plus its loss never exceeds the previous pick's, so results stay sorted.
+    their vectors are than the pool's typical pair ((cos - median) / (1 - median), so that no
+    embedding model's cosine scale is assumed), or `session` if they share a session,
+    whichever is higher. The scale is the candidate's own total, so the step is unit-free and
+    a candidate loses at most `weight` of its score. Returns the picks and each position's
+    loss (0 for all but the picks that lost something); a pick's total plus its loss never
+    exceeds the previous pick's, so results stay sorted.
     """
     losses = np.zeros(len(total), dtype=np.float64)
     if not order:

@@ -422,6 +422,7 @@ class UserIndex:
             top = picked[np.argsort(-first[picked], kind="stable")].tolist()
             names = [self._seed_names(slot) for slot in top]
             lexical += signals.second_hop(self._own, first, top, names, tokens, weights, live)
+        similarity, lexical = signals.fall_back(similarity, lexical, live, cols.group[:n], weights)
         return {"similarity": similarity, "lexical": lexical, "temporal": temporal}
 
     @staticmethod

@@ -149,6 +149,56 @@ def lexical_agreement(
     return 1.0 - gate * (1.0 - floor) * (1.0 - share)
 
 
+def leg_confidence(values: F32, live: Bools, groups: np.ndarray, depth: int) -> float:
+    """How peaked a leg's scores are for this query, in [0, 1]: 1 when one session stands out.
+
+    (best - mean of the next `depth - 1`) / best over each session's best memory (a memory
+    without a session counts as its own): a leg that has found the answer puts it clear of
+    the rest, one that has not gives many memories about the same score. Sessions, not
+    memories, because neighbouring turns share their context and score alike, which would
+    make a confident leg look flat.
+    """
+    x = values[live]
+    if not x.size:
+        return 0.0
+    g = groups[live].astype(np.int64)
+    own = np.flatnonzero(g < 0)
+    g[own] = -1 - own  # each memory without a session is a group of its own
+    order = np.argsort(-x, kind="stable")
+    _, first = np.unique(g[order], return_index=True)
+    top = np.sort(x[order][first])[::-1][:depth]
+    best = float(top[0])
+    if best <= 0.0 or top.size < 2:
+        return 0.0
+    return float(np.clip((best - float(top[1:].mean())) / best, 0.0, 1.0))
+
+
+def fall_back(
+    similarity: F32, lexical: F32, live: Bools, groups: np.ndarray, weights: RankingWeights
+) -> tuple[F32, F32]:
+    """Scale the less confident of the dense and lexical legs toward the more confident one.
+
+    Summed as they are, a flat leg (many memories at about its best) still reorders what a
+    peaked leg found, and the fusion ranked below its best single leg. Each leg keeps
+    1 - fallback × (1 - its confidence / the higher confidence) of its weight
+    (`leg_confidence`): the stronger leg keeps all of it, and a leg as confident as the other
+    is untouched, so the step acts only when the legs disagree in how sure they are.
+    """
+    if weights.fallback <= 0.0:
+        return similarity, lexical
+    depth = max(weights.fallback_depth, 2)
+    dense_c = leg_confidence(similarity, live, groups, depth)
+    words_c = leg_confidence(lexical, live, groups, depth)
+    strong = max(dense_c, words_c)
+    if strong <= 0.0:
+        return similarity, lexical
+    keep_dense = 1.0 - weights.fallback * (1.0 - dense_c / strong)
+    keep_words = 1.0 - weights.fallback * (1.0 - words_c / strong)
+    return (similarity * np.float32(keep_dense)).astype(np.float32), (
+        lexical * np.float32(keep_words)
+    ).astype(np.float32)
+
+
 def _z(cosine: float, spread: tuple[float, float]) -> float:
     mean, std = spread
     return (cosine - mean) / std if std > 1e-6 else 0.0
