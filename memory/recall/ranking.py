@@ -70,6 +70,11 @@ class RankingWeights:
     the dense leg is weighted by its trust (`dense_trust_low`) and Chinese question words are
     stopwords.
 
+    `lexical_context`, `fallback` and `feedback_docs` (off) are set on long real chats
+    (LongMemEval-S development conversations, fitted on half and checked on the other half;
+    docs/benchmarks.md), where the values above let one session's neighbouring turns and long
+    replies outrank the turn that answers; the short sets above do not choose them.
+
     Relevance (similarity, lexical, speaker, group, temporal) dominates; recency, importance and
     access are small so they order near-ties rather than override what the query asked for.
     """
@@ -78,6 +83,11 @@ class RankingWeights:
     """α: weight of dense cosine similarity, min-max normalised over the user's memories."""
     lexical: float = 1.0
     """Weight of BM25 over the memory text plus its context, normalised by the best match."""
+    lexical_context: float = 0.0
+    """How the lexical leg splits its two BM25 indexes: the memory's own words get
+    2 - lexical_context, its words plus context (neighbouring turns) lexical_context. 1 weighs
+    them alike; 0 scores own words only, so a turn next to a long reply full of the query's
+    words does not tie with the turn that answers."""
     speaker: float = 0.4
     """Added when the query names the memory's speaker ("what did Anna say ..."); part of the
     lexical term in the breakdown."""
@@ -101,9 +111,10 @@ class RankingWeights:
     """Recency half-life per memory kind: events fade in weeks, long-term knowledge in a year."""
     overfetch: int = 4
     """Candidates taken by relevance before the final ranking, as a multiple of k."""
-    feedback_docs: int = 10
+    feedback_docs: int = 0
     """Pseudo-relevance feedback: expand the query with terms of this many top candidates
-    (0 switches it off)."""
+    (0 switches it off). Off: in long chats the first pass's best candidates are long replies,
+    and their topic words drowned the query's own (figures in docs/benchmarks.md)."""
     feedback_terms: int = 10
     """How many expansion terms pseudo-relevance feedback adds."""
     feedback_weight: float = 0.3
@@ -178,12 +189,13 @@ class RankingWeights:
     a question each at R@5 (all-MiniLM's trust on Chinese is partial, and there the words
     decide); 1, a step that a slightly different spread estimate flips, costs the long history
     a question at R@5 (72.5/81.8)."""
-    diversity: float = 0.5
+    diversity: float = 0.0
     """Diversity of the top k (0 switches it off): a candidate keeps 1 - diversity × its
     redundancy with the results already taken (see `diversify`). Neighbouring turns are
-    embedded with the same context and score alike; without it one session filled the top 5
-    and a question whose answer spans sessions lost its second session."""
-    diversity_session: float = 0.5
+    embedded with the same context and score alike, and one session could fill the top 5.
+    Off by default: once the lexical leg scores a turn's own words (`lexical_context`), the
+    step no longer gained on the development chats."""
+    diversity_session: float = 0.25
     """The redundancy of two memories of the same session (group) whatever their vectors: a
     session holds one thread, and a second turn of it tells less than another session."""
     diversity_vector: float = 0.0
@@ -191,10 +203,11 @@ class RankingWeights:
     candidates' typical pair (see `diversify`): near-identical texts from different sessions.
     Kept below 1 because memories on one topic are close too, and the one that answers is
     often among them."""
-    fallback: float = 0.0
+    fallback: float = 0.5
     """How far fusion falls back toward the more confident of the dense and lexical legs for
     a query (0 off, 1 a leg keeps only its confidence's share of the stronger one's; see
-    `memory.recall.retrieval_signals.fall_back`)."""
+    `memory.recall.retrieval_signals.fall_back`). Halfway: fully, it overrides the dense
+    trust and lexical agreement tests on short chats where they were right."""
     fallback_depth: int = 10
     """How many sessions a leg's confidence compares its best with."""
     floor: RelevanceFloor = field(default_factory=RelevanceFloor)

@@ -380,8 +380,9 @@ class UserIndex:
             # gets no dense similarity; its words and times still count.
             similarity[cols.chatter[:n]] = 0.0
         lexical_indexes = (self._own, self._window)
+        shares = (2.0 - weights.lexical_context, weights.lexical_context)
         guard = weights.weak_leg_guard
-        lexical = signals.lexical(lexical_indexes, tokens, [], live, guard=guard)
+        lexical = signals.lexical(lexical_indexes, tokens, [], live, guard=guard, shares=shares)
         # Judged on the query's own words, over the user's whole history only: an index of a
         # large user's candidates (L2, `given` spread) holds the dense leg's nearest rows and
         # the best word matches, whose best is no fair sample of the history's. Measured
@@ -404,7 +405,9 @@ class UserIndex:
             first[~live] = -np.inf
             top = np.argsort(-first)[:feedback].tolist()
             expanded, qweights = signals.expansion(self._window, top, tokens, weights)
-            lexical = signals.lexical(lexical_indexes, expanded, qweights, live, guard=guard)
+            lexical = signals.lexical(
+                lexical_indexes, expanded, qweights, live, guard=guard, shares=shares
+            )
         lexical = (weights.lexical * agreement) * lexical
         if weights.group and self._group_ids:
             lexical += weights.group * signals.group(

@@ -218,11 +218,17 @@ def lexical(
     live: Bools,
     *,
     guard: bool = False,
+    shares: Sequence[float] = (),
 ) -> F32:
-    """Summed BM25 of the indexes (memory; memory + context), scaled by the best live match."""
+    """Summed BM25 of the indexes (memory; memory + context), scaled by the best live match.
+
+    `shares` weighs each index (default 1 each).
+    """
     total = np.zeros(len(live), dtype=np.float32)
-    for index in indexes:
-        total += index.scores(tokens, len(live), weights)
+    for i, index in enumerate(indexes):
+        share = shares[i] if i < len(shares) else 1.0
+        if share:
+            total += np.float32(share) * index.scores(tokens, len(live), weights)
     total[~live] = 0.0
     return _scaled(total, indexes[-1], tokens, guard)
 

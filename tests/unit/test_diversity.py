@@ -54,12 +54,12 @@ def test_search_results_stay_sorted_by_total_with_their_losses() -> None:
     items.append(memory("s2", "the boiler was repaired by the plumber",
                         vector=near / np.linalg.norm(near), group="s2"))  # fmt: skip
     index.upsert(items)
-    weights = RankingWeights()
-    hits = index.search("boiler broke plumber", shared, k=5, now=NOW, weights=weights)
+    weights = RankingWeights(diversity=0.5, diversity_session=0.5, fallback=0.0)
+    hits = index.search("boiler broke", shared, k=5, now=NOW, weights=weights)
     totals = [b.total for _, b in hits]
     assert totals == sorted(totals, reverse=True)
     assert [mid for mid, _ in hits[:2]] == ["s1-0", "s2"]
-    plain = index.search("boiler broke plumber", shared, k=5, now=NOW,
+    plain = index.search("boiler broke", shared, k=5, now=NOW,
                          weights=replace(weights, diversity=0.0))  # fmt: skip
     assert all(b.diversity == 0.0 for _, b in plain)
     assert [mid for mid, _ in plain[:4]] == ["s1-0", "s1-1", "s1-2", "s1-3"]
