@@ -88,7 +88,10 @@ def copy_key(text: str) -> int:
 class UserIndex:
     """Hybrid search over one user's memories. Not thread-safe: one writer, or a lock."""
 
-    def __init__(self, *, k1: float = 1.2, b: float = 0.5) -> None:
+    def __init__(self, *, k1: float = 1.2, b: float = 0.75) -> None:
+        # b 0.75 (Okapi's usual length normalisation): in chats with long assistant replies a
+        # milder one let the replies' many repeated topic words outrank the user's short turn
+        # that answers.
         self._cols = Columns()
         self._own = LexicalIndex(k1=k1, b=b)
         self._window = LexicalIndex(k1=k1, b=b)
