@@ -22,6 +22,7 @@ def _tables(result: dict[str, Any]) -> list[str]:
         for cat, values in block["by_category"].items():
             name = NAMES.get(int(cat), "other")
             lines.append(_row(f"{cat} {name}", values, block["questions"].get(cat)))
+    lines.extend(_comparison(result))
     main = result["system"]["cat_1_4"]
     lines.append(
         f"system: R@10 above the relevance floor {100 * main['recall@10_above_floor']:.1f} "
@@ -36,6 +37,30 @@ def _tables(result: dict[str, Any]) -> list[str]:
         lines.append(
             f"system / {base} (cat 1-4): " + ", ".join(f"{m} x{ratios[m]:.2f}" for m in METRICS)
         )
+    return lines
+
+
+def _cell(result: dict[str, Any], cat: str | None, metric: str) -> str:
+    values = []
+    for backend in ("system", "bm25", "dense"):
+        block = result[backend]
+        figures = block["cat_1_4"] if cat is None else block["by_category"].get(cat)
+        value = figures[metric] if figures else 0.0
+        values.append(f"{value:.3f}" if metric == "mrr" else f"{100 * value:.1f}")
+    # A star marks a cell where the system is below a baseline, so losses stand out.
+    behind = any(float(v) > float(values[0]) for v in values[1:])
+    return ("/".join(values) + ("*" if behind else " ")).rjust(19)
+
+
+def _comparison(result: dict[str, Any]) -> list[str]:
+    """System / BM25 / dense side by side per category; * marks the system below either."""
+    lines = [
+        "system/bm25/dense" + "".join(f"{m.upper() if m == 'mrr' else m:>19}" for m in METRICS)
+    ]
+    rows: list[tuple[str, str | None]] = [("categories 1-4", None)]
+    rows += [(f"{c} {NAMES.get(int(c), 'other')}", c) for c in result["system"]["by_category"]]
+    for label, cat in rows:
+        lines.append(f"  {label:<15}" + "".join(_cell(result, cat, m) for m in METRICS))
     return lines
 
 

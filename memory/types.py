@@ -192,6 +192,9 @@ class ScoreBreakdown:
     question: str | None = None
     """For a message that asks several things: the one question whose terms scored this memory
     highest (None: the message as a whole did). Not part of the total."""
+    diversity: float = 0.0
+    """At most 0: what the memory lost for repeating a result ranked above it (the same
+    session, a near-identical vector; see `memory.recall.ranking.diversify`)."""
 
     @property
     def total(self) -> float:
@@ -203,6 +206,7 @@ class ScoreBreakdown:
             + self.importance
             + self.access
             + self.temporal
+            + self.diversity
         )
 
     def as_dict(self) -> dict[str, float]:
@@ -214,6 +218,7 @@ class ScoreBreakdown:
             "importance": self.importance,
             "access": self.access,
             "temporal": self.temporal,
+            "diversity": self.diversity,
             "total": self.total,
         }
 

@@ -70,6 +70,11 @@ class RankingWeights:
     the dense leg is weighted by its trust (`dense_trust_low`) and Chinese question words are
     stopwords.
 
+    `lexical_context`, `fallback` and `feedback_docs` (off) are set on long real chats
+    (LongMemEval-S development conversations, fitted on half and checked on the other half;
+    docs/benchmarks.md), where the values above let one session's neighbouring turns and long
+    replies outrank the turn that answers; the short sets above do not choose them.
+
     Relevance (similarity, lexical, speaker, group, temporal) dominates; recency, importance and
     access are small so they order near-ties rather than override what the query asked for.
     """
@@ -78,6 +83,11 @@ class RankingWeights:
     """α: weight of dense cosine similarity, min-max normalised over the user's memories."""
     lexical: float = 1.0
     """Weight of BM25 over the memory text plus its context, normalised by the best match."""
+    lexical_context: float = 0.0
+    """How the lexical leg splits its two BM25 indexes: the memory's own words get
+    2 - lexical_context, its words plus context (neighbouring turns) lexical_context. 1 weighs
+    them alike; 0 scores own words only, so a turn next to a long reply full of the query's
+    words does not tie with the turn that answers."""
     speaker: float = 0.4
     """Added when the query names the memory's speaker ("what did Anna say ..."); part of the
     lexical term in the breakdown."""
@@ -101,9 +111,10 @@ class RankingWeights:
     """Recency half-life per memory kind: events fade in weeks, long-term knowledge in a year."""
     overfetch: int = 4
     """Candidates taken by relevance before the final ranking, as a multiple of k."""
-    feedback_docs: int = 10
+    feedback_docs: int = 0
     """Pseudo-relevance feedback: expand the query with terms of this many top candidates
-    (0 switches it off)."""
+    (0 switches it off). Off: in long chats the first pass's best candidates are long replies,
+    and their topic words drowned the query's own (figures in docs/benchmarks.md)."""
     feedback_terms: int = 10
     """How many expansion terms pseudo-relevance feedback adds."""
     feedback_weight: float = 0.3
@@ -178,6 +189,27 @@ class RankingWeights:
     a question each at R@5 (all-MiniLM's trust on Chinese is partial, and there the words
     decide); 1, a step that a slightly different spread estimate flips, costs the long history
     a question at R@5 (72.5/81.8)."""
+    diversity: float = 0.0
+    """Diversity of the top k (0 switches it off): a candidate keeps 1 - diversity × its
+    redundancy with the results already taken (see `diversify`). Neighbouring turns are
+    embedded with the same context and score alike, and one session could fill the top 5.
+    Off by default: once the lexical leg scores a turn's own words (`lexical_context`), the
+    step no longer gained on the development chats."""
+    diversity_session: float = 0.25
+    """The redundancy of two memories of the same session (group) whatever their vectors: a
+    session holds one thread, and a second turn of it tells less than another session."""
+    diversity_vector: float = 0.0
+    """The redundancy of two memories whose vectors are as close as can be, relative to the
+    candidates' typical pair (see `diversify`): near-identical texts from different sessions.
+    Kept below 1 because memories on one topic are close too, and the one that answers is
+    often among them."""
+    fallback: float = 0.5
+    """How far fusion falls back toward the more confident of the dense and lexical legs for
+    a query (0 off, 1 a leg keeps only its confidence's share of the stronger one's; see
+    `memory.recall.retrieval_signals.fall_back`). Halfway: fully, it overrides the dense
+    trust and lexical agreement tests on short chats where they were right."""
+    fallback_depth: int = 10
+    """How many sessions a leg's confidence compares its best with."""
     floor: RelevanceFloor = field(default_factory=RelevanceFloor)
     """The absolute test a result must pass to count as relevant (to be injected)."""
 
@@ -214,11 +246,23 @@ def normalise(values: Array, *, floor: float) -> Array:
 _TERMS = ("similarity", "lexical", "recency", "importance", "access", "temporal")
 
 
+@dataclass(frozen=True, slots=True)
+class Redundancy:
+    """What `diversify` compares candidates by: unit vectors and session ids (-1: none)."""
+
+    vectors: npt.NDArray[np.float32]
+    groups: npt.NDArray[np.int32]
+    weight: float
+    session: float
+    vector: float
+
+
 def top_k(
     ids: Sequence[str],
     terms: Mapping[str, Array],
     k: int,
     copies: Sequence[Hashable] | None = None,
+    redundancy: Redundancy | None = None,
 ) -> list[tuple[str, ScoreBreakdown]]:
     """The k best (id, breakdown) pairs from weighted term arrays aligned with `ids`.
 
@@ -226,15 +270,69 @@ def top_k(
     breakdown's floats, so the sort key is the very total each returned breakdown reports.
     Ties go to the smaller id, so equal memories always come back in the same order. With
     `copies` (a text key per id) copies of a result already taken follow every distinct
-    result (see `distinct_first`).
+    result (see `distinct_first`). With `redundancy` the distinct results are chosen by
+    `diversify` and each breakdown's `diversity` holds its loss, so totals stay sorted.
     """
     columns = [np.asarray(terms[name], dtype=np.float64) for name in _TERMS]
     total = columns[0] + columns[1]
     for column in columns[2:]:
         total = total + column
     order = sorted(range(len(ids)), key=lambda i: (-total[i], ids[i]))
-    order = distinct_first(order, copies, k) if copies is not None else order[:k]
-    return [(ids[i], _breakdown([float(c[i]) for c in columns])) for i in order]
+    losses = np.zeros(len(ids), dtype=np.float64)
+    if redundancy is not None and redundancy.weight > 0.0:
+        seen: set[Hashable] = set()
+        first: list[int] = []
+        repeats: list[int] = []
+        for i in order:
+            key = copies[i] if copies is not None else i
+            (repeats if key in seen else first).append(i)
+            seen.add(key)
+        picked, losses = diversify(first, total, redundancy, k)
+        order = (picked + repeats)[:k]
+    else:
+        order = distinct_first(order, copies, k) if copies is not None else order[:k]
+    return [(ids[i], _breakdown([float(c[i]) for c in columns], float(losses[i]))) for i in order]
+
+
+def diversify(
+    order: Sequence[int], total: npt.NDArray[np.float64], redundancy: Redundancy, k: int
+) -> tuple[list[int], npt.NDArray[np.float64]]:
+    """Greedy maximal marginal relevance over `order` (positions, best first): k picks.
+
+    Each step takes the candidate with the highest total × (1 - weight × redundancy), where
+    its redundancy is its highest with any result already taken: `vector` × how much closer
+    their vectors are than the pool's typical pair ((cos - median) / (1 - median), so that no
+    embedding model's cosine scale is assumed), or `session` if they share a session,
+    whichever is higher. The scale is the candidate's own total, so the step is unit-free and
+    a candidate loses at most `weight` of its score. Returns the picks and each position's
+    loss (0 for all but the picks that lost something); a pick's total plus its loss never
+    exceeds the previous pick's, so results stay sorted.
+    """
+    losses = np.zeros(len(total), dtype=np.float64)
+    if not order:
+        return [], losses
+    pool = np.asarray(order, dtype=np.int64)
+    vectors = redundancy.vectors[pool].astype(np.float64)
+    groups = redundancy.groups[pool]
+    base = np.maximum(total[pool], 0.0)
+    cosines = vectors @ vectors.T
+    typical = (
+        float(np.median(cosines[~np.eye(len(pool), dtype=np.bool_)])) if len(pool) > 1 else 0.0
+    )
+    typical = min(typical, 0.99)
+    close = redundancy.vector * np.clip((cosines - typical) / (1.0 - typical), 0.0, 1.0)
+    worst = np.zeros(len(pool), dtype=np.float64)  # each candidate's redundancy so far
+    open_ = np.ones(len(pool), dtype=np.bool_)
+    picked: list[int] = []
+    while len(picked) < k and open_.any():
+        adjusted = np.where(open_, total[pool] - redundancy.weight * worst * base, -np.inf)
+        j = int(np.argmax(adjusted))  # first maximum: earlier in `order` wins ties
+        losses[pool[j]] = float(adjusted[j] - total[pool[j]])
+        picked.append(int(pool[j]))
+        open_[j] = False
+        same = redundancy.session * ((groups == groups[j]) & (groups[j] >= 0))
+        worst = np.maximum(worst, np.maximum(same, close[j]))
+    return picked, losses
 
 
 def distinct_first(order: Sequence[int], copies: Sequence[Hashable], k: int) -> list[int]:
@@ -260,6 +358,8 @@ def distinct_first(order: Sequence[int], copies: Sequence[Hashable], k: int) -> 
     return (first + repeats)[:k]
 
 
-def _breakdown(values: list[float]) -> ScoreBreakdown:
+def _breakdown(values: list[float], diversity: float = 0.0) -> ScoreBreakdown:
     similarity, lexical, rec, importance, access, temporal = values
-    return ScoreBreakdown(similarity, lexical, rec, importance, access, temporal)
+    return ScoreBreakdown(
+        similarity, lexical, rec, importance, access, temporal, diversity=diversity
+    )

@@ -18,7 +18,7 @@ import numpy as np
 from memory.recall import retrieval_signals as signals
 from memory.recall.features import Features, compute_features
 from memory.recall.lexical import LexicalIndex, name_terms, tokenize
-from memory.recall.ranking import RankingWeights, access_boost, recency, top_k
+from memory.recall.ranking import RankingWeights, Redundancy, access_boost, recency, top_k
 from memory.recall.relevance import (
     QueryEvidence,
     content_terms,
@@ -88,7 +88,10 @@ def copy_key(text: str) -> int:
 class UserIndex:
     """Hybrid search over one user's memories. Not thread-safe: one writer, or a lock."""
 
-    def __init__(self, *, k1: float = 1.2, b: float = 0.5) -> None:
+    def __init__(self, *, k1: float = 1.2, b: float = 0.75) -> None:
+        # b 0.75 (Okapi's usual length normalisation): in chats with long assistant replies a
+        # milder one let the replies' many repeated topic words outrank the user's short turn
+        # that answers.
         self._cols = Columns()
         self._own = LexicalIndex(k1=k1, b=b)
         self._window = LexicalIndex(k1=k1, b=b)
@@ -380,8 +383,9 @@ class UserIndex:
             # gets no dense similarity; its words and times still count.
             similarity[cols.chatter[:n]] = 0.0
         lexical_indexes = (self._own, self._window)
+        shares = (2.0 - weights.lexical_context, weights.lexical_context)
         guard = weights.weak_leg_guard
-        lexical = signals.lexical(lexical_indexes, tokens, [], live, guard=guard)
+        lexical = signals.lexical(lexical_indexes, tokens, [], live, guard=guard, shares=shares)
         # Judged on the query's own words, over the user's whole history only: an index of a
         # large user's candidates (L2, `given` spread) holds the dense leg's nearest rows and
         # the best word matches, whose best is no fair sample of the history's. Measured
@@ -404,7 +408,9 @@ class UserIndex:
             first[~live] = -np.inf
             top = np.argsort(-first)[:feedback].tolist()
             expanded, qweights = signals.expansion(self._window, top, tokens, weights)
-            lexical = signals.lexical(lexical_indexes, expanded, qweights, live, guard=guard)
+            lexical = signals.lexical(
+                lexical_indexes, expanded, qweights, live, guard=guard, shares=shares
+            )
         lexical = (weights.lexical * agreement) * lexical
         if weights.group and self._group_ids:
             lexical += weights.group * signals.group(
@@ -422,6 +428,7 @@ class UserIndex:
             top = picked[np.argsort(-first[picked], kind="stable")].tolist()
             names = [self._seed_names(slot) for slot in top]
             lexical += signals.second_hop(self._own, first, top, names, tokens, weights, live)
+        similarity, lexical = signals.fall_back(similarity, lexical, live, cols.group[:n], weights)
         return {"similarity": similarity, "lexical": lexical, "temporal": temporal}
 
     @staticmethod
@@ -500,4 +507,8 @@ class UserIndex:
             "temporal": terms["temporal"][candidates],
         }
         ids = [self._ids[int(slot)] for slot in candidates]
-        return top_k(ids, parts, k, cols.copy[candidates].tolist())
+        redundancy = Redundancy(
+            cols.vectors[candidates], cols.group[candidates], weights.diversity,
+            weights.diversity_session, weights.diversity_vector,
+        )  # fmt: skip
+        return top_k(ids, parts, k, cols.copy[candidates].tolist(), redundancy)

@@ -16,7 +16,7 @@ from memory.recall.lexical import LexicalIndex, raw_words
 from memory.recall.lexical_stopwords import ENGLISH_STOPWORDS
 from memory.recall.ranking import RankingWeights, normalise
 from memory.recall.retrieval_columns import F32, Bools, Columns
-from memory.recall.temporal import TimeRange, asks_when, parse_time
+from memory.recall.temporal import TimeRange, asks_when, query_ranges
 from memory.recall.temporal_units import ADJACENT_DAYS
 
 # Cosine spread below which dense scores are not stretched: a user's memories that are all
@@ -149,6 +149,56 @@ def lexical_agreement(
     return 1.0 - gate * (1.0 - floor) * (1.0 - share)
 
 
+def leg_confidence(values: F32, live: Bools, groups: np.ndarray, depth: int) -> float:
+    """How peaked a leg's scores are for this query, in [0, 1]: 1 when one session stands out.
+
+    (best - mean of the next `depth - 1`) / best over each session's best memory (a memory
+    without a session counts as its own): a leg that has found the answer puts it clear of
+    the rest, one that has not gives many memories about the same score. Sessions, not
+    memories, because neighbouring turns share their context and score alike, which would
+    make a confident leg look flat.
+    """
+    x = values[live]
+    if not x.size:
+        return 0.0
+    g = groups[live].astype(np.int64)
+    own = np.flatnonzero(g < 0)
+    g[own] = -1 - own  # each memory without a session is a group of its own
+    order = np.argsort(-x, kind="stable")
+    _, first = np.unique(g[order], return_index=True)
+    top = np.sort(x[order][first])[::-1][:depth]
+    best = float(top[0])
+    if best <= 0.0 or top.size < 2:
+        return 0.0
+    return float(np.clip((best - float(top[1:].mean())) / best, 0.0, 1.0))
+
+
+def fall_back(
+    similarity: F32, lexical: F32, live: Bools, groups: np.ndarray, weights: RankingWeights
+) -> tuple[F32, F32]:
+    """Scale the less confident of the dense and lexical legs toward the more confident one.
+
+    Summed as they are, a flat leg (many memories at about its best) still reorders what a
+    peaked leg found, and the fusion ranked below its best single leg. Each leg keeps
+    1 - fallback × (1 - its confidence / the higher confidence) of its weight
+    (`leg_confidence`): the stronger leg keeps all of it, and a leg as confident as the other
+    is untouched, so the step acts only when the legs disagree in how sure they are.
+    """
+    if weights.fallback <= 0.0:
+        return similarity, lexical
+    depth = max(weights.fallback_depth, 2)
+    dense_c = leg_confidence(similarity, live, groups, depth)
+    words_c = leg_confidence(lexical, live, groups, depth)
+    strong = max(dense_c, words_c)
+    if strong <= 0.0:
+        return similarity, lexical
+    keep_dense = 1.0 - weights.fallback * (1.0 - dense_c / strong)
+    keep_words = 1.0 - weights.fallback * (1.0 - words_c / strong)
+    return (similarity * np.float32(keep_dense)).astype(np.float32), (
+        lexical * np.float32(keep_words)
+    ).astype(np.float32)
+
+
 def _z(cosine: float, spread: tuple[float, float]) -> float:
     mean, std = spread
     return (cosine - mean) / std if std > 1e-6 else 0.0
@@ -168,11 +218,17 @@ def lexical(
     live: Bools,
     *,
     guard: bool = False,
+    shares: Sequence[float] = (),
 ) -> F32:
-    """Summed BM25 of the indexes (memory; memory + context), scaled by the best live match."""
+    """Summed BM25 of the indexes (memory; memory + context), scaled by the best live match.
+
+    `shares` weighs each index (default 1 each).
+    """
     total = np.zeros(len(live), dtype=np.float32)
-    for index in indexes:
-        total += index.scores(tokens, len(live), weights)
+    for i, index in enumerate(indexes):
+        share = shares[i] if i < len(shares) else 1.0
+        if share:
+            total += np.float32(share) * index.scores(tokens, len(live), weights)
     total[~live] = 0.0
     return _scaled(total, indexes[-1], tokens, guard)
 
@@ -205,10 +261,14 @@ def speaker_names(names: dict[str, int], query: str) -> list[int]:
 
 
 def temporal(cols: Columns, query: str, now: datetime, weights: RankingWeights, n: int) -> F32:
-    """Weighted time match (query names a time) plus the "when" bonus (query asks for one)."""
+    """Weighted time match (query names a time) plus the "when" bonus (query asks for one).
+
+    Only times that place the question's memories count (`query_ranges`): a day word that
+    dates the asking ("today", "昨天") matched the most recent memories, whatever they said.
+    """
     out = np.zeros(n, dtype=np.float32)
     if weights.temporal:
-        ranges = parse_time(query, now)
+        ranges = query_ranges(query, now)
         if ranges:
             out += weights.temporal * _range_match(cols, ranges, n)
     if weights.when and asks_when(query):

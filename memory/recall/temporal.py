@@ -29,7 +29,9 @@ __all__ = [
     "has_time_word",
     "mentions_time",
     "parse_time",
+    "query_ranges",
     "time_match",
+    "time_question",
 ]
 
 _CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -55,6 +57,25 @@ _TIME_WORDS = re.compile(
     re.IGNORECASE,
 )
 
+# Day words that place the asking, not the memory: "what did I say today about my car" asks
+# about the car, and "today" resolved against `now` only lifted whatever was recent.
+_DEICTIC = re.compile(
+    r"\b(?:the\s+day\s+before\s+yesterday|yesterday|today|tonight|tomorrow|last\s+night|"
+    r"this\s+(?:morning|afternoon|evening)|right\s+now)\b"
+    r"|前天|昨天|昨日|昨晚|今天|今日|今晚|今早|明天|明日|后天|上次|上一次|刚才|刚刚",
+    re.IGNORECASE,
+)
+# Ordering questions ask about time as much as "when" does: "which did I buy first, A or B",
+# "did I move before or after the wedding", "哪个先".
+_ASKS_ORDER = re.compile(
+    r"\b(?:which|who|what)\b[^?.!\n]{0,80}?\b(?:first|earlier|last|most\s+recently)\b"
+    r"|\b(?:before\s+or\s+after|after\s+or\s+before)\b"
+    r"|\bhow\s+(?:long|many\s+(?:days|weeks|months|years))\s+(?:ago|before|after|since|had|have|"
+    r"passed|did)\b"
+    r"|先还是|哪个先|谁先|之前还是之后|以前还是以后|多久以前|多久之前",
+    re.IGNORECASE,
+)
+
 
 def parse_time(text: str, now: datetime) -> list[TimeRange]:
     """Every time expression in `text` (English and Chinese), resolved relative to `now`."""
@@ -68,6 +89,30 @@ def parse_time(text: str, now: datetime) -> list[TimeRange]:
 def asks_when(query: str) -> bool:
     """True when the query asks for a time or a duration ("when", "how long", "什么时候")."""
     return bool(_ASKS_WHEN.search(query))
+
+
+def query_ranges(query: str, now: datetime) -> list[TimeRange]:
+    """The times a query places its memories in, resolved relative to `now`.
+
+    A question that asks for a time keeps every expression it names; otherwise day words that
+    only say when the question is asked ("today", "昨天", "上次") are left out, so that a
+    question that merely mentions today does not rank memories by how recent they are.
+    """
+    if asks_when(query) or _ASKS_ORDER.search(query):
+        return parse_time(query, now)
+    return parse_time(_DEICTIC.sub(" ", query), now)
+
+
+def time_question(query: str, now: datetime | None = None) -> bool:
+    """True when the question is about when its memories happened.
+
+    It asks for a time or a duration ("when", "how long ago", "多久以前"), asks which came
+    first ("before or after"), or names a time other than the day it is asked ("last month",
+    "in May", "上个月").
+    """
+    if asks_when(query) or _ASKS_ORDER.search(query):
+        return True
+    return bool(query_ranges(query, now or datetime(2000, 1, 1)))
 
 
 def has_time_word(text: str) -> bool:

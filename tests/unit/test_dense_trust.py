@@ -20,7 +20,8 @@ from memory.storage.embedding import Embedder, get_embedder
 from tests.support.chinese_memories import CHINESE
 from tests.unit._index_helpers import NOW, embedded_index
 
-W = RankingWeights()
+# The dense leg alone: the fallback between legs (`fall_back`) would rescale it per query.
+W = RankingWeights(fallback=0.0)
 OFF = replace(W, dense_trust_high=0.0)
 
 ENGLISH = [

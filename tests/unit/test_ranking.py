@@ -72,6 +72,7 @@ def test_breakdown_terms_sum_exactly_to_the_score_and_results_are_sorted() -> No
     assert copies == sorted(copies, reverse=True)
     for _, b in hits:
         parts = [b.similarity, b.lexical, b.recency, b.importance, b.access, b.temporal]
+        parts.append(b.diversity)
         assert b.total == sum(parts)  # exact, not approximate
         assert b.as_dict()["total"] == b.total
     best = hits[0][1]

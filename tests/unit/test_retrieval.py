@@ -316,7 +316,7 @@ def test_a_given_lowest_cosine_anchors_the_dense_scores_of_a_partial_index() -> 
     index.upsert([*near, named])
     cosine = float(named.vector @ query)
     assert cosine < min(float(m.vector @ query) for m in near)  # the candidates' lowest
-    weights = RankingWeights(feedback_docs=0, hop=0.0, dense_trust_high=0.0)
+    weights = RankingWeights(feedback_docs=0, hop=0.0, dense_trust_high=0.0, fallback=0.0)
     query_text = "when is the appointment with Okonkwo-Baptiste"
     alone = dict(index.search(query_text, query, k=20, now=NOW, weights=weights))
     anchored = dict(index.search(query_text, query, k=20, now=NOW, weights=weights,

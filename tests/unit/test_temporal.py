@@ -10,7 +10,9 @@ from memory.recall.temporal import (
     event_ranges,
     mentions_time,
     parse_time,
+    query_ranges,
     time_match,
+    time_question,
 )
 
 # A Wednesday afternoon.
@@ -124,3 +126,42 @@ def test_a_long_run_of_numerals_is_scanned_once() -> None:
     # after them would take hours if every position started a new match.
     assert not mentions_time("一" * 200_000)
     assert mentions_time("一" * 200_000 + "天")
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "when did I buy the car",
+        "How many weeks ago did I meet my aunt?",
+        "Which gift did I buy first, the necklace or the album?",
+        "did I move before or after the wedding?",
+        "what did I decide last month?",
+        "多久以前",
+        "上个月我买了什么",
+        "我什么时候去的杭州",
+    ],
+)
+def test_time_questions(query: str) -> None:
+    assert time_question(query, NOW)
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "what did I say today about my car",
+        "what did I tell you yesterday about my knee?",
+        "上次你说的那个餐厅叫什么",
+        "昨天我们聊的那本书叫什么",
+        "What is my cat's name?",
+    ],
+)
+def test_day_words_that_date_the_asking_are_no_time_question(query: str) -> None:
+    assert not time_question(query, NOW)
+    assert query_ranges(query, NOW) == []
+
+
+def test_a_when_question_keeps_its_day_words() -> None:
+    assert _days("when did I say yesterday that the boiler broke?") == [
+        (date(2023, 5, 9), date(2023, 5, 10))
+    ]
+    assert len(query_ranges("when did we talk yesterday", NOW)) == 1
