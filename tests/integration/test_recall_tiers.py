@@ -188,9 +188,12 @@ async def test_dense_trust_is_the_same_on_both_paths(store: MemoryStore) -> None
     for hits in (cold.hits, warm.hits):
         assert hits[0].record.id == records[0].id
         assert max(h.breakdown.similarity for h in hits) < 0.5 * alpha
-    # An English query the model understands keeps the dense leg's full weight on both paths.
+    # An English query the model understands keeps the dense leg's trust on both paths. The
+    # per-query fallback toward the more peaked leg may still move some weight; it reads the
+    # lexical leg's peak over the candidates L2 ranks, so the paths agree closely, not exactly.
     english = [NewMemory(text) for texts in TOPICS.values() for text in texts if text.isascii()]
     await store.write_many(ANA, english)
+    best: dict[str, float] = {}
     for path in ("l2", "l1"):
         if path == "l2":
             _cold(r)
@@ -200,7 +203,9 @@ async def test_dense_trust_is_the_same_on_both_paths(store: MemoryStore) -> None
             ANA, "which instrument do I play in the orchestra?", k=3, record_access=False
         )
         assert got.path == path
-        assert max(h.breakdown.similarity for h in got.hits) == pytest.approx(alpha)
+        best[path] = max(h.breakdown.similarity for h in got.hits)
+    assert best["l1"] == pytest.approx(best["l2"], rel=0.05)
+    assert best["l1"] > 0.5 * alpha
 
 
 async def test_a_message_asking_two_things_recalls_both_answers_on_both_paths(
