@@ -1,46 +1,45 @@
-"""Fit the relevance floor's query-level model on the project's development sets.
+"""Fit the relevance floor's query-level model on development data.
 
-    python -m bench.relevance_floor [--data bench/devsets] [--max-offtopic 0.10]
+    python -m bench.relevance_floor [--data bench/devsets] [--real FILE ...]
+                                    [--max-offtopic 0.10]
                                     [--history bench/devsets/long/long.json] [--fit-history]
                                     [--embed-cache FILE] [--cross-validate]
 
 For every question of every development set, the system's top-10 hits and the query's
 `QueryEvidence` against the user's memories are collected. On-topic queries are each question
-asked of its own conversation. Off-topic queries are every set's questions asked of one
-conversation of every other set (a coding question against planning chats, dated notes, ...:
-asked only of the next set's, a set's rate rested on whichever set happened to sort after it),
-greetings and chit-chat against every conversation, and, within the personal-assistant set,
-each chat's questions against the next chat (its chats are about unrelated things by
-construction; the other sets' conversations share their filler replies, so within-set pairs
-there are not off-topic). General-knowledge questions (`GENERAL_QUESTIONS`) are asked of every
-conversation too and reported only: the one off-topic kind where every injection is wrong.
+asked of its own conversation. Off-topic queries are each question asked of the next
+conversation of its own set (`bench.locomo`'s off-topic pair), every set's questions asked of
+one conversation of every other set (asked only of the next set's, a set's rate would rest on
+whichever set sorts after it), and greetings and chit-chat against every conversation.
+`--real` files (real chats such as LongMemEval-S dev, each conversation its own user) are sets
+of their own: their questions are asked of their own and the next conversation only. Within a
+generated set the conversations share a domain and filler replies, so some next-conversation
+injections there are right; the real chats' haystacks share almost no text. General-knowledge
+questions (`GENERAL_QUESTIONS`) are asked of every conversation too and reported only: the one
+off-topic kind where every injection is wrong.
 
-A logistic model (class-balanced, L2 0.01, plain gradient descent: deterministic) is fitted on
-the features, then the threshold with the best recall@10 above the floor is chosen among those
-that keep the foreign-question injection rate, averaged over the sets, and *every* set's
-chit-chat injection rate at or below --max-offtopic. (Foreign questions were once held to the
-limit on every set too. Asked of every other set rather than the next one, no threshold meets
-that without losing most of the above-floor recall: the sets share everyday topics, and the
-planning set's questions meet a fitting memory in a quarter of the others' conversations at
-any threshold below 0.75, so the rule chose 0.89 and a mean gap of 74 points.) The weights
-and threshold printed are the `RelevanceFloor` defaults. Never run this on an evaluation set
-(LoCoMo): the point is to choose on our own data. With --cross-validate each set is also
-scored by a model and threshold fitted on the other sets only (the figure to expect on
-conversations the floor was not chosen on).
+A logistic model (each set weighs the same, classes balanced within a set, L2 0.01, plain
+gradient descent: deterministic) is fitted on the features, then the threshold with the best
+recall@10 above the floor is chosen among those that keep, averaged over the sets,
+`bench.locomo`'s off-topic rate and the foreign-question rate, and every set's chit-chat rate,
+at or below --max-offtopic. The weights and threshold printed are the `RelevanceFloor`
+defaults. Never run this on an evaluation set (LoCoMo): the point is to choose on our own
+data. With --cross-validate each set is also scored by a model and threshold fitted on the
+other sets only (the figure to expect on conversations the floor was not chosen on).
 
 The long history (`--history`, one user holding every English set's conversations: 900
 memories) is reported as a row of its own: its questions on topic, and world questions
-(`HISTORY_NEGATIVES`) as its off-topic kind, since no other set's question is foreign to it. It
-is the one user of realistic size, so it shows what the floor does where a user's best match
-stands many standard deviations above the rest. It is left out of the fit unless
-`--fit-history`: fitted on, it did not pay (see `RelevanceFloor`).
+(`HISTORY_NEGATIVES`) as its off-topic kind. It is left out of the fit unless `--fit-history`
+(see docs/benchmarks.md).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import math
 from collections import defaultdict
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -115,9 +114,6 @@ HISTORY_NEGATIVES = (
     "Which animal is the fastest on land?",
     "What is the main ingredient of hummus?",
 )
-# Sets whose conversations are about unrelated things, so one's questions are off-topic for
-# another of the same set.
-DISTINCT_WITHIN = frozenset({"assistant"})
 
 
 @dataclass
@@ -133,6 +129,7 @@ class Sample:
     on_topic: bool
     chitchat: bool = False
     general: bool = False
+    within: bool = False  # off-topic: asked of the next conversation of its own set
     fitted: bool = True  # False: reported only (the long history, unless --fit-history)
 
 
@@ -185,30 +182,56 @@ async def _history(backend: SystemBackend, path: Path) -> list[Sample]:
     return out
 
 
+async def _within(
+    backend: SystemBackend, convs: list[Conversation], i: int, name: str
+) -> list[Sample]:
+    """Conversation `i`'s questions asked of its own user (on topic) and of the next one.
+
+    The next conversation of the same set is `bench.locomo`'s off-topic pair, so the floor is
+    chosen on the rate that benchmark reports.
+    """
+    conv, out = convs[i], []
+    for q in conv.questions:
+        if not q.evidence:
+            continue
+        out.append(await _ask(backend, conv, q.question, set(q.evidence), name))
+        if len(convs) > 1:
+            other = await _ask(backend, convs[(i + 1) % len(convs)], q.question, set(), name)
+            other.within = True
+            out.append(other)
+    return out
+
+
 async def collect(
-    files: list[Path], vectors: VectorCache, history: Path | None = None, fit_history: bool = False
+    files: list[Path],
+    vectors: VectorCache,
+    history: Path | None = None,
+    fit_history: bool = False,
+    real: Sequence[Path] = (),
 ) -> list[Sample]:
     """Every on-topic and off-topic sample over the files (see the module docstring)."""
     backend = SystemBackend(vectors)
     sets = {path.stem: load(path) for path in files}
-    for convs in sets.values():
+    chats = {path.stem: load(path) for path in real}
+    for convs in (*sets.values(), *chats.values()):
         for conv in convs:
             await backend.ingest(scope_for(conv), memories_for(conv))
-    names = list(sets)
     out: list[Sample] = []
+    for name, convs in chats.items():
+        for i, conv in enumerate(convs):
+            out.extend(await _within(backend, convs, i, name))
+            out.extend(await _quiet(backend, conv, name))
+    names = list(sets)
     for name in names:
         convs = sets[name]
         for i, conv in enumerate(convs):
+            out.extend(await _within(backend, convs, i, name))
             for q in conv.questions:
                 if not q.evidence:
                     continue
-                out.append(await _ask(backend, conv, q.question, set(q.evidence), name))
                 for foreign in (sets[other] for other in names if other != name):
                     other_conv = foreign[i % len(foreign)]
                     out.append(await _ask(backend, other_conv, q.question, set(), name))
-                if name in DISTINCT_WITHIN and len(convs) > 1:
-                    other = convs[(i + 1) % len(convs)]
-                    out.append(await _ask(backend, other, q.question, set(), name))
             out.extend(await _quiet(backend, conv, name))
     if history is not None:
         extra = await _history(backend, history)
@@ -218,17 +241,26 @@ async def collect(
     return out
 
 
-def fit(samples: list[Sample], l2: float = 0.01, steps: int = 5000) -> tuple[float, ...]:
-    """Class-balanced logistic regression on the queries that have content terms."""
-    rows = [s for s in samples if s.has_terms and s.fitted and not s.general]
+def fit(samples: list[Sample], l2: float = 0.01, steps: int = 3000) -> tuple[float, ...]:
+    """Logistic regression on the questions that have content terms; deterministic.
+
+    Every set weighs the same, and within a set its on-topic and off-topic questions weigh the
+    same: forty long real chats and eight small generated sets each get one vote, so neither
+    kind of history sets the model alone. Chit-chat and general questions are not fitted on.
+    """
+    rows = [s for s in samples if s.has_terms and s.fitted and not (s.general or s.chitchat)]
     x = np.array([(1.0, *s.evidence.features()) for s in rows], dtype=np.float64)
     y = np.array([float(s.on_topic) for s in rows], dtype=np.float64)
-    share = float(y.mean())
-    sample_weight = np.where(y == 1.0, 0.5 / share, 0.5 / (1.0 - share))
+    groups = [(s.dataset, s.on_topic) for s in rows]
+    counts: dict[tuple[str, bool], int] = defaultdict(int)
+    for group in groups:
+        counts[group] += 1
+    sample_weight = np.array([1.0 / counts[g] for g in groups])
+    total = float(sample_weight.sum())
     w = np.zeros(x.shape[1])
     for _ in range(steps):
         p = 1.0 / (1.0 + np.exp(-(x @ w)))
-        grad = x.T @ ((p - y) * sample_weight) / len(y) + l2 * np.r_[0.0, w[1:]]
+        grad = x.T @ ((p - y) * sample_weight) / total + l2 * np.r_[0.0, w[1:]]
         w -= grad
     return tuple(round(float(v), 2) for v in w)
 
@@ -242,14 +274,24 @@ def _passes(s: Sample, floor: RelevanceFloor) -> np.ndarray:
     return strong
 
 
-def table(
-    samples: list[Sample], floor: RelevanceFloor
-) -> dict[str, tuple[float, float, float, float, float]]:
-    """Per set: above-floor R@10, R@10, and the injection rates of three off-topic kinds.
+Row = tuple[float, float, float, float, float, float, float]
 
-    The kinds are foreign questions, chit-chat and general-knowledge questions, kept apart: a
-    set has twice as many chit-chat queries as questions, and pooled they would hide a floor
-    that lets foreign questions in.
+
+def _rate(rows: list[Sample], floor: RelevanceFloor) -> float:
+    """Share of the queries that inject anything (NaN for none)."""
+    if not rows:
+        return math.nan
+    return float(np.mean([bool(_passes(s, floor).any()) for s in rows]))
+
+
+def table(samples: list[Sample], floor: RelevanceFloor) -> dict[str, Row]:
+    """Per set: above-floor R@10, R@10, and injection rates.
+
+    The rates are: foreign questions (another set's), chit-chat, general-knowledge questions,
+    the next conversation's questions of the same set, and `bench.locomo`'s off-topic rate
+    (the next conversation's questions and chit-chat pooled). They are kept apart: a set has
+    more chit-chat queries than questions, and pooled they would hide a floor that lets
+    questions in.
     """
     by: dict[str, list[Sample]] = defaultdict(list)
     for s in samples:
@@ -257,23 +299,36 @@ def table(
     out = {}
     for name, rows in by.items():
         on = [s for s in rows if s.on_topic]
-        foreign = [s for s in rows if not (s.on_topic or s.chitchat or s.general)]
+        within = [s for s in rows if s.within]
+        foreign = [s for s in rows if not (s.on_topic or s.chitchat or s.general or s.within)]
         chat = [s for s in rows if s.chitchat]
         general = [s for s in rows if s.general]
         above = np.mean([float((s.gold * _passes(s, floor)).sum()) / s.n_gold for s in on])
         plain = np.mean([float(s.gold.sum()) / s.n_gold for s in on])
-        rate = np.mean([bool(_passes(s, floor).any()) for s in foreign])
-        chat_rate = np.mean([bool(_passes(s, floor).any()) for s in chat])
-        general_rate = np.mean([bool(_passes(s, floor).any()) for s in general])
-        out[name] = (float(above), float(plain), float(rate), float(chat_rate), float(general_rate))
+        pooled = _rate(within + chat, floor) if within else math.nan
+        out[name] = (
+            float(above),
+            float(plain),
+            _rate(foreign, floor),
+            _rate(chat, floor),
+            _rate(general, floor),
+            _rate(within, floor),
+            pooled,
+        )
     return out
+
+
+def _mean(values: Iterable[float]) -> float:
+    kept = [v for v in values if not math.isnan(v)]
+    return float(np.mean(kept)) if kept else 0.0
 
 
 def choose(samples: list[Sample], weights: tuple[float, ...], max_offtopic: float) -> float:
     """The threshold with the best mean recall@10 above the floor.
 
-    Only thresholds that keep the mean over sets of the foreign-question injection rate and
-    every set's chit-chat rate at or below `max_offtopic` count (1.0 when none does).
+    Only thresholds count (1.0 when none does) that keep, averaged over the sets,
+    `bench.locomo`'s off-topic rate and the foreign-question rate, and every set's chit-chat
+    rate, at or below `max_offtopic`.
     """
     samples = [s for s in samples if s.fitted]
     best: tuple[float, float] | None = None
@@ -281,16 +336,15 @@ def choose(samples: list[Sample], weights: tuple[float, ...], max_offtopic: floa
         floor = replace(RelevanceFloor(), evidence=weights, threshold=round(float(threshold), 2))
         rows = table(samples, floor)
         above = float(np.mean([r[0] for r in rows.values()]))
-        foreign = float(np.mean([r[2] for r in rows.values()]))
-        chat = max(r[3] for r in rows.values())
-        if max(foreign, chat) <= max_offtopic and (best is None or above > best[0] + 1e-12):
+        foreign = _mean(r[2] for r in rows.values())
+        pooled = _mean(r[6] for r in rows.values())
+        chat = max(_mean([r[3]]) for r in rows.values())
+        if max(foreign, pooled, chat) <= max_offtopic and (best is None or above > best[0] + 1e-12):
             best = (above, floor.threshold)
     return best[1] if best else 1.0
 
 
-def cross_validate(
-    samples: list[Sample], max_offtopic: float
-) -> dict[str, tuple[float, float, float, float, float]]:
+def cross_validate(samples: list[Sample], max_offtopic: float) -> dict[str, Row]:
     """Each set scored by a model and threshold fitted on the other sets only.
 
     What the floor does on conversations it was not chosen on.
@@ -306,17 +360,17 @@ def cross_validate(
     return out
 
 
-def _print(rows: dict[str, tuple[float, float, float, float, float]]) -> None:
-    for name, (above, plain, rate, chat, general) in rows.items():
-        print(f"  {name:<10} R@10 above floor {100 * above:5.1f} (R@10 {100 * plain:5.1f}, gap "
-              f"{100 * (plain - above):4.1f}), injection: foreign questions {rate:.3f}, "
+def _print(rows: dict[str, Row]) -> None:
+    for name, (above, plain, rate, chat, general, within, pooled) in rows.items():
+        print(f"  {name:<12} R@10 above floor {100 * above:5.1f} (R@10 {100 * plain:5.1f}, gap "
+              f"{100 * (plain - above):4.1f}), injection: next conversation {within:.3f}, "
+              f"bench.locomo off-topic {pooled:.3f}, foreign questions {rate:.3f}, "
               f"chit-chat {chat:.3f}, general questions {general:.3f}")  # fmt: skip
     gap = np.mean([100 * (plain - above) for above, plain, *_ in rows.values()])
-    rate = max(r[2] for r in rows.values())
-    mean_rate = np.mean([r[2] for r in rows.values()])
-    general = np.mean([r[4] for r in rows.values()])
-    print(f"  mean gap {gap:.1f} points, foreign-question injection {mean_rate:.3f} on average "
-          f"(highest {rate:.3f}), general questions {general:.3f} on average")  # fmt: skip
+    print(f"  mean gap {gap:.1f} points, injection on average: bench.locomo off-topic "
+          f"{_mean(r[6] for r in rows.values()):.3f}, foreign questions "
+          f"{_mean(r[2] for r in rows.values()):.3f}, general questions "
+          f"{_mean(r[4] for r in rows.values()):.3f}")  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -334,6 +388,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--fit-history", action="store_true", help="fit and threshold on the long history too"
     )
+    parser.add_argument(
+        "--real",
+        type=Path,
+        nargs="*",
+        default=[],
+        help="LoCoMo-format files of real chats (e.g. LongMemEval-S dev), each conversation "
+        "its own user: fitted on as a set of their own, not crossed with --data",
+    )
     parser.add_argument("--max-offtopic", type=float, default=0.10)
     parser.add_argument("--embed-cache", type=Path, default=None)
     parser.add_argument(
@@ -346,7 +408,7 @@ def main(argv: list[str] | None = None) -> int:
         get_embedder(settings.embedding_model, settings.embedding_model_dir), args.embed_cache
     )
     history = None if str(args.history) == "none" else args.history
-    samples = asyncio.run(collect(files, vectors, history, args.fit_history))
+    samples = asyncio.run(collect(files, vectors, history, args.fit_history, args.real))
     vectors.save()
     weights = fit(samples)
     on_topic = sum(s.on_topic for s in samples)

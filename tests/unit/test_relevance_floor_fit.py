@@ -74,3 +74,21 @@ def test_a_reported_only_set_changes_neither_weights_nor_threshold_but_is_report
 def test_the_history_negatives_are_not_the_reported_general_questions() -> None:
     assert not set(HISTORY_NEGATIVES) & set(GENERAL_QUESTIONS)
     assert len(set(HISTORY_NEGATIVES)) == len(HISTORY_NEGATIVES) >= 20
+
+
+def test_every_set_weighs_the_same_in_the_fit() -> None:
+    # Repeating one set's samples tenfold (a set with ten times the queries) leaves the fit
+    # as it was: a large set of long real chats gets one vote, as a small generated set does.
+    base = _samples()
+    bigger = base + [replace(s) for s in base if s.dataset == "a" for _ in range(9)]
+    assert fit(bigger) == fit(base)
+
+
+def test_next_conversation_questions_are_their_own_rate_and_feed_the_benchmark_rate() -> None:
+    base = _samples()
+    within = [replace(_sample("a", 0.9, on_topic=False), within=True) for _ in range(2)]
+    floor = replace(RelevanceFloor(), evidence=fit(base), threshold=0.5)
+    row = table(base + within, floor)["a"]
+    assert row[5] == 1.0  # both next-conversation questions inject
+    assert 0.0 < row[6] < 1.0  # pooled with chit-chat, as bench.locomo reports it
+    assert row[2] == table(base, floor)["a"][2]  # the foreign rate is unchanged
