@@ -205,7 +205,7 @@ def remember_scale(scale: CosineScale) -> None:
 
 
 def held_scale(model: str) -> CosineScale | None:
-    """This process's scale for `model` at the current set version, if known."""
+    """The scale this process holds for `model` at the current set version, if known."""
     ref = reference_set()
     if model == ref.reference_model:
         return identity_scale(model)

@@ -96,6 +96,13 @@ def test_local_minilm_reproduces_the_reference_quantiles() -> None:
     assert np.allclose(scale.model_quantiles, reference_set().quantiles, atol=1e-3)
     assert scale.identity
     xs = np.linspace(-1.0, 1.0, 101, dtype=np.float32)
-    assert np.allclose(CosineScale(
-        "m", scale.version, scale.model_quantiles, scale.reference_quantiles,
-    ).to_reference(xs), xs, atol=1e-3)
+    assert np.allclose(
+        CosineScale(
+            "m",
+            scale.version,
+            scale.model_quantiles,
+            scale.reference_quantiles,
+        ).to_reference(xs),
+        xs,
+        atol=1e-3,
+    )
