@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from functools import cache
@@ -32,6 +33,8 @@ import numpy as np
 import numpy.typing as npt
 
 F32 = npt.NDArray[np.float32]
+# Raw cosines (any shape) -> the same cosines on the reference scale: `CosineScale.to_reference`.
+CosineMap = Callable[[npt.ArrayLike], F32]
 
 # The smallest spread of quantiles a usable model shows between adjacent levels; below it the
 # model gives (near) the same cosine to every pair and no map can be fitted.
