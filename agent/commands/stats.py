@@ -8,9 +8,12 @@ server's figures are on its `/metrics` route.
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent.commands.output import print_json
+
+if TYPE_CHECKING:
+    from memory.storage.calibration import CosineScale
 
 
 def register(subparsers: Any) -> None:
@@ -55,7 +58,31 @@ def _lines(s: dict[str, Any]) -> list[str]:
         ),
         f"cache:           {caches}",
         f"agent events:    {sum(s['agent_events'].values())}",
+        *([_calibration_line(s["calibration"])] if "calibration" in s else []),
     ]
+
+
+def _calibration_line(c: dict[str, Any]) -> str:
+    if c["identity"]:
+        return f"cosine scale:    {c['model']} is the reference (set v{c['version']}; identity)"
+    anchors = ", ".join(f"{k} {v}" for k, v in c["anchors"].items())
+    separation = ", ".join(f"{k} {v}" for k, v in c["separation"].items())
+    return (
+        f"cosine scale:    {c['model']} mapped to the reference (set v{c['version']};"
+        f" raw {anchors}; separation {separation}; measured {c['measured_at']})"
+    )
+
+
+def calibration_summary(scale: CosineScale) -> dict[str, Any]:
+    """Which cosine calibration is in force: model, reference version, anchors, when measured."""
+    return {
+        "model": scale.model,
+        "version": scale.version,
+        "identity": scale.identity,
+        "anchors": scale.anchors(),
+        "separation": scale.separation,
+        "measured_at": scale.measured_at.isoformat(timespec="seconds"),
+    }
 
 
 async def stats(args: argparse.Namespace) -> int:
@@ -71,6 +98,7 @@ async def stats(args: argparse.Namespace) -> int:
     settings = Settings.from_env()
     async with open_store(settings, reindex_on_start=False) as store:
         result = await collect_stats(store, tenant=args.tenant, chroma_dir=chroma_dir_for(settings))
+        result["calibration"] = calibration_summary(store.scale)
     if args.json:
         print_json(result)
     else:

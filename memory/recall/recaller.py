@@ -45,6 +45,7 @@ from memory.recall.ranking import RankingWeights
 from memory.recall.representation import dense_vectors, indexed_from_record
 from memory.recall.retrieval import Clause, IndexedMemory, UserIndex, features_of
 from memory.storage.cache_sync import Change
+from memory.storage.calibration import CosineScale
 from memory.storage.embedding import MEMO_MAX_CHARS, Vectors
 from memory.storage.store import MAX_LEXICAL_TERMS, Candidates, MemoryStore
 from memory.storage.vector import LAYERS, Nearest, VectorIndexError
@@ -202,6 +203,7 @@ def _entry_of(
     vectors: Vectors,
     version: int,
     stored: Sequence[object] | None = None,
+    scale: CosineScale | None = None,
 ) -> tuple[ScopeEntry, list[tuple[str, str]]]:
     """An index of `records`, and the (id, features JSON) pairs it had to compute.
 
@@ -209,7 +211,7 @@ def _entry_of(
     a candidate needs no tokenising or time parsing; the rest are computed (and returned, for
     the caller to store).
     """
-    entry = ScopeEntry(version=version, index=UserIndex())
+    entry = ScopeEntry(version=version, index=UserIndex(scale=scale))
     fresh: list[tuple[str, str]] = []
     _index_into(entry, fresh, records, vectors, stored)
     return entry, fresh
@@ -563,7 +565,9 @@ class Recaller:
                 lexical, found = found, None
         if found is not None:
             self.paths[path] += count
-            entry, fresh = _entry_of(found.records, _ranked(found), version, found.features)
+            entry, fresh = _entry_of(
+                found.records, _ranked(found), version, found.features, self.store.scale
+            )
             self._store_features(scope, fresh)
             # Every row is indexed: its spread is the user's own, as L1 measures it.
             return _Source(entry, path)
@@ -575,7 +579,9 @@ class Recaller:
             found = await self.store.candidates(
                 scope, terms=words, phrases=phrases, limit=limit, recent=limit, whole=False
             )
-            indexed = _entry_of(found.records, _ranked(found), version, found.features)
+            indexed = _entry_of(
+                found.records, _ranked(found), version, found.features, self.store.scale
+            )
         self.paths[path] += count
         entry, fresh = indexed
         self._store_features(scope, fresh)
@@ -645,7 +651,9 @@ class Recaller:
             return None
         searched()  # `_dense` calls it as Chroma answers; this is a no-op then
         try:
-            entry, fresh = _entry_of(dense.records, _ranked(dense), version, dense.features)
+            entry, fresh = _entry_of(
+                dense.records, _ranked(dense), version, dense.features, self.store.scale
+            )
             rows = await pending[0]
         except BaseException:
             await asyncio.gather(*pending, return_exceptions=True)
@@ -854,7 +862,7 @@ class Recaller:
         sample = held[1]
         if len(sample) < floor.min_population:
             return (*floor.background, None)
-        sims = sample.astype(np.float32) @ vector.astype(np.float32)
+        sims = self.store.scale.to_reference(sample.astype(np.float32) @ vector.astype(np.float32))
         return float(sims.mean()), float(sims.std()), float(sims.min())
 
     def _rank(
@@ -900,7 +908,10 @@ class Recaller:
     async def similar(
         self, scope: Scope, text: str, *, k: int = 5, kinds: Collection[MemoryKind] | None = None
     ) -> list[tuple[MemoryRecord, float]]:
-        """Active memories of this user nearest to `text` by cosine (for dedupe and conflicts)."""
+        """Active memories of this user nearest to `text` by cosine (for dedupe and conflicts).
+
+        The cosines are on the reference scale (`memory.storage.calibration`).
+        """
         vector: np.ndarray = (await self.store.embedder.aembed([text]))[0]
         version = await self.store.scope_version(scope)
         entry = self.cache.get(scope, version)
@@ -910,7 +921,7 @@ class Recaller:
             return []
         ids = list(entry.records)
         matrix = np.vstack([entry.vectors[i] for i in ids])
-        sims = matrix @ vector
+        sims = self.store.scale.to_reference(matrix @ vector)
         order = np.argsort(-sims)
         out: list[tuple[MemoryRecord, float]] = []
         for pos in order:
@@ -938,7 +949,9 @@ class Recaller:
             self._too_large[scope.key] = version
             return 0
         rows = await self.store.active_with_features(scope)
-        entry, fresh = _entry_of(rows.records, _ranked(rows), version, rows.features)
+        entry, fresh = _entry_of(
+            rows.records, _ranked(rows), version, rows.features, self.store.scale
+        )
         self._store_features(scope, fresh)
         # Measuring walks every object of the entry; in slices, so recalls keep being served.
         entry.nbytes = await measure(entry)

@@ -28,6 +28,7 @@ from memory.recall.relevance import (
 )
 from memory.recall.retrieval_columns import Columns
 from memory.recall.temporal_units import as_utc
+from memory.storage.calibration import CosineScale
 from memory.types import MemoryKind, Relevance, ScoreBreakdown
 
 _KINDS = list(MemoryKind)
@@ -88,10 +89,14 @@ def copy_key(text: str) -> int:
 class UserIndex:
     """Hybrid search over one user's memories. Not thread-safe: one writer, or a lock."""
 
-    def __init__(self, *, k1: float = 1.2, b: float = 0.75) -> None:
+    def __init__(
+        self, *, k1: float = 1.2, b: float = 0.75, scale: CosineScale | None = None
+    ) -> None:
         # b 0.75 (Okapi's usual length normalisation): in chats with long assistant replies a
         # milder one let the replies' many repeated topic words outrank the user's short turn
-        # that answers.
+        # that answers. Raw cosines are mapped onto the reference scale once, where they are
+        # computed, so every threshold and feature downstream reads the scale it was written in.
+        self.scale = scale
         self._cols = Columns()
         self._own = LexicalIndex(k1=k1, b=b)
         self._window = LexicalIndex(k1=k1, b=b)
@@ -319,7 +324,9 @@ class UserIndex:
         live: np.ndarray | None = None,
         given: tuple[float, float] | None = None,
     ) -> tuple[QueryEvidence, list[float], list[float]]:
-        """The query-level evidence, and each found memory's raw cosine and word share.
+        """The query-level evidence, and each found memory's cosine and word share.
+
+        Cosines are on the reference scale (`memory.storage.calibration`).
 
         `live` marks the memories that count as the user's (default: all indexed); `given`
         replaces the (mean, std) of the query's cosine measured over them.
@@ -328,7 +335,7 @@ class UserIndex:
         alive = self._cols.alive[:n] if live is None else live
         qv = np.asarray(query_vector, dtype=np.float32).reshape(-1)
         # Product first, mask after: masking the matrix first copies it (15 MB at 10,000).
-        every = self._cols.vectors[:n] @ qv
+        every = self._to_reference(self._cols.vectors[:n] @ qv)
         spread = self._spread(every, alive, weights, given)
         sims = every[alive]
         terms = content_terms(query)
@@ -342,7 +349,7 @@ class UserIndex:
             slot = self._slots[memory_id]
             own = set(self._tokens[slot])
             shares.append(word_share(terms, own, self._window.terms(slot).keys(), idfs))
-            cosines.append(float(self._cols.vectors[slot] @ qv))
+            cosines.append(float(every[slot]))
         best = max(cosines, default=0.0)
         top = np.sort(sims)[::-1]
         fifth = float(top[4]) if len(top) >= 5 else spread[0]
@@ -370,7 +377,7 @@ class UserIndex:
         """Weighted relevance terms (similarity, lexical, temporal) for every slot."""
         cols, n = self._cols, self._cols.size
         tokens = tokenize(query)
-        sims = signals.cosines(cols, query_vector)
+        sims = self._to_reference(signals.cosines(cols, query_vector))
         spread = self._spread(sims, live, weights, given)
         trust = self._dense_trust(sims, live, weights, spread)
         dense = signals.dense(cols, query_vector, live, sims, lowest)
@@ -430,6 +437,12 @@ class UserIndex:
             lexical += signals.second_hop(self._own, first, top, names, tokens, weights, live)
         similarity, lexical = signals.fall_back(similarity, lexical, live, cols.group[:n], weights)
         return {"similarity": similarity, "lexical": lexical, "temporal": temporal}
+
+    def _to_reference(self, cosines: np.ndarray) -> np.ndarray:
+        """Raw cosines on the reference scale (unchanged for the reference model)."""
+        if self.scale is None or self.scale.identity:
+            return cosines
+        return self.scale.to_reference(cosines)
 
     @staticmethod
     def _spread(

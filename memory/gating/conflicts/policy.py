@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from typing import Literal
 
 from memory.gating.conflicts.frames import Frame, analyse, merge_text
-from memory.gating.conflicts.relation import EmbedFn, Relation, decisive, relate
+from memory.gating.conflicts.relation import EmbedFn, Relation, ToReference, decisive, relate
 from memory.types import Category, Origin
 
 Action = Literal["insert", "update_existing", "supersede", "reject", "merge", "mark_conflict"]
@@ -70,15 +70,17 @@ def resolve(
     dup_threshold: float = 0.92,
     strategy: Strategy = "policy",
     embed: EmbedFn | None = None,
+    to_reference: ToReference | None = None,
 ) -> Resolution:
     """Decide how `incoming` enters the store given `existing` similar memories.
 
     `embed` (e.g. `Embedder.embed`) lets the detector tell values of one type ("coffee" vs
     "tea") from unrelated ones; without it only correction markers, shared words and numbers
-    reveal a contradiction.
+    reveal a contradiction. `existing` similarities are on the reference cosine scale, and
+    `to_reference` maps the embedder's raw cosines onto it (`memory.storage.calibration`).
     """
     new = analyse(incoming.content)
-    relations = [_relate(new, incoming, e, dup_threshold, embed) for e in existing]
+    relations = [_relate(new, incoming, e, dup_threshold, embed, to_reference) for e in existing]
     contradicting = [i for i, r in enumerate(relations) if r.kind == "contradiction"]
     if contradicting:
         return _contradiction(incoming, existing, relations, contradicting, strategy)
@@ -93,7 +95,12 @@ def resolve(
 
 
 def _relate(
-    new: Frame, incoming: Candidate, old: Existing, dup: float, embed: EmbedFn | None
+    new: Frame,
+    incoming: Candidate,
+    old: Existing,
+    dup: float,
+    embed: EmbedFn | None,
+    to_reference: ToReference | None,
 ) -> Relation:
     return relate(
         new,
@@ -102,6 +109,7 @@ def _relate(
         categories=(incoming.category, old.category),
         dup_threshold=dup,
         embed=embed,
+        to_reference=to_reference,
     )
 
 

@@ -24,6 +24,9 @@ from memory.gating.conflicts.frames import Frame, frame_similarity, heads
 from memory.types import Category
 
 EmbedFn = Callable[[list[str]], npt.NDArray[np.float32]]
+# Maps the embedder's raw cosine onto the reference scale the thresholds here are written in
+# (`memory.storage.calibration`); None for the reference model.
+ToReference = Callable[[float], float]
 Kind = Literal["duplicate", "contradiction", "list_add", "unrelated"]
 
 # Categories whose statements fill slots that a newer statement can overwrite. Facts qualify
@@ -66,7 +69,9 @@ def same_family(a: Category, b: Category) -> bool:
     return a is b or (_FAMILY.get(a) is not None and _FAMILY.get(a) == _FAMILY.get(b))
 
 
-def value_similarity(a: Frame, b: Frame, embed: EmbedFn | None) -> float:
+def value_similarity(
+    a: Frame, b: Frame, embed: EmbedFn | None, to_reference: ToReference | None = None
+) -> float:
     """Cosine of the values that differ ("python" vs "rust"); 0 without an embedder.
 
     Chinese values are not compared: all-MiniLM-L6-v2 is English-only and scores any two
@@ -76,7 +81,8 @@ def value_similarity(a: Frame, b: Frame, embed: EmbedFn | None) -> float:
     if embed is None or not only_a or not only_b or a.cjk or b.cjk:
         return 0.0
     vectors = embed([" ".join(sorted(only_a)), " ".join(sorted(only_b))])
-    return float(np.dot(vectors[0], vectors[1]))
+    cosine = float(np.dot(vectors[0], vectors[1]))
+    return to_reference(cosine) if to_reference is not None else cosine
 
 
 def relate(
@@ -87,8 +93,9 @@ def relate(
     categories: tuple[Category, Category],
     dup_threshold: float,
     embed: EmbedFn | None,
+    to_reference: ToReference | None = None,
 ) -> Relation:
-    """Classify the pair (incoming `new`, existing `old`)."""
+    """Classify the pair (incoming `new`, existing `old`); `similarity` on the reference scale."""
     family = same_family(*categories)
     shared = new.values & old.values
     only_new, only_old = new.values - old.values, old.values - new.values
@@ -113,7 +120,7 @@ def relate(
         return Relation("duplicate", max(similarity, frames), "same value in other words")
     if not (only_new and only_old):
         return Relation("unrelated")
-    return _different_values(new, old, similarity, categories[1], frames, embed)
+    return _different_values(new, old, similarity, categories[1], frames, embed, to_reference)
 
 
 def _across(new: Frame, old: Frame, similarity: float, frames: float, differ: bool) -> Relation:
@@ -140,11 +147,12 @@ def _different_values(
     category: Category,
     frames: float,
     embed: EmbedFn | None,
+    to_reference: ToReference | None = None,
 ) -> Relation:
     """Both sides name values the other lacks: a list to extend, a slot refilled, or neither."""
     shared = new.values & old.values
     only_new, only_old = new.values - old.values, old.values - new.values
-    type_sim = value_similarity(new, old, embed)
+    type_sim = value_similarity(new, old, embed, to_reference)
     # The caller's cosine is no evidence for Chinese (MiniLM scores any two Chinese texts ~0.9).
     related = type_sim >= 0.3 or (similarity >= 0.3 and not (new.cjk or old.cjk))
     if old.listy and new.additive and (shared or frames >= FRAME_MIN or related):

@@ -79,6 +79,7 @@ async def decide(
         dup_threshold=DUPLICATE_COSINE,
         strategy=strategy,
         embed=store.embedder.embed,
+        to_reference=None if store.scale.identity else store.scale.one,
     )
 
 

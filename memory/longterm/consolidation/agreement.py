@@ -28,7 +28,7 @@ import numpy.typing as npt
 
 from memory.gating.conflicts.frames import Frame, analyse
 from memory.gating.conflicts.relation import EmbedFn, relate
-from memory.longterm.consolidation.cluster import Matrix, normalise_rows
+from memory.longterm.consolidation.cluster import CosineMap, Matrix, cosines, normalise_rows
 from memory.types import Category, MemoryRecord
 
 # Negation of the main statement: looked for in the first clause only, so "TypeScript, not
@@ -77,24 +77,30 @@ def _batched_embed(frames: Sequence[Frame], embed: EmbedFn) -> EmbedFn:
 RESTATEMENT = 0.8
 
 
-def _restating(group: list[int], points: Matrix) -> list[int]:
-    sims = points @ points.T
+def _restating(group: list[int], points: Matrix, to_reference: CosineMap | None) -> list[int]:
+    sims = cosines(points, points.T, to_reference)
     others = len(group) - 1
     return [g for a, g in enumerate(group)
             if others == 0 or (int((sims[a] >= RESTATEMENT).sum()) - 1) * 2 > others]  # fmt: skip
 
 
-def agreeing(records: Sequence[MemoryRecord], vectors: Matrix, embed: EmbedFn | None) -> list[int]:
+def agreeing(
+    records: Sequence[MemoryRecord],
+    vectors: Matrix,
+    embed: EmbedFn | None,
+    to_reference: CosineMap | None = None,
+) -> list[int]:
     """Indexes (into `records`) of the episodes that agree with the theme's majority."""
     group = majority_polarity(records)
     facts = sum(records[i].category is Category.FACT for i in group)
     if facts * 2 > len(group):
-        return _restating(group, normalise_rows(np.asarray(vectors, dtype=np.float32)[group]))
+        points = normalise_rows(np.asarray(vectors, dtype=np.float32)[group])
+        return _restating(group, points, to_reference)
     group = [i for i in group if records[i].category is not Category.FACT]
     frames = [analyse(records[i].content) for i in group]
     points = normalise_rows(np.asarray(vectors, dtype=np.float32)[group])
     lookup = _batched_embed(frames, embed) if embed is not None else None
-    kinds = _relations(records, group, frames, points, lookup)
+    kinds = _relations(records, group, frames, cosines(points, points.T, to_reference), lookup)
     out = []
     others = len(group) - 1
     for a, index in enumerate(group):
@@ -108,7 +114,7 @@ def _relations(
     records: Sequence[MemoryRecord],
     group: list[int],
     frames: list[Frame],
-    points: Matrix,
+    sims: Matrix,
     lookup: EmbedFn | None,
 ) -> Callable[[int, int], str]:
     """Relation of member a (as the newcomer) to member b, either way round, memoised."""
@@ -119,7 +125,7 @@ def _relations(
         if key not in memo:
             new, old = records[group[key[1]]], records[group[key[0]]]
             memo[key] = relate(frames[key[1]], frames[key[0]],
-                               similarity=float(points[key[0]] @ points[key[1]]),
+                               similarity=float(sims[key[0], key[1]]),
                                categories=(new.category, old.category), dup_threshold=0.92,
                                embed=lookup).kind  # fmt: skip
         return memo[key]

@@ -14,7 +14,15 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
+from memory.storage.calibration import CosineMap as CosineMap
+
 Matrix = npt.NDArray[np.float32]
+
+
+def cosines(points: Matrix, other: Matrix, to_reference: CosineMap | None = None) -> Matrix:
+    """`points @ other` (unit rows), on the reference scale when a map is given."""
+    raw: Matrix = (points @ other).astype(np.float32)
+    return raw if to_reference is None else to_reference(raw)
 
 
 def normalise_rows(vectors: Matrix) -> Matrix:
@@ -24,10 +32,13 @@ def normalise_rows(vectors: Matrix) -> Matrix:
     return out
 
 
-def _average_linkage(points: Matrix, threshold: float) -> list[list[int]]:
+def _average_linkage(
+    points: Matrix, threshold: float, to_reference: CosineMap | None = None
+) -> list[list[int]]:
     """Merge the two clusters with the highest mean pairwise cosine while it is ≥ threshold."""
     n = len(points)
-    sums = (points @ points.T).astype(np.float64)  # summed cosines between clusters
+    # Summed cosines between clusters, each on the reference scale before it is averaged.
+    sums = cosines(points, points.T, to_reference).astype(np.float64)
     np.fill_diagonal(sums, 0.0)
     sizes = np.ones(n)
     links = sums.copy()  # mean cosine between clusters; -inf where no longer a pair
@@ -54,7 +65,13 @@ def _average_linkage(points: Matrix, threshold: float) -> list[list[int]]:
     return [sorted(m) for m in members if m]
 
 
-def cluster(vectors: Matrix, *, threshold: float, min_size: int = 2) -> list[list[int]]:
+def cluster(
+    vectors: Matrix,
+    *,
+    threshold: float,
+    min_size: int = 2,
+    to_reference: CosineMap | None = None,
+) -> list[list[int]]:
     """Groups of row indexes whose vectors share a theme, largest first.
 
     Groups smaller than `min_size` are left out. Ties in size keep the order of their first
@@ -63,7 +80,7 @@ def cluster(vectors: Matrix, *, threshold: float, min_size: int = 2) -> list[lis
     if len(vectors) == 0:
         return []
     points = normalise_rows(np.asarray(vectors, dtype=np.float32))
-    kept = [g for g in _average_linkage(points, threshold) if len(g) >= min_size]
+    kept = [g for g in _average_linkage(points, threshold, to_reference) if len(g) >= min_size]
     kept.sort(key=lambda members: (-len(members), members[0]))
     return kept
 
@@ -75,12 +92,12 @@ def centroid(vectors: Matrix) -> npt.NDArray[np.float32]:
     return out
 
 
-def cohesion(vectors: Matrix) -> float:
+def cohesion(vectors: Matrix, to_reference: CosineMap | None = None) -> float:
     """Mean cosine of the vectors to their centroid: 1.0 for identical, ~0.3 for unrelated."""
     if len(vectors) == 0:
         return 0.0
     points = normalise_rows(np.asarray(vectors, dtype=np.float32))
-    return float(np.mean(points @ centroid(points)))
+    return float(np.mean(cosines(points, centroid(points), to_reference)))
 
 
 def medoid(vectors: Matrix) -> int:

@@ -24,7 +24,7 @@ import numpy as np
 
 from memory.gating.conflicts.relation import EmbedFn
 from memory.longterm.consolidation.agreement import agreeing, majority_polarity
-from memory.longterm.consolidation.cluster import Matrix, cohesion, medoid
+from memory.longterm.consolidation.cluster import CosineMap, Matrix, cohesion, medoid
 from memory.longterm.consolidation.types import ConsolidationPolicy
 from memory.types import Category, MemoryKind, MemoryRecord
 
@@ -93,18 +93,24 @@ def distil(
     vectors: Matrix,
     policy: ConsolidationPolicy,
     embed: EmbedFn | None = None,
+    to_reference: CosineMap | None = None,
 ) -> Distillation:
-    """Judge one cluster (records oldest first, with their vectors) by the rules."""
+    """Judge one cluster (records oldest first, with their vectors) by the rules.
+
+    `to_reference` maps the embedder's cosines onto the scale the policy is written in.
+    """
     # Only a theme that could be promoted pays for the contradiction check (~2 ms an episode).
     days_all = distinct_days([r.occurred_at for r in records])
     check = len(records) >= policy.min_support and days_all >= policy.min_days
-    chosen = agreeing(records, vectors, embed) if check else majority_polarity(records)
+    chosen = (
+        agreeing(records, vectors, embed, to_reference) if check else majority_polarity(records)
+    )
     if not chosen:  # everyone contradicts everyone: keep the newest as the representative
         chosen = [len(records) - 1]
     group = [records[i] for i in chosen]
     rep = chosen[medoid(np.asarray(vectors)[chosen])]
     share = len(chosen) / len(records)
-    agreement = share * cohesion(np.asarray(vectors)[chosen])
+    agreement = share * cohesion(np.asarray(vectors)[chosen], to_reference)
     n, days = len(group), distinct_days([r.occurred_at for r in group])
     evidence = support(n) * agreement
     category = _category(group)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from memory.longterm.consolidation.agreement import is_negative
-from memory.longterm.consolidation.cluster import Matrix, normalise_rows
+from memory.longterm.consolidation.cluster import CosineMap, Matrix, cosines, normalise_rows
 from memory.types import MemoryRecord, Origin
 
 _ORIGIN_RANK = {Origin.EXPLICIT: 2, Origin.LEARNED: 1, Origin.INFERRED: 0}
@@ -40,14 +40,18 @@ def survivor_key(record: MemoryRecord) -> tuple[bool, int, float, float, str]:
 
 
 def near_duplicates(
-    records: Sequence[MemoryRecord], vectors: Matrix, *, threshold: float
+    records: Sequence[MemoryRecord],
+    vectors: Matrix,
+    *,
+    threshold: float,
+    to_reference: CosineMap | None = None,
 ) -> list[MergeGroup]:
     """Greedy grouping: each memory, strongest first, absorbs the weaker ones close to it."""
     if len(records) < 2:
         return []
     order = sorted(range(len(records)), key=lambda i: survivor_key(records[i]), reverse=True)
     points = normalise_rows(np.asarray(vectors, dtype=np.float32))
-    sims = points @ points.T
+    sims = cosines(points, points.T, to_reference)
     polarity = [is_negative(r.content) for r in records]
     absorbed: set[int] = set()
     groups: list[MergeGroup] = []

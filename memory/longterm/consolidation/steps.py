@@ -33,7 +33,7 @@ import numpy as np
 from memory.gating.conflicts import Candidate, Existing, Resolution, resolve
 from memory.gating.rules.turn import is_instruction_like
 from memory.longterm.consolidation.agreement import is_negative
-from memory.longterm.consolidation.cluster import centroid, cluster, normalise_rows
+from memory.longterm.consolidation.cluster import centroid, cluster, cosines, normalise_rows
 from memory.longterm.consolidation.decay import decayed, expired, purge_cutoff
 from memory.longterm.consolidation.distil import Distillation, confidence_from, distil
 from memory.longterm.consolidation.merge import merged_fields, near_duplicates, survivor_key
@@ -41,6 +41,7 @@ from memory.longterm.consolidation.model import distil_with_model
 from memory.longterm.consolidation.types import Decision, StepContext, UserRun
 from memory.longterm.consolidation.versions import Change, Insert, apply
 from memory.storage import versions
+from memory.storage.calibration import CosineMap
 from memory.storage.rows import new_id
 from memory.types import Category, MemoryKind, MemoryRecord, NewMemory, Origin, Source, Status
 
@@ -106,7 +107,8 @@ async def cluster_episodes(ctx: StepContext, run: UserRun) -> int:
         run.clusters = []
         return 0
     matrix = np.vstack([run.vectors[r.id] for r in episodes])
-    groups = cluster(matrix, threshold=ctx.policy.cluster_threshold, min_size=2)
+    groups = cluster(matrix, threshold=ctx.policy.cluster_threshold, min_size=2,
+                     to_reference=_map(ctx))  # fmt: skip
     run.clusters = [[episodes[i].id for i in group] for group in groups]
     run.count("clusters", len(run.clusters))
     run.count("themes", sum(len(g) >= ctx.policy.min_support for g in run.clusters))
@@ -120,7 +122,10 @@ async def merge_duplicates(ctx: StepContext, run: UserRun) -> int:
         return 0
     matrix = np.vstack([run.vectors[r.id] for r in records])
     changes: list[Change] = []
-    for group in near_duplicates(records, matrix, threshold=ctx.policy.merge_threshold):
+    found = near_duplicates(
+        records, matrix, threshold=ctx.policy.merge_threshold, to_reference=_map(ctx)
+    )
+    for group in found:
         keep = group.survivor.id
         absorbed = tuple(r.id for r, _ in group.absorbed)
         fields = merged_fields(group)
@@ -174,23 +179,24 @@ async def _judge(
     if eligible:
         # The contradiction check embeds value words (ONNX, blocking): off the event loop.
         embed = ctx.store.embedder.embed
-        verdict = await asyncio.to_thread(distil, members, vectors, ctx.policy, embed)
+        verdict = await asyncio.to_thread(distil, members, vectors, ctx.policy, embed, _map(ctx))
     else:
-        verdict = distil(members, vectors, ctx.policy)
+        verdict = distil(members, vectors, ctx.policy, to_reference=_map(ctx))
     if ctx.model is not None and eligible:
         # The model only sees themes with enough support: one call per theme, not per pair.
         return await distil_with_model(ctx.model, members, verdict)
     return verdict
 
 
-def _twin(run: UserRun, members: list[MemoryRecord], verdict: Distillation, threshold: float
-          ) -> tuple[MemoryRecord, float] | None:  # fmt: skip
+def _twin(run: UserRun, members: list[MemoryRecord], verdict: Distillation, threshold: float,
+          to_reference: CosineMap | None = None) -> tuple[MemoryRecord, float] | None:  # fmt: skip
     """An active long-term memory that already states this theme, if any."""
     longterm = run.active(episodic=False)
     if not longterm:
         return None
     direction = centroid(np.vstack([run.vectors[r.id] for r in members]))
-    sims = normalise_rows(np.vstack([run.vectors[r.id] for r in longterm])) @ direction
+    rows = normalise_rows(np.vstack([run.vectors[r.id] for r in longterm]))
+    sims = cosines(rows, direction, to_reference)
     negative = is_negative(verdict.content)
     for pos in np.argsort(-sims):
         record = longterm[int(pos)]
@@ -206,7 +212,7 @@ async def _promote(
 ) -> int:
     evidence = [r.id for r in members]
     detail = {**verdict.metrics, "method": verdict.method, "run_id": run.run_id}
-    twin = _twin(run, members, verdict, ctx.policy.reinforce_threshold)
+    twin = _twin(run, members, verdict, ctx.policy.reinforce_threshold, _map(ctx))
     changes: list[Change] = []
     inserts: list[Insert] = []
     if twin is not None and not twin[0].pinned:
@@ -270,6 +276,7 @@ async def resolve_conflicts(ctx: StepContext, run: UserRun) -> int:
         resolution = await asyncio.to_thread(
             resolve, candidate, existing, dup_threshold=ctx.policy.merge_threshold,
             embed=ctx.store.embedder.embed,
+            to_reference=None if ctx.store.scale.identity else ctx.store.scale.one,
         )  # fmt: skip
         handled += await _apply(ctx, run, record, resolution)
     return handled
@@ -280,7 +287,8 @@ def _neighbours(ctx: StepContext, run: UserRun, record: MemoryRecord) -> list[Ex
     if not others:
         return []
     vector = normalise_rows(run.vectors[record.id][None, :])[0]
-    sims = normalise_rows(np.vstack([run.vectors[r.id] for r in others])) @ vector
+    rows = normalise_rows(np.vstack([run.vectors[r.id] for r in others]))
+    sims = cosines(rows, vector, _map(ctx))
     order = [int(i) for i in np.argsort(-sims)[: ctx.policy.conflict_candidates]]
     return [
         Existing(
@@ -295,6 +303,12 @@ def _neighbours(ctx: StepContext, run: UserRun, record: MemoryRecord) -> list[Ex
         for i in order
         if sims[i] >= ctx.policy.conflict_min_similarity
     ]
+
+
+def _map(ctx: StepContext) -> CosineMap | None:
+    """The store's cosine map onto the reference scale; None for the reference model."""
+    scale = ctx.store.scale
+    return None if scale.identity else scale.to_reference
 
 
 def _supersede(record_id: str, winner: str, reason: str) -> Change:

@@ -1,0 +1,230 @@
+"""A per-embedding-model cosine scale: every cosine threshold holds for any model.
+
+Every cut-off that reads a cosine (the relevance floor, near-duplicate detection, consolidation's
+clusters) is written in the reference scale: the cosines all-MiniLM-L6-v2 gives, whose unrelated
+pairs sit near 0.0-0.2 and paraphrases near 0.45-0.8. Another model spreads the same pairs
+elsewhere (multilingual-e5-small puts unrelated pairs near 0.7-0.8), so its raw cosines are
+mapped onto the reference scale before any comparison.
+
+The map is measured, not configured: a built-in set of related and unrelated text pairs
+(English and Chinese, `calibration_pairs.json`) is embedded with the model, the pooled pair
+cosines' quantiles at fixed levels are matched to the reference model's quantiles on the same
+pairs (stored with the set), and the map is piecewise linear through those points. The fit uses
+the languages the reference model itself separates (`fit_languages`: English; all-MiniLM puts
+any two Chinese texts near 0.6-0.7, a scale no threshold was written for); the other pairs
+measure how well a model separates them once mapped (`separation`, shown by `stats`). Matching
+quantiles keeps it strictly increasing, so the order of a query's cosines, and so what dense
+similarity alone ranks first, is unchanged. It is measured once per model and set version and
+cached (`memory.storage.calibrations` in Postgres, and in-process here).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from functools import cache
+from importlib import resources
+from typing import Any, Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+F32 = npt.NDArray[np.float32]
+# Raw cosines (any shape) -> the same cosines on the reference scale: `CosineScale.to_reference`.
+CosineMap = Callable[[npt.ArrayLike], F32]
+
+# The smallest spread of quantiles a usable model shows between adjacent levels; below it the
+# model gives (near) the same cosine to every pair and no map can be fitted.
+_MIN_STEP = 1e-5
+
+
+class DegenerateEmbeddingError(ValueError):
+    """The model's cosines on the reference pairs cannot be mapped (e.g. constant vectors)."""
+
+
+class _Embeds(Protocol):
+    name: str
+
+    def embed(self, texts: list[str]) -> Any:
+        """Embed texts into L2-normalised rows."""
+        ...
+
+
+@dataclass(frozen=True)
+class ReferenceSet:
+    """The reference pairs, their version, and the reference model's quantiles on them."""
+
+    version: str
+    reference_model: str
+    levels: tuple[float, ...]
+    quantiles: tuple[float, ...]
+    fit_languages: frozenset[str]
+    pairs: tuple[tuple[str, str, bool, str], ...]
+
+    def texts(self) -> list[str]:
+        """Every distinct text of the pairs, in first-seen order."""
+        return list(dict.fromkeys(t for a, b, _, _ in self.pairs for t in (a, b)))
+
+
+@cache
+def reference_set() -> ReferenceSet:
+    """The built-in reference set (read once from the package)."""
+    raw = json.loads(
+        resources.files("memory.storage").joinpath("calibration_pairs.json").read_text("utf-8")
+    )
+    return ReferenceSet(
+        version=str(raw["version"]),
+        reference_model=str(raw["reference_model"]),
+        levels=tuple(float(x) for x in raw["levels"]),
+        quantiles=tuple(float(x) for x in raw["reference_quantiles"]),
+        fit_languages=frozenset(str(x) for x in raw["fit_languages"]),
+        pairs=tuple((str(a), str(b), bool(r), str(lang)) for a, b, r, lang in raw["pairs"]),
+    )
+
+
+@dataclass(frozen=True)
+class CosineScale:
+    """A monotone piecewise-linear map from one model's cosines to the reference scale."""
+
+    model: str
+    version: str
+    model_quantiles: tuple[float, ...]
+    reference_quantiles: tuple[float, ...]
+    measured_at: datetime = field(default_factory=lambda: datetime.now(UTC))
+    # Per language: median related minus median unrelated pair cosine, on the reference scale.
+    separation: dict[str, float] = field(default_factory=dict, compare=False)
+    _xs: F32 = field(init=False, repr=False, compare=False)
+    _ys: F32 = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        xs = np.asarray(self.model_quantiles, dtype=np.float64)
+        ys = np.asarray(self.reference_quantiles, dtype=np.float64)
+        if xs.shape != ys.shape or xs.size < 2:
+            raise DegenerateEmbeddingError(f"{self.model}: quantiles of unequal or short length")
+        if np.any(np.diff(xs) < _MIN_STEP) or not np.all(np.isfinite(xs)):
+            raise DegenerateEmbeddingError(
+                f"embedding model {self.model!r} gives (nearly) the same cosine to related and"
+                " unrelated reference pairs (quantiles"
+                f" {xs.min():.4f}..{xs.max():.4f}); its cosines carry no usable similarity"
+                " (constant or broken vectors?) and no calibration can be fitted"
+            )
+        # Outside the measured range: an identical text is cosine 1 under every model, and
+        # below the lowest quantile the map continues at the ratio of the two ranges, so it
+        # stays strictly increasing everywhere (np.interp alone would flatten both ends).
+        slope = (ys[-1] - ys[0]) / (xs[-1] - xs[0])
+        top_x, top_y = max(1.0, xs[-1] + _MIN_STEP), max(1.0, ys[-1] + _MIN_STEP)
+        low_x = min(-1.0, xs[0] - _MIN_STEP)
+        knots_x = np.concatenate([[low_x], xs, [top_x]])
+        knots_y = np.concatenate([[ys[0] - slope * (xs[0] - low_x)], ys, [top_y]])
+        object.__setattr__(self, "_xs", knots_x.astype(np.float32))
+        object.__setattr__(self, "_ys", knots_y.astype(np.float32))
+
+    @property
+    def identity(self) -> bool:
+        """Whether the map changes no cosine by more than 1e-3 (the reference model itself)."""
+        diff = np.abs(np.subtract(self.model_quantiles, self.reference_quantiles))
+        return bool(diff.max(initial=0.0) <= 1e-3)
+
+    def to_reference(self, cosines: npt.ArrayLike) -> F32:
+        """Raw cosines of this model, mapped onto the reference scale (vectorised)."""
+        values = np.asarray(cosines, dtype=np.float32)
+        if self.identity:
+            return values
+        return np.interp(values, self._xs, self._ys).astype(np.float32)
+
+    def one(self, cosine: float) -> float:
+        """One raw cosine on the reference scale."""
+        return float(self.to_reference(np.float32(cosine)))
+
+    def anchors(self) -> dict[str, float]:
+        """A few raw cosines of this model and where they sit: its quartiles of the pair set."""
+        levels = reference_set().levels
+        out: dict[str, float] = {}
+        for wanted in (0.25, 0.5, 0.75):
+            i = int(np.argmin([abs(x - wanted) for x in levels]))
+            out[f"q{round(levels[i] * 100)}"] = round(self.model_quantiles[i], 4)
+        return out
+
+
+def pair_cosines(model: _Embeds, ref: ReferenceSet | None = None) -> F32:
+    """The model's cosine of every reference pair (the texts embedded once each)."""
+    ref = ref or reference_set()
+    texts = ref.texts()
+    where = {t: i for i, t in enumerate(texts)}
+    vectors = np.asarray(model.embed(texts), dtype=np.float32)
+    if vectors.ndim != 2 or vectors.shape[0] != len(texts):
+        raise DegenerateEmbeddingError(f"{model.name}: expected one vector per reference text")
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    vectors = vectors / np.clip(norms, 1e-12, None)
+    a = vectors[[where[p[0]] for p in ref.pairs]]
+    b = vectors[[where[p[1]] for p in ref.pairs]]
+    out: F32 = np.einsum("ij,ij->i", a, b).astype(np.float32)
+    return out
+
+
+def measure(model: _Embeds) -> CosineScale:
+    """Embed the reference set with `model` and fit its scale (~300 texts, one batch call)."""
+    ref = reference_set()
+    cosines = pair_cosines(model, ref)
+    fit = np.array([lang in ref.fit_languages for *_, lang in ref.pairs])
+    quantiles = np.quantile(cosines[fit].astype(np.float64), ref.levels)
+    scale = CosineScale(
+        model=model.name,
+        version=ref.version,
+        model_quantiles=tuple(round(float(q), 6) for q in quantiles),
+        reference_quantiles=ref.quantiles,
+    )
+    mapped = scale.to_reference(cosines)
+    related = np.array([r for _, _, r, _ in ref.pairs])
+    langs = np.array([lang for *_, lang in ref.pairs])
+    separation = {
+        str(lang): round(
+            float(np.median(mapped[(langs == lang) & related]))
+            - float(np.median(mapped[(langs == lang) & ~related])),
+            4,
+        )
+        for lang in sorted(set(langs.tolist()))
+    }
+    return replace(scale, separation=separation)
+
+
+def identity_scale(model: str) -> CosineScale:
+    """The reference model's own scale: every cosine maps to itself."""
+    ref = reference_set()
+    return CosineScale(model, ref.version, ref.quantiles, ref.quantiles)
+
+
+_MEMO: dict[tuple[str, str], CosineScale] = {}
+_MEMO_LOCK = threading.Lock()
+
+
+def remember_scale(scale: CosineScale) -> None:
+    """Hold a scale for this process (after loading it from Postgres or measuring it)."""
+    with _MEMO_LOCK:
+        _MEMO[(scale.model, scale.version)] = scale
+
+
+def held_scale(model: str) -> CosineScale | None:
+    """The scale this process holds for `model` at the current set version, if known."""
+    ref = reference_set()
+    if model == ref.reference_model:
+        return identity_scale(model)
+    with _MEMO_LOCK:
+        return _MEMO.get((model, ref.version))
+
+
+def scale_for(model: _Embeds) -> CosineScale:
+    """The model's scale: the reference model's identity, held, or measured now (then held).
+
+    The reference model needs no measuring: the set's quantiles are its own (a unit test holds
+    the local model to them within 1e-3).
+    """
+    held = held_scale(model.name)
+    if held is not None:
+        return held
+    scale = measure(model)
+    remember_scale(scale)
+    return scale
