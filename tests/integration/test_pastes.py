@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -27,9 +26,9 @@ from memory.gating.ingest.pastes import MAX_AUDIT_EVENTS_PER_PASTE, MAX_MEMORIES
 from memory.settings import Settings
 from memory.storage.store import MemoryStore, open_store
 from memory.types import MemoryKind, Scope, Status
+from tests.support.cli import run_cli
 from tests.support.memory_stores import truncate
 from tests.support.pastes import CHINESE_PARAGRAPH, FACT_LIST, PASTES, application_log
-from tests.support.ports import REPO_ROOT
 from tests.support.stub_llm import StubLLM
 
 TENANT = "acme"
@@ -79,15 +78,7 @@ async def _assert_one_paste(store: MemoryStore, scope: Scope, *, lesson: bool = 
 
 
 def _cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "agent.cli", *args],
-        cwd=REPO_ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-    )
+    return run_cli(env, *args, timeout=180)
 
 
 @pytest.fixture

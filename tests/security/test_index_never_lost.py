@@ -32,6 +32,7 @@ from memory.storage.store import MemoryStore, open_store
 from memory.storage.vector import VectorIndex, shard_of
 from memory.types import MemoryRecord, NewMemory, Scope
 from tests.support.chroma_server import ChromaServer
+from tests.support.cli import run_cli
 from tests.support.langgraph_server import LangGraphServer
 from tests.support.memory_stores import server_settings, store_settings, truncate
 from tests.support.ports import REPO_ROOT
@@ -55,10 +56,7 @@ asyncio.run(main())
 
 
 def _cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "agent.cli", *args], cwd=REPO_ROOT, env=env,
-        capture_output=True, text=True, timeout=180, check=False,
-    )  # fmt: skip
+    return run_cli(env, *args, timeout=180)
 
 
 async def _rows(store: MemoryStore) -> list[tuple[str, bool]]:
