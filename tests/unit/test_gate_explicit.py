@@ -150,3 +150,14 @@ def test_patterns_on_long_hostile_input() -> None:
     hostile = "remember " * 20_000 + "that" + " ," * 20_000
     assert asks_to_remember(hostile)
     assert not is_closing("ok, " * 20_000 + "x")
+
+
+@pytest.mark.parametrize("text", ["I like cats", "remember that I like cats", "我喜欢猫"])
+def test_asked_outright_one_content_word_is_enough(text: str) -> None:
+    decision = gate(text, explicit=True)
+    assert decision.keep, decision.reason
+
+
+@pytest.mark.parametrize("text", ["remember this: thanks!", "Remember that lol", "记住：谢谢"])
+def test_asked_outright_small_talk_is_still_dropped(text: str) -> None:
+    assert not gate(text, explicit=True).keep

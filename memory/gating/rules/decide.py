@@ -93,7 +93,10 @@ def explicit_decision(
 ) -> GateDecision:
     """Keep what the user asked to be remembered, unless it is only small talk."""
     told = without_request(content).strip()
-    if not told or (clause_kind(told) != "content" and content_words(told) < 2):
+    # Asked outright, one content word is enough ("I like cats"): only small talk, nothing
+    # beyond the request, or a redacted secret with a word or two around it is dropped.
+    kind = clause_kind(told) if told else "social"
+    if kind == "social" or (kind == "thin" and (content_words(told) < 1 or decision.findings)):
         reason = "asked to remember, but nothing is left beyond the request and small talk"
         return drop(content, decision.findings, reason, role)
     category = Category.FACT if decision.category is Category.NOISE else decision.category
