@@ -71,8 +71,10 @@ from langgraph.store.base import (
 from memory.gating.gate import GateDecision, GatePolicy, Role, gate
 from memory.gating.ingest import to_new_memory
 from memory.gating.ingest.apply import ConflictStrategy, apply_resolution
+from memory.gating.ingest.pastes import paste_decision
+from memory.gating.machine_text import split_pastes
 from memory.gating.privacy import PrivacyFilter
-from memory.gating.rules.decide import screen
+from memory.gating.rules.decide import drop, screen
 from memory.recall.recaller import recaller_for
 from memory.sharing.events import SHARED_USER
 from memory.storage import store_keys
@@ -555,6 +557,11 @@ class GovernedStore(BaseStore):
         return PutOutcome(outcome.action, outcome.memory_id, outcome.reason)
 
     def _decide(self, text: str, insist: bool) -> GateDecision:
+        parts = split_pastes(text)
+        if parts.pastes:
+            return self._decide_paste(text, parts.prose, paste_decision(
+                parts, role=self.role, policy=self.policy, privacy=self.privacy, explicit=insist
+            ))  # fmt: skip
         _, _, verdict = screen(text, self.role, self.policy, self.privacy)
         decision = gate(text, role=self.role, policy=self.policy, privacy=self.privacy)
         if decision.keep or not insist or verdict is not None or decision.findings:
@@ -572,6 +579,24 @@ class GovernedStore(BaseStore):
             reason=f"kept because the caller insisted (gate: {decision.reason})",
             ttl_days=self.policy.ttl_for(category, low_trust=decision.trust == "low"),
         )
+
+    def _decide_paste(
+        self, text: str, prose: str, pasted: tuple[str, GateDecision] | None
+    ) -> GateDecision:
+        """One put holding a paste (a log, code, a dump) makes one memory, never a rule.
+
+        A put is one item, so it is the statement around the paste when the gate keeps that
+        (the lesson the user drew), else the paste's low-trust account (`paste_decision`),
+        which neither insisting nor the namespace turns into a preference.
+        """
+        if prose:
+            decision = gate(prose, role=self.role, policy=self.policy, privacy=self.privacy)
+            if decision.keep:
+                return decision
+        if pasted is not None:
+            return pasted[1]
+        content, findings, _ = screen(text[:200], self.role, self.policy, self.privacy)
+        return drop(content, findings, "pasted machine text from the assistant", self.role)
 
     async def _delete(self, target: Target, key: str) -> PutOutcome:
         record = await self._record(target, key)

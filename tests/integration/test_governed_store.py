@@ -16,6 +16,7 @@ from memory.storage.export import export_user
 from memory.storage.store import MemoryStore
 from memory.system import recaller
 from memory.types import MemoryKind, NewMemory, Scope, Status
+from tests.support.pastes import PASTES
 
 ALICE, BOB = Scope("acme", "alice"), Scope("acme", "bob")
 NS_A, NS_B = ("acme", "alice", "memories"), ("acme", "bob", "memories")
@@ -235,3 +236,28 @@ async def test_an_edit_under_a_memory_id_replaces_that_memory(
     assert old is not None and old.status is Status.SUPERSEDED
     assert old.superseded_by == edited.value["memory_id"]
     assert (await store.aget(NS_A, first.key)) is not None  # other items untouched
+
+
+@pytest.mark.parametrize("name", sorted(PASTES))
+async def test_a_paste_put_is_one_low_trust_episode_never_a_preference(
+    store: GovernedStore, memory: MemoryStore, name: str
+) -> None:
+    # Put under the preference section and insisted on: still no preference, one memory.
+    ns = ("acme", "alice", "preference")
+    out = await store.put_governed(ns, "paste", {"content": PASTES[name], "insist": True})
+    assert out.action in ("stored", "dropped", "refused"), out
+    rows = await memory.list_memories(ALICE, limit=50)
+    assert len(rows) <= 1
+    for row in rows:
+        assert row.kind is MemoryKind.EPISODIC and "pasted" in row.content
+        assert len(row.content) < 600
+
+
+async def test_the_statement_around_a_paste_is_what_a_put_keeps(
+    store: GovernedStore, memory: MemoryStore
+) -> None:
+    text = "I always run migrations before deploying.\n" + PASTES["log"]
+    out = await store.put_governed(NS_A, "lesson", {"content": text})
+    assert out.action == "stored", out
+    (row,) = await memory.list_memories(ALICE, limit=50)
+    assert "migrations before deploying" in row.content and "INFO" not in row.content
