@@ -105,13 +105,39 @@ def _download(url: str, sha256: str, model_dir: Path) -> Path:
     return part
 
 
+def _extract(tar: tarfile.TarFile, dest: Path) -> None:
+    """Unpack `tar` into `dest`, refusing anything but plain files and folders inside it.
+
+    Python 3.11.4+ has tarfile's "data" filter (absolute paths, links out of the folder and
+    device files refused); 3.11.0-3.11.3, which `requires-python` allows (Debian 12 ships
+    3.11.2), do not, and there the members are checked and copied here instead.
+    """
+    if hasattr(tarfile, "data_filter"):
+        tar.extractall(dest, filter="data")
+        return
+    root = dest.resolve()
+    for member in tar.getmembers():
+        target = (root / member.name).resolve()
+        inside = target == root or root in target.parents
+        if not inside or os.path.isabs(member.name) or not (member.isfile() or member.isdir()):
+            raise tarfile.TarError(f"unsafe member {member.name!r} in the archive")
+        if member.isdir():
+            target.mkdir(parents=True, exist_ok=True)
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        source = tar.extractfile(member)
+        if source is None:
+            raise tarfile.TarError(f"unreadable member {member.name!r} in the archive")
+        with source, open(target, "wb") as out:
+            shutil.copyfileobj(source, out)
+
+
 def _install(archive: Path, model_dir: Path) -> None:
     staging = Path(tempfile.mkdtemp(prefix=f".{model_dir.name}-", dir=model_dir.parent))
     try:
         try:
             with tarfile.open(archive, "r:gz") as tar:
-                # "data" refuses absolute paths, links out of the folder and device files.
-                tar.extractall(staging, filter="data")
+                _extract(tar, staging)
         except (tarfile.TarError, OSError, EOFError) as exc:
             raise missing_model_error(
                 model_dir, f"the downloaded archive cannot be unpacked ({exc})"

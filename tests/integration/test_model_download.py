@@ -160,3 +160,65 @@ def test_an_archive_with_unsafe_paths_is_refused(server: ModelServer, tmp_path: 
     assert not (tmp_path / "x" / "escaped.txt").exists()
     assert not (tmp_path / "escaped.txt").exists()
     shutil.rmtree(tmp_path / "x")
+
+
+def _evil_archive(path: Path, kind: str) -> str:
+    import hashlib
+    import io
+    import tarfile
+
+    with tarfile.open(path, "w:gz") as tar:
+        data = b"x"
+        if kind == "dotdot":
+            info = tarfile.TarInfo("onnx/../../escaped.txt")
+        elif kind == "absolute":
+            info = tarfile.TarInfo(str(path.parent / "escaped.txt"))
+        else:
+            info = tarfile.TarInfo("onnx/model.onnx")
+            info.type = tarfile.SYMTYPE if kind == "symlink" else tarfile.CHRTYPE
+            info.linkname = "/etc/passwd"
+        info.size = len(data) if info.isfile() else 0
+        tar.addfile(info, io.BytesIO(data) if info.isfile() else None)
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.fixture
+def python_3_11_2(monkeypatch: pytest.MonkeyPatch) -> None:
+    """tarfile as Python 3.11.0-3.11.3 have it: no `data_filter`, no `filter` argument."""
+    import tarfile
+
+    original = tarfile.TarFile.extractall
+
+    def extractall(
+        self: tarfile.TarFile, path: str | Path = ".", members: object = None, *,
+        numeric_owner: bool = False,
+    ) -> None:  # fmt: skip
+        original(self, path, members, numeric_owner=numeric_owner)  # type: ignore[arg-type]
+
+    monkeypatch.delattr(tarfile, "data_filter")
+    monkeypatch.setattr(tarfile.TarFile, "extractall", extractall)
+
+
+@pytest.mark.usefixtures("python_3_11_2")
+def test_without_tarfiles_data_filter_the_model_still_installs(
+    server: ModelServer, tmp_path: Path, embedding_model_dir: Path
+) -> None:
+    target = tmp_path / "old-python" / "all-MiniLM-L6-v2"
+    ensure_model(target, f"{server.url}/onnx.tar.gz", server.sha256)
+    got = OnnxEmbedder(target).embed(["I prefer tea over coffee"])
+    want = OnnxEmbedder(embedding_model_dir).embed(["I prefer tea over coffee"])
+    assert np.allclose(got, want, atol=1e-6)
+
+
+@pytest.mark.usefixtures("python_3_11_2")
+@pytest.mark.parametrize("kind", ["dotdot", "absolute", "symlink", "device"])
+def test_without_tarfiles_data_filter_unsafe_members_are_refused(tmp_path: Path, kind: str) -> None:
+    evil = tmp_path / "pkg" / "evil.tar.gz"
+    evil.parent.mkdir()
+    sha = _evil_archive(evil, kind)
+    with serve_model_archive(evil, sha) as srv:
+        target = tmp_path / "x" / "all-MiniLM-L6-v2"
+        with pytest.raises(EmbeddingError, match="unpacked"):
+            ensure_model(target, f"{srv.url}/onnx.tar.gz", sha)
+    assert not list(tmp_path.rglob("escaped.txt"))
+    assert not (target / "onnx").exists()
