@@ -15,7 +15,7 @@ import sys
 from collections.abc import Callable, Coroutine
 from typing import Any
 
-from memory.settings import apply_privacy_defaults
+from memory.settings import ServiceLimits, Settings, SettingsError, apply_privacy_defaults
 
 Handler = Callable[[argparse.Namespace], Coroutine[Any, Any, int]]
 
@@ -121,6 +121,12 @@ def main(argv: list[str] | None = None) -> int:
     apply_privacy_defaults()
     _load_dotenv()
     args = build_parser().parse_args(argv)
+    try:  # every setting read once before any work: a bad one is one line, not a traceback
+        Settings.from_env()
+        ServiceLimits.from_env()
+    except SettingsError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",

@@ -32,6 +32,10 @@ def _default_model_dir() -> Path:
     return Path.home() / ".cache" / "chroma" / "onnx_models" / "all-MiniLM-L6-v2"
 
 
+class SettingsError(ValueError):
+    """A setting (an environment variable) has a value the code cannot use; says which."""
+
+
 def _env(name: str) -> str | None:
     value = os.environ.get(name, "").strip()
     return value or None
@@ -53,6 +57,15 @@ def _server_pg_url(name: str) -> str | None:
     return None
 
 
+def _url_env(name: str, schemes: tuple[str, ...], example: str) -> str | None:
+    """A URL setting with one of `schemes`; the value is never echoed (it may hold a password)."""
+    value = _env(name)
+    if value is not None and not value.lower().startswith(tuple(f"{s}://" for s in schemes)):
+        wanted = " or ".join(f"{s}://" for s in schemes)
+        raise SettingsError(f"{name} must be a URL starting with {wanted} (e.g. {example})")
+    return value
+
+
 def _download_url() -> str | None:
     value = _env("MEMORY_EMBEDDING_MODEL_URL")
     if value is None:
@@ -68,9 +81,9 @@ def _int_env(name: str, default: int, *, maximum: int | None = None) -> int:
     try:
         number = int(value.replace("_", ""))
     except ValueError as exc:
-        raise ValueError(f"{name} must be {wanted}, got {value!r}") from exc
+        raise SettingsError(f"{name} must be {wanted}, got {value!r}") from exc
     if number <= 0 or (maximum is not None and number > maximum):
-        raise ValueError(f"{name} must be {wanted}, got {value!r}")
+        raise SettingsError(f"{name} must be {wanted}, got {value!r}")
     return number
 
 
@@ -91,7 +104,7 @@ def _bool_env(name: str, default: bool) -> bool:
         return True
     if value.lower() in ("0", "false", "no", "off"):
         return False
-    raise ValueError(f"{name} must be 1 or 0 (true/false, yes/no, on/off), got {value!r}")
+    raise SettingsError(f"{name} must be 1 or 0 (true/false, yes/no, on/off), got {value!r}")
 
 
 def _share_env(name: str, default: float) -> float:
@@ -101,16 +114,16 @@ def _share_env(name: str, default: float) -> float:
     try:
         number = float(value)
     except ValueError as exc:
-        raise ValueError(f"{name} must be a number in (0, 1], got {value!r}") from exc
+        raise SettingsError(f"{name} must be a number in (0, 1], got {value!r}") from exc
     if not 0.0 < number <= 1.0:
-        raise ValueError(f"{name} must be a number in (0, 1], got {value!r}")
+        raise SettingsError(f"{name} must be a number in (0, 1], got {value!r}")
     return number
 
 
 def _choice_env(name: str, choices: tuple[str, ...]) -> str:
     value = (_env(name) or choices[0]).lower()
     if value not in choices:
-        raise ValueError(f"{name} must be one of {', '.join(choices)}, got {value!r}")
+        raise SettingsError(f"{name} must be one of {', '.join(choices)}, got {value!r}")
     return value
 
 
@@ -197,11 +210,13 @@ class Settings:
         """Read the settings from `MEMORY_*`, `DATABASE_URL` and `CHROMA_URL`."""
         data_dir = Path(_env("MEMORY_DATA_DIR") or ".data")
         return cls(
-            database_url=_env("DATABASE_URL")
+            database_url=_url_env(
+                "DATABASE_URL", ("postgresql", "postgres"), "postgresql://user:pw@localhost:5432/db"
+            )
             or _server_pg_url("DATABASE_URI")
             or _server_pg_url("POSTGRES_URI"),
             server_variant=_env("LANGSMITH_LANGGRAPH_API_VARIANT"),
-            chroma_url=_env("CHROMA_URL"),
+            chroma_url=_url_env("CHROMA_URL", ("http", "https"), "http://localhost:8000"),
             data_dir=data_dir,
             embedding_model=_env("MEMORY_EMBEDDING_MODEL") or "local:all-MiniLM-L6-v2",
             embedding_model_dir=Path(_env("MEMORY_EMBEDDING_MODEL_DIR") or _default_model_dir()),

@@ -11,6 +11,7 @@ def expected_errors() -> tuple[type[Exception], ...]:
     """Failures with a message meant for the user: printed as one line, exit code 2."""
     from agent.model import ModelConfigError
     from memory.multimodal.image_input import ImageInputError
+    from memory.settings import SettingsError
     from memory.storage.chroma_lock import ChromaInUseError
     from memory.storage.model_files import EmbeddingError
     from memory.storage.pg import DatabaseError
@@ -19,7 +20,7 @@ def expected_errors() -> tuple[type[Exception], ...]:
     from memory.working.sensory import InputError
 
     return (ChromaInUseError, DatabaseError, EmbeddingError, ImageInputError, InputError,
-            MemoryInputError, ModelConfigError, ScopeError)  # fmt: skip
+            MemoryInputError, ModelConfigError, ScopeError, SettingsError)  # fmt: skip
 
 
 __all__ = ["expected_errors"]

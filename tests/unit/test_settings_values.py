@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
-from memory.settings import MAX_CHROMA_SHARDS, MAX_L2_CANDIDATES, Settings
+from memory.settings import MAX_CHROMA_SHARDS, MAX_L2_CANDIDATES, Settings, SettingsError
+from tests.support.cli import run_cli
 
 _BOUNDED = {
     "MEMORY_RECALL_L2_CANDIDATES": ("recall_l2_candidates", MAX_L2_CANDIDATES),
@@ -80,3 +83,40 @@ def test_fetching_image_urls_refuses_a_word_it_does_not_know(
         Settings.from_env()
     monkeypatch.delenv("MEMORY_IMAGE_FETCH_URLS")
     assert Settings.from_env().image_fetch_urls is False
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "wanted"),
+    [
+        ("DATABASE_URL", "localhost:5432", "postgresql://"),
+        ("DATABASE_URL", "mysql://root:hunter2@db/app", "postgresql://"),
+        ("CHROMA_URL", "localhost:8000", "http://"),
+    ],
+)
+def test_a_url_without_its_scheme_is_refused_without_echoing_it(
+    monkeypatch: pytest.MonkeyPatch, name: str, value: str, wanted: str
+) -> None:
+    monkeypatch.setenv(name, value)
+    with pytest.raises(SettingsError, match=f"{name} must be a URL starting with {wanted}") as err:
+        Settings.from_env()
+    assert "hunter2" not in str(err.value)  # a URL may carry a password
+
+
+@pytest.mark.parametrize(
+    ("env", "wanted"),
+    [
+        ({"MEMORY_CHROMA_SHARDS": "abc"}, "MEMORY_CHROMA_SHARDS must be an integer from 1 to"),
+        ({"MEMORY_MAX_INPUT_CHARS": "-1"}, "MEMORY_MAX_INPUT_CHARS must be a positive integer"),
+        ({"DATABASE_URL": "localhost:5432"}, "DATABASE_URL must be a URL starting with"),
+        ({"MEMORY_IMAGE_KEEP": "everything"}, "MEMORY_IMAGE_KEEP must be one of"),
+    ],
+)
+def test_the_cli_names_a_bad_setting_in_one_line_and_exits_non_zero(
+    env: dict[str, str], wanted: str
+) -> None:
+    base = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "CHROMA_URL")}
+    done = run_cli({**base, **env}, "stats", timeout=60)
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"error: {wanted}"), done.stderr
+    assert "Traceback" not in done.stderr + done.stdout
