@@ -46,6 +46,7 @@ from agent.input_guard import InputTooLargeError, guard_run_input
 from agent.run_context import (
     ContextRefused,
     ContextValueError,
+    check_open_context,
     check_request_context,
     stored_assistant,
 )
@@ -200,24 +201,50 @@ _SERVER_CONFIG_KEYS = frozenset(
 )
 
 
-def refuse_operator_context(ctx: Auth.types.AuthContext, graph_id: str | None, *sent: Any) -> None:
+def refuse_operator_context(
+    ctx: Auth.types.AuthContext, graph_id: str | None, *sent: Any, open_check: bool = False
+) -> None:
     """Under token auth, a run request may set only the user fields of the run context.
+
+    With `open_check`, open local mode checks too: any declared field may be set there, but an
+    unknown name (a typo) or a user field out of bounds is refused instead of ignored.
 
     `sent` are the request's own context dicts (its `context`, its `config.configurable`), never
     the assistant's, which the server merges in later. Admin graphs are exempt: only admins run
     them, and they check the caller themselves.
     """
-    if _owner(ctx) is None or graph_id in ADMIN_GRAPHS:
+    if graph_id in ADMIN_GRAPHS or (_owner(ctx) is None and not open_check):
         return
+    check = check_open_context if _owner(ctx) is None else check_request_context
     for values in sent:
         if isinstance(values, dict):
             values = {k: v for k, v in values.items() if k not in _SERVER_CONFIG_KEYS}
         try:
-            check_request_context(values)
+            check(values)
         except (ContextRefused, ContextValueError) as exc:
             raise Auth.exceptions.HTTPException(
                 status_code=exc.status_code, detail=str(exc)
             ) from None
+
+
+# What the agent graph's input schema (`agent.state.InputState`) declares.
+_AGENT_INPUT_KEYS = frozenset({"messages"})
+
+
+def refuse_unknown_input(value: Any) -> None:
+    """A run input of the agent with a key it does not take (`message` for `messages`): 422.
+
+    The graph would drop the key and answer "input is empty", which hides the typo.
+    """
+    if not isinstance(value, dict):
+        return
+    unknown = sorted(str(k)[:64] for k in value if k not in _AGENT_INPUT_KEYS)
+    if unknown:
+        raise Auth.exceptions.HTTPException(
+            status_code=422,
+            detail=f"the agent's input takes only 'messages' (a list of {{role, content}}); "
+            f"unknown input key {', '.join(repr(k) for k in unknown[:5])}",
+        )
 
 
 def _configurable(payload: Any) -> Any:
@@ -236,8 +263,10 @@ async def on_run_create(ctx: Auth.types.AuthContext, value: Any) -> Any:
     # `kwargs["context"]` is exactly what the request sent, as `context` or as the legacy
     # `config.configurable` (the server copies either into it); the assistant's is not merged yet.
     refuse_operator_context(
-        ctx, graph_id, kwargs.get("context") if isinstance(kwargs, dict) else None
+        ctx, graph_id, kwargs.get("context") if isinstance(kwargs, dict) else None, open_check=True
     )
+    if graph_id == "agent" and isinstance(kwargs, dict):
+        refuse_unknown_input(kwargs.get("input"))
     # After the context check, so a refused request spends none of the caller's rate. A run
     # that creates its thread counts as a thread first (the threads' handler never sees it).
     await limits.admit_run_thread(ctx, value)

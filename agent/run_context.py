@@ -92,6 +92,27 @@ def check_request_context(values: object) -> None:
         _check_value(str(name), value)
 
 
+def check_open_context(values: object) -> None:
+    """Open local mode's check: any declared field, no unknown name, user fields in bounds.
+
+    A typo such as `modle` used to be dropped and the run went on without the setting; it is
+    refused (ContextValueError) naming the fields there are.
+    """
+    if values is None:
+        return
+    if not isinstance(values, Mapping):
+        raise ContextValueError("the run context must be an object of field names to values")
+    unknown = sorted(str(k) for k in values if str(k) not in _FIELDS)
+    if unknown:
+        shown = ", ".join(_shown(n) for n in unknown[:_NAMED_AT_MOST])
+        raise ContextValueError(
+            f"unknown run context field {shown}; the fields are {', '.join(sorted(_FIELDS))}"
+        )
+    for name, value in values.items():
+        if set_by(str(name)) == USER:
+            _check_value(str(name), value)
+
+
 def _check_value(name: str, value: object) -> None:
     kind = _TYPES[name]
     if get_origin(kind) is Literal:

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import asyncpg
+import httpx
 import pytest
 from langgraph_sdk import get_client
 
@@ -112,3 +113,23 @@ async def test_high_risk_memory_is_approved_through_the_server(
         assert await conn.fetchval(status, pending[0]["id"]) == "active"
     finally:
         await conn.close()
+
+
+async def test_a_mistyped_context_key_or_input_key_is_refused_not_ignored(
+    server: LangGraphServer,
+) -> None:
+    # Open local mode (the quick start): the run says what is wrong instead of going on.
+    client = get_client(url=server.url)
+    thread = (await client.threads.create())["thread_id"]
+    cases = [
+        ({"input": _said("hi"), "context": _user("tom", modle="openai:gpt-4o")}, "'modle'"),
+        ({"input": _said("hi"), "context": _user("tom", recall_k=-5)}, "recall_k must be"),
+        ({"input": {"message": "hello"}, "context": _user("tom")}, "'message'"),
+    ]
+    for sent, wanted in cases:
+        with pytest.raises(httpx.HTTPStatusError) as refused:
+            await client.runs.wait(thread, "agent", **sent)
+        assert refused.value.response.status_code == 422
+        assert wanted in refused.value.response.text, refused.value.response.text
+    out = await client.runs.wait(thread, "agent", input=_said("hi"), context=_user("tom"))
+    assert out["messages"][-1]["type"] == "ai"

@@ -16,6 +16,7 @@ from agent.run_context import (
     USER_FIELDS,
     ContextRefused,
     ContextValueError,
+    check_open_context,
     check_request_context,
     operator_context,
     set_by,
@@ -175,3 +176,25 @@ async def test_a_governed_node_sees_the_operators_fields_not_the_runs() -> None:
     assert out["seen"] == {"agent_id": "", "model": Context().model, "recall_k": 9}
     open_run = await graph.ainvoke({}, {}, context=HOSTILE)
     assert open_run["seen"]["agent_id"] == "it-security-official"  # no server identity: as sent
+
+
+@pytest.mark.parametrize(
+    ("values", "wanted"),
+    [
+        ({"modle": "openai:gpt-4o"}, "unknown run context field 'modle'"),
+        ({"recall_k": -5}, "recall_k must be between"),
+        ({"recall_k": "six"}, "recall_k must be an integer"),
+        ("recall_k=3", "must be an object"),
+    ],
+)
+def test_open_mode_refuses_unknown_names_and_out_of_bounds_values(
+    values: object, wanted: str
+) -> None:
+    with pytest.raises(ContextValueError, match=wanted):
+        check_open_context(values)
+
+
+def test_open_mode_takes_every_declared_field() -> None:
+    # One developer's own server: operator fields (the model, prompts) may be set there.
+    check_open_context({"model": "openai:gpt-4o", "recall_k": 3, "user_id": "alice"})
+    check_open_context(None)
