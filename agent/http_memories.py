@@ -14,8 +14,8 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from agent.http_auth import caller_scope, path_id
-from agent.http_memory_actions import json_body
+from agent.http_auth import caller_scope
+from agent.http_memory_actions import json_body, memory_path_id
 from agent.resources import get_store
 from agent.server_threads import owned_thread_ids, sweep
 from memory.storage.deletion_outbox import pending_targets
@@ -106,8 +106,8 @@ async def search_memories(request: Request) -> JSONResponse:
 async def get_memory(request: Request) -> JSONResponse:
     """One memory of the caller with its audit trail; 404 for any id that is not theirs."""
     scope = caller_scope(request)
-    memory_id = path_id(request)
     store = await get_store()
+    memory_id = await memory_path_id(request, store, scope)
     record = await store.get(scope, memory_id)
     if record is None:
         raise HTTPException(404, "no such memory")
@@ -124,7 +124,7 @@ async def delete_memory(request: Request) -> JSONResponse:
     """Delete one memory from Postgres, Chroma, the audit text and thread state; a receipt."""
     scope = caller_scope(request)
     store = await get_store()
-    memory_id = path_id(request)
+    memory_id = await memory_path_id(request, store, scope)
     receipt = await delete_everywhere(store, scope, memory_id, reason="deleted via API")
     if not receipt["memories"]:
         raise HTTPException(404, "no such memory")

@@ -34,6 +34,7 @@ from memory.storage.edits import set_pinned, unindexed_backlog
 from memory.storage.export import memory_to_dict
 from memory.storage.forget_one import delete_memory as delete_everywhere
 from memory.storage.index_check import reindex_checked
+from memory.storage.store import AmbiguousIdError
 from memory.storage.user_locks import RunBusy
 from memory.storage.vector import VectorIndexError
 from memory.types import MemoryRecord, Scope, Status
@@ -64,15 +65,25 @@ def _json(data: Any, status_code: int = 200) -> JSONResponse:
     return JSONResponse(json.loads(json.dumps(data, default=str)), status_code=status_code)
 
 
+async def memory_path_id(request: Request, store: Any, scope: Scope) -> str:
+    """The path's memory id: a full id, or a short one that begins one of the caller's ids."""
+    try:
+        resolved: str = await store.resolve_id(scope, path_id(request))
+    except AmbiguousIdError as exc:
+        raise HTTPException(409, str(exc)) from None
+    return resolved
+
+
 async def edit(request: Request) -> JSONResponse:
     """Edit a memory's text (JSON body with a content field) through the gate and conflicts."""
     scope = caller_scope(request)
-    memory_id = path_id(request)
+    path_id(request)  # the shape first: a malformed id is not found before the body is read
     content = (await json_body(request)).get("content")
     if not isinstance(content, str):
         raise HTTPException(400, "content (the new text) is required")
     await limits.admit_memory_edit(scope)
     store = await get_store()
+    memory_id = await memory_path_id(request, store, scope)
     try:
         result = await edit_memory(store, scope, memory_id, content)
     except EditRefused as exc:
@@ -95,8 +106,8 @@ async def edit(request: Request) -> JSONResponse:
 
 async def _pin(request: Request, pinned: bool) -> JSONResponse:
     scope = caller_scope(request)
-    memory_id = path_id(request)
     store = await get_store()
+    memory_id = await memory_path_id(request, store, scope)
     reason = "pinned by the user" if pinned else "unpinned by the user"
     record = await set_pinned(store, scope, memory_id, pinned, reason=reason)
     if record is None:
@@ -117,9 +128,8 @@ async def unpin(request: Request) -> JSONResponse:
 async def own_memory(request: Request) -> tuple[Scope, Any, MemoryRecord]:
     """(scope, store, record) of the path's memory; 404 unless it is the caller's own."""
     scope = caller_scope(request)
-    memory_id = path_id(request)
     store = await get_store()
-    record = await store.get(scope, memory_id)
+    record = await store.get(scope, await memory_path_id(request, store, scope))
     if record is None:
         raise HTTPException(404, "no such memory")
     return scope, store, record

@@ -137,6 +137,7 @@ async def why(args: argparse.Namespace) -> int:
     from memory.storage.store import open_store
 
     async with open_store() as store:
+        args.memory_id = await store.resolve_id(_scope(args), args.memory_id)
         record = await store.get(_scope(args), args.memory_id)
         events = await store.events(_scope(args), args.memory_id)
     if record is None and not events:

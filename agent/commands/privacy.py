@@ -59,6 +59,7 @@ async def _forget_one(scope: Scope, memory_id: str, *, as_json: bool) -> int:
     from memory.storage.store import open_store
 
     async with open_store() as store:
+        memory_id = await store.resolve_id(scope, memory_id)
         receipt = await delete_memory(store, scope, memory_id, reason="deleted via CLI")
     if as_json:
         print_json(receipt)

@@ -136,6 +136,16 @@ class MemoryInputError(ValueError):
     """A memory that cannot be stored as given (empty, too large, not text)."""
 
 
+class AmbiguousIdError(MemoryInputError):
+    """A short id that begins more than one of the user's memory ids."""
+
+
+# A short id is at least this many hex digits: the CLI and the prompts show 8, and fewer would
+# name several memories of anyone who has a few thousand.
+MIN_ID_PREFIX = 4
+_HEX = frozenset("0123456789abcdef")
+
+
 def _check_content(item: NewMemory) -> None:
     if not isinstance(item.content, str) or not item.content.strip():
         raise MemoryInputError("memory content must be non-empty text")
@@ -727,6 +737,35 @@ class MemoryStore:
             )
 
     # -- reading -----------------------------------------------------------------------------
+
+    async def resolve_id(self, scope: Scope, given: str) -> str:
+        """The id of this user's memory that `given` names: the id itself or a unique prefix.
+
+        The product shows ids shortened (`a1b2c3d4`, dashes left out); every command that takes
+        an id takes those too. Only this user's memories are searched. A prefix that begins
+        several ids raises AmbiguousIdError naming them; one that begins none comes back as
+        given, so the caller reports "no such memory" as for any unknown id.
+        """
+        given = given.strip()
+        key = given.replace("-", "").lower()
+        async with self.pool.acquire() as conn:
+            if await conn.fetchval(
+                "SELECT 1 FROM memories WHERE tenant_id = $1 AND user_id = $2 AND id = $3",
+                scope.tenant_id, scope.user_id, given,
+            ):  # fmt: skip
+                return given
+            if len(key) < MIN_ID_PREFIX or not set(key) <= _HEX:
+                return given  # hex digits only, so nothing in it can act as a LIKE wildcard
+            rows = await conn.fetch(
+                "SELECT id FROM memories WHERE tenant_id = $1 AND user_id = $2"
+                " AND replace(id, '-', '') LIKE $3 ORDER BY id LIMIT 6",
+                scope.tenant_id, scope.user_id, key + "%",
+            )  # fmt: skip
+        ids = [str(r["id"]) for r in rows]
+        if len(ids) > 1:
+            shown = ", ".join(ids[:5]) + (" ..." if len(ids) > 5 else "")
+            raise AmbiguousIdError(f"{given!r} begins more than one memory id ({shown}); give more")
+        return ids[0] if ids else given
 
     async def get(self, scope: Scope, memory_id: str) -> MemoryRecord | None:
         """One memory of this user, whatever its status."""

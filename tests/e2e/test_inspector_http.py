@@ -362,3 +362,20 @@ async def test_a_pending_memory_can_be_rejected_and_then_is_gone(
     rejected = await http.post(f"{path}/reject", headers=alice)
     assert rejected.status_code == 200 and rejected.json()["receipt"]["memories"] == 1
     assert (await http.get(path, headers=alice)).status_code == 404
+
+
+async def test_a_short_id_names_the_callers_memory_and_never_anothers(
+    http: httpx.AsyncClient, inspector_world: World
+) -> None:
+    alice = {"Authorization": f"Bearer {inspector_world.token(ALICE)}"}
+    bob = {"Authorization": f"Bearer {inspector_world.token(BOB)}"}
+    seat = inspector_world.ids["seat"]
+    short = seat.replace("-", "")[:8]
+    got = await http.get(f"/memory/memories/{short}", headers=alice)
+    assert got.status_code == 200 and got.json()["id"] == seat
+    assert (await http.get(f"/memory/memories/{short}", headers=bob)).status_code == 404
+    assert (await http.post(f"/memory/memories/{short}/pin", headers=bob)).status_code == 404
+    pinned = await http.post(f"/memory/memories/{short}/pin", headers=alice)
+    assert pinned.status_code == 200 and pinned.json()["pinned"] and pinned.json()["id"] == seat
+    unpinned = await http.post(f"/memory/memories/{short}/unpin", headers=alice)
+    assert unpinned.status_code == 200 and not unpinned.json()["pinned"]

@@ -157,3 +157,24 @@ def test_json_only_with_json_and_forget_one_memory(env: dict[str, str]) -> None:
     missing = {**env, "MEMORY_EMBEDDING_MODEL_DIR": "/nonexistent/model"}
     out = _cli(missing, "recall", "x", "--user", "u")
     assert out.returncode == 2 and "MEMORY_EMBEDDING_MODEL_DIR" in out.stderr
+
+
+def test_the_short_ids_the_cli_shows_are_taken_by_why_and_forget(env: dict[str, str]) -> None:
+    out = _cli(env, "remember", "My locker at the gym is number 41.", "--user", "s1")
+    assert out.returncode == 0, out.stderr
+    out = _cli(env, "recall", "gym locker", "--user", "s1")
+    # "1. [a1b2c3d4 · 2026-12-05 · episodic] My locker ..." is what a user copies.
+    short = out.stdout.split("[", 1)[1].split(" ", 1)[0]
+    assert len(short) == 8, out.stdout
+    full = json.loads(_cli(env, "recall", "gym locker", "--user", "s1", "--json").stdout)[0]["id"]
+    assert full.replace("-", "").startswith(short) and full != short
+    out = _cli(env, "why", short, "--user", "s1")
+    assert out.returncode == 0 and full in out.stdout and "locker" in out.stdout, out.stdout
+    # Another user's short id names nothing of theirs.
+    out = _cli(env, "why", short, "--user", "s2")
+    assert out.returncode == 1 and "no memory" in out.stdout
+    out = _cli(env, "forget", "--user", "s2", "--memory", short)
+    assert out.returncode == 1 and "has no memory" in out.stderr
+    out = _cli(env, "forget", "--user", "s1", "--memory", short)
+    assert out.returncode == 0 and f"forgot memory {full}" in out.stdout, out.stdout + out.stderr
+    assert json.loads(_cli(env, "recall", "gym locker", "--user", "s1", "--json").stdout) == []
