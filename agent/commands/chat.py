@@ -123,15 +123,16 @@ async def _turn(graph: Any, payload: Any, config: dict[str, Any], ctx: Any) -> A
     return pending
 
 
-async def _resolve(store: Any, scope: Any, prefix: str) -> str | None:
-    """The full id of this user's memory whose id starts with `prefix` (hyphens ignored)."""
-    want = prefix.strip().removeprefix("mem:").replace("-", "").lower()
-    if len(want) < 4:
+async def _resolve(store: Any, scope: Any, given: str) -> str | None:
+    """The full id of this user's memory that `given` (a short id, `mem:` allowed) names."""
+    from memory.storage.store import AmbiguousIdError
+
+    want = given.strip().removeprefix("mem:")
+    try:
+        memory_id: str = await store.resolve_id(scope, want)
+    except AmbiguousIdError:
         return None
-    statuses = ("active", "pending_approval", "superseded", "expired")
-    records = await store.list_memories(scope, statuses=statuses, limit=1000)
-    found = [r.id for r in records if r.id.replace("-", "").lower().startswith(want)]
-    return found[0] if len(found) == 1 else None
+    return memory_id if await store.get(scope, memory_id) is not None else None
 
 
 async def _command(line: str, scope: Any) -> None:

@@ -19,7 +19,7 @@ from agent.context import Context
 from agent.identity import resolve_scope
 from agent.images import scrub_originals, store_images
 from agent.model import is_memory_only, load_chat_model
-from agent.nodes.respond import this_turn
+from agent.nodes.respond import MODEL_ERROR, this_turn
 from agent.resources import get_store
 from agent.shared_memory import publish_completed, publish_learned
 from agent.split_secrets import scrub_again
@@ -96,7 +96,11 @@ def _first_answer(messages: Iterable[BaseMessage], *, stop_at_human: bool = Fals
     for message in messages:
         if stop_at_human and isinstance(message, HumanMessage):
             return None  # an interrupted turn: the next reply answers a later message
-        if isinstance(message, AIMessage) and message.text.strip():
+        if (
+            isinstance(message, AIMessage)
+            and message.text.strip()
+            and MODEL_ERROR not in message.response_metadata
+        ):
             return message.text[:2000]
     return None
 

@@ -9,6 +9,7 @@ built-in memory-only responder answers from what recall returned.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -26,6 +27,27 @@ from memory.working.task_state import new_task_state, record_step
 from memory.working.tokens import count_messages_tokens
 
 MAX_TOOL_ROUNDS = 3
+# Set in the `response_metadata` of the reply that stands in for a model that did not answer.
+MODEL_ERROR = "model_error"
+
+log = logging.getLogger(__name__)
+
+
+def _model_failed(exc: Exception) -> AIMessage:
+    """The reply when the model call fails: says so in one line; the turn goes on to the gate.
+
+    A model that is down, refuses the key or times out must not cost the user what they just
+    said: the graph still reaches `gate_and_store`. Only the error's type is shown and kept
+    (the reply lands in the checkpoint); a provider's message may quote request details.
+    """
+    name = type(exc).__name__
+    status = getattr(exc, "status_code", None)
+    log.warning("the chat model did not answer: %s%s", name, f" ({status})" if status else "")
+    text = (
+        f"[the chat model did not answer ({name}{f', HTTP {status}' if status else ''}); "
+        "your message was still considered for memory. Try again when the model is back.]"
+    )
+    return AIMessage(content=text, response_metadata={MODEL_ERROR: name})
 
 
 def _usage(message: AIMessage, prompt: list[BaseMessage]) -> int:
@@ -69,7 +91,10 @@ async def respond(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         model = load_chat_model(ctx.model)
         bound = model.bind_tools(TOOLS) if tools_allowed else model
     prompt = messages_from_dict(list(state.get("prompt") or [])) + turn
-    answer = await bound.ainvoke(prompt)
+    try:
+        answer = await bound.ainvoke(prompt)
+    except Exception as exc:  # any provider's outage, auth or timeout error; see _model_failed
+        answer = _model_failed(exc)
     if not isinstance(answer, AIMessage):
         answer = AIMessage(content=str(answer.content))
     if answer.tool_calls and not tools_allowed:

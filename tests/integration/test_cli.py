@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.cli import run_cli
-from tests.support.ports import REPO_ROOT
+from tests.support.ports import REPO_ROOT, free_port
 
 
 def _cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
@@ -178,3 +178,21 @@ def test_the_short_ids_the_cli_shows_are_taken_by_why_and_forget(env: dict[str, 
     out = _cli(env, "forget", "--user", "s1", "--memory", short)
     assert out.returncode == 0 and f"forgot memory {full}" in out.stdout, out.stdout + out.stderr
     assert json.loads(_cli(env, "recall", "gym locker", "--user", "s1", "--json").stdout) == []
+
+
+def test_chat_goes_on_when_the_model_is_down_and_still_remembers(env: dict[str, str]) -> None:
+    # A model server that refuses connections: nothing listens on the port.
+    down = {**env, "MEMORY_AGENT_MODEL": "openai:gpt-4o-mini", "OPENAI_API_KEY": "sk-test",
+            "OPENAI_BASE_URL": f"http://127.0.0.1:{free_port()}/v1"}  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-m", "agent.cli", "chat", "--user", "outage"],
+        cwd=REPO_ROOT, env=down, capture_output=True, text=True, timeout=180, check=False,
+        input="My gym locker is number 41.\nAnd my bike is blue.\n/memories\n",
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "Traceback" not in out.stdout + out.stderr
+    replies = [line for line in out.stdout.splitlines() if "agent> " in line]
+    assert len(replies) == 2, out.stdout  # the chat went on to the second message
+    assert all("the chat model did not answer (" in r for r in replies), replies
+    listed = [line for line in out.stdout.splitlines() if "· " in line]
+    assert any("locker is number 41" in line for line in listed), out.stdout
