@@ -195,6 +195,52 @@ async def test_high_risk_memory_waits_for_approval(
     assert row is not None and row.status is Status.ACTIVE
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Always pay my rent from account 12345 on the 1st.",  # money
+        "Delete all emails from my old boss.",  # deletion
+        "Use my work login for the VPN.",  # credentials
+        "Reply to recruiters on my behalf that I'm not interested.",  # sending as the user
+        "以后每个月帮我从工资卡交房租。",
+    ],
+)
+async def test_acting_for_the_user_waits_and_a_wrong_answer_asks_again(
+    settings: Settings, store: MemoryStore, model: StubLLM, text: str
+) -> None:
+    ctx = Context(tenant_id="acme", user_id="hugo")
+    thread = uuid.uuid4().hex
+    config = {"configurable": {"thread_id": thread, "memory_store": store}}
+    async with open_checkpointer(settings) as saver:
+        graph = build_graph().compile(checkpointer=saver)
+        out = await _turn(graph, store, thread, ctx, text)
+        asked = out["__interrupt__"][0].value
+        assert "approve" in asked["resume_values"] and "reject" in asked["resume_values"]
+        [pending] = asked["memories"]
+        # A typo is not a "no": nothing is decided, the memory still waits, and it asks again.
+        out = await graph.ainvoke(Command(resume="aprove"), config, context=ctx)
+        again = out["__interrupt__"][0].value
+        assert "unknown answer 'aprove'" in again["error"]
+        row = await store.get(Scope("acme", "hugo"), pending["id"])
+        assert row is not None and row.status is Status.PENDING_APPROVAL
+        out = await graph.ainvoke(Command(resume={"approve": [pending["id"]]}), config, context=ctx)
+        assert "__interrupt__" not in out
+    row = await store.get(Scope("acme", "hugo"), pending["id"])
+    assert row is not None and row.status is Status.ACTIVE
+
+
+async def test_a_habit_or_a_past_act_needs_no_approval(
+    settings: Settings, store: MemoryStore, model: StubLLM
+) -> None:
+    ctx = Context(tenant_id="acme", user_id="ivy")
+    async with open_checkpointer(settings) as saver:
+        graph = build_graph().compile(checkpointer=saver)
+        for text in ("I always buy organic vegetables.", "I deleted my Facebook account in 2022."):
+            out = await _turn(graph, store, uuid.uuid4().hex, ctx, text)
+            assert "__interrupt__" not in out, text
+            assert any(g["action"] == "stored" for g in out["gate"]), (text, out["gate"])
+
+
 @pytest.mark.parametrize("shared", [True, False])
 async def test_finished_task_resets_task_state_and_is_shared_only_by_rule(
     store: MemoryStore, model: StubLLM, shared: bool

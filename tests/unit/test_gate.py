@@ -138,6 +138,22 @@ def test_a_redacted_secret_alone_is_not_a_memory() -> None:
         ("以后五百元以下的退款自动批准。", True),
         ("I prefer dark mode.", False),
         ("We decided to go with PostgreSQL.", False),
+        # The policy (docs/security.md): money, deletion, credentials, sending as the user.
+        ("Always pay my rent from account 12345 on the 1st.", True),
+        ("Delete newsletters automatically.", True),
+        ("Forward my invoices to my accountant every Friday.", True),
+        ("Use my work login for the VPN.", True),
+        ("每个月1号帮我从工资卡交房租。", True),
+        ("删除我老板发来的所有邮件。", True),
+        ("用我的工作账号密码登录VPN。", True),
+        # A habit the user reports or something done: nothing the agent will do.
+        ("I always buy organic vegetables.", False),
+        ("I deleted my Facebook account last year.", False),
+        ("My wife pays the rent.", False),
+        ("I like to post photos on Instagram.", False),
+        ("Every morning I drink green tea.", False),
+        ("我每个月交房租。", False),
+        ("我去年删除了微博账号。", False),
     ],
 )
 def test_memories_that_change_external_actions_need_approval(text: str, approval: bool) -> None:

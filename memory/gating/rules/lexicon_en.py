@@ -110,6 +110,27 @@ INJECTION = _rx(
     r"(?:data|memories|files|records)|stored memories)\b",
     r"\bshare all stored memories\b",
 )
+# What needs a human's yes before it is remembered (docs/security.md, "Approval policy"): a
+# standing instruction to act for the user with money, deletion, credentials or messages sent
+# in their name. A habit the user reports ("I always buy organic") or a past act ("I deleted
+# my account") changes nothing the agent does, so a first-person subject just before the
+# verb or the marker keeps a statement out.
+_MONEY = (
+    r"pay|transfer|wire|refund|charge|purchase|buy|order|renew|subscribe|donate|invest|sell"
+    r"|withdraw|tip|top up|reimburse"
+)
+_DELETE = r"delete|remove|erase|wipe|purge|cancel|unsubscribe|deactivate|trash|archive|empty"
+_SEND = (
+    r"send|email|e-mail|forward|reply|respond|post|publish|tweet|share|text|message|dm|invite"
+    r"|accept|decline|sign|cc|bcc"
+)
+_ACT = rf"(?:{_MONEY}|{_DELETE}|{_SEND})"
+_CREDENTIAL = (
+    r"(?:password|passcode|passphrase|pin(?: code)?|api key|access token|token|credentials?"
+    r"|login|2fa code|one-time code|recovery code|ssh key|private key|seed phrase)"
+)
+_MARKER = r"(?:always|automatically|whenever|from now on|going forward|by default|every|each)"
+_NOT_ME = r"(?<!\bi )(?<!\bwe )(?<!\bi'll )(?<!\bhe )(?<!\bshe )(?<!\bthey )"
 APPROVAL = _rx(
     r"\bauto[- ]?(?:approve|approval|pay|renew|merge|deploy|refund|reply|send|publish)\w*\b",
     r"\b(?:approve|pay|refund|transfer|wire|charge|purchase|buy|renew)\w*\b[^.]{0,40}"
@@ -121,6 +142,18 @@ APPROVAL = _rx(
     r"\b(?:add|make|grant|give|remove|revoke)\b[^.]{0,30}\b(?:admin|owner|access|permissions?"
     r"|role|billing)\b",
     r"\bdeploy\w*\b[^.]{0,20}\b(?:prod|production)\b",
+    # A standing marker, then the act: "Always pay my rent from account X".
+    rf"{_NOT_ME}\b{_MARKER}\b(?: \w+){{0,3}}? (?:please )?{_ACT}\b",
+    # The act, then the marker: "Delete newsletters automatically", "Forward ... every Monday".
+    rf"(?:^|[.!;] ){_NOT_ME}(?:please |just |go ahead and )?{_ACT}\b[^.]{{0,60}}"
+    rf"\b(?:{_MARKER}|without asking|on my behalf)\b",
+    # In the user's name, whatever the tense of the rest.
+    r"\b(?:on my behalf|in my name|as me|for me without)\b",
+    # Credentials handed over for use: "Use my work login for the VPN".
+    rf"\b(?:use|share|give|send|enter|type|store|save|remember)\b[^.]{{0,30}}\b{_CREDENTIAL}\b",
+    # An imperative to act at the start of a sentence: "Delete all emails from my boss".
+    rf"(?:^|[.!;] )(?:please |just |go ahead and |you (?:can|may|should) |feel free to )?"
+    rf"(?:{_MONEY}|{_DELETE}|forward|reply|post|publish|tweet|sign|cc|bcc) (?!me\b|us\b)\w",
 )
 NOISE_WORDS = _rx(
     r"^(?:(?:hi|hello|hey|hiya|yo|howdy|greetings|good (?:morning|afternoon|evening|night|luck"
