@@ -2,8 +2,9 @@
 
 It is a LangChain chat model, so the graph runs unchanged (perceive, recall, compose,
 gate_and_store and consolidation all run for real) and its reply streams like any model's. It
-does not generate language: it reports the memories recall returned for this turn and the
-user's long-term preferences, under a label that says so in every reply.
+does not generate language: it reports the memories recall returned for this turn (those that
+passed the relevance floor) and those long-term preferences that share a content word with the
+message, under one short label that says so.
 """
 
 from __future__ import annotations
@@ -16,12 +17,13 @@ from langchain_core.callbacks import (
     CallbackManagerForLLMRun,
 )
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
-from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable
 from pydantic import Field
 
 from memory.citations import neutralise
+from memory.recall.relevance import content_terms
 from memory.working.prompt_sections import EvidenceItem, PrefItem, short_id
 from prompts import agent as text
 
@@ -35,8 +37,19 @@ def _line(value: str) -> str:
     return flat if len(flat) <= _MAX_LINE_CHARS else flat[: _MAX_LINE_CHARS - 1] + "…"
 
 
+def relevant_preferences(message: str, preferences: Sequence[PrefItem]) -> list[PrefItem]:
+    """The preferences that share a content word (stemmed; bigrams in Chinese) with `message`.
+
+    The whole profile under every reply ("Your long-term preferences" under "what's the
+    capital of France?") buried what was recalled; a preference the message does not touch
+    is for a model's prompt, not for this reply.
+    """
+    asked = content_terms(message)
+    return [p for p in preferences if asked & content_terms(f"{p['key']} {p['value']}")]
+
+
 def memory_only_reply(evidence: Sequence[EvidenceItem], preferences: Sequence[PrefItem]) -> str:
-    """The labelled reply for what recall returned."""
+    """The labelled reply for what recall returned (`preferences` already chosen)."""
     parts = [text.MEMORY_ONLY_LABEL]
     if evidence:
         parts.append(text.MEMORY_ONLY_EVIDENCE_HEADER)
@@ -75,8 +88,9 @@ class MemoryOnlyChatModel(BaseChatModel):
         """It never calls tools: binding them changes nothing."""
         return self
 
-    def _reply(self) -> str:
-        return memory_only_reply(self.evidence, self.preferences)
+    def _reply(self, messages: Sequence[BaseMessage] = ()) -> str:
+        asked = next((m.text for m in reversed(messages) if isinstance(m, HumanMessage)), "")
+        return memory_only_reply(self.evidence, relevant_preferences(asked, self.preferences))
 
     def _generate(
         self,
@@ -85,11 +99,12 @@ class MemoryOnlyChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=self._reply()))])
+        reply = AIMessage(content=self._reply(messages))
+        return ChatResult(generations=[ChatGeneration(message=reply)])
 
-    def _chunks(self) -> Iterator[str]:
+    def _chunks(self, messages: Sequence[BaseMessage]) -> Iterator[str]:
         # Line by line: a terminal or Studio shows the reply as it streams.
-        lines = self._reply().split("\n")
+        lines = self._reply(messages).split("\n")
         for i, line in enumerate(lines):
             yield line + ("\n" if i < len(lines) - 1 else "")
 
@@ -100,7 +115,7 @@ class MemoryOnlyChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> Iterator[ChatGenerationChunk]:
-        for piece in self._chunks():
+        for piece in self._chunks(messages):
             chunk = ChatGenerationChunk(message=AIMessageChunk(content=piece))
             if run_manager:
                 run_manager.on_llm_new_token(piece, chunk=chunk)
@@ -113,7 +128,7 @@ class MemoryOnlyChatModel(BaseChatModel):
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> AsyncIterator[ChatGenerationChunk]:
-        for piece in self._chunks():
+        for piece in self._chunks(messages):
             chunk = ChatGenerationChunk(message=AIMessageChunk(content=piece))
             if run_manager:
                 await run_manager.on_llm_new_token(piece, chunk=chunk)

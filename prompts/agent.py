@@ -50,12 +50,9 @@ DEGRADED_NOTE = (
 SHARED_EVIDENCE_KIND = "{kind}, shared by agent {agent}, low trust"
 # The built-in memory-only responder (no chat model configured): every reply starts with the
 # label, so nobody mistakes a list of recalled memories for a model's answer.
-MEMORY_ONLY_LABEL = (
-    "[memory-only mode: no chat model is configured, so this reply only reports what I "
-    "recalled. Set MEMORY_AGENT_MODEL to chat with a model.]"
-)
+MEMORY_ONLY_LABEL = "[memory-only mode: no chat model set (MEMORY_AGENT_MODEL); what I recalled]"
 MEMORY_ONLY_EVIDENCE_HEADER = "What I remember that matches your message:"
-MEMORY_ONLY_PREFERENCES_HEADER = "Your long-term preferences:"
+MEMORY_ONLY_PREFERENCES_HEADER = "Your preferences that bear on it:"
 MEMORY_ONLY_NOTHING = (
     "I recalled nothing for this message. Tell me a preference, a constraint or a decision "
     "and the memory gate decides whether to keep it."

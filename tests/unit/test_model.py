@@ -12,7 +12,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 from agent.memory_only import MemoryOnlyChatModel, memory_only_reply
 from agent.model import ModelConfigError, is_memory_only, load_chat_model
 from memory.working.prompt_sections import EvidenceItem, PrefItem
-from prompts.agent import MEMORY_ONLY_LABEL
+from prompts.agent import MEMORY_ONLY_LABEL, MEMORY_ONLY_NOTHING
 
 
 @pytest.mark.parametrize("spec", ["", "  ", "memory-only", "MEMORY-ONLY", " memory-only "])
@@ -85,3 +85,18 @@ async def test_the_responder_streams_the_same_reply_it_returns() -> None:
     assert len(chunks) > 1 and "".join(str(c) for c in chunks) == whole.content
     assert "likes tea multiline" in str(whole.content)
     assert model.bind_tools([]) is model
+
+
+async def test_only_preferences_the_message_touches_are_listed() -> None:
+    prefs = [PrefItem(key="drink", value="green tea in the morning"),
+             PrefItem(key="editor", value="VS Code with vim keys"),
+             PrefItem(key="饮品", value="早上喝绿茶")]  # fmt: skip
+    model = MemoryOnlyChatModel().with_recall([], prefs)
+    reply = str((await model.ainvoke([HumanMessage("What should I drink tomorrow?")])).content)
+    assert "green tea" in reply and "VS Code" not in reply and "绿茶" not in reply
+    assert reply.count(MEMORY_ONLY_LABEL) == 1 and len(MEMORY_ONLY_LABEL) <= 80
+    reply = str((await model.ainvoke([HumanMessage("明天喝绿茶还是咖啡？")])).content)
+    assert "绿茶" in reply and "green tea" not in reply
+    # Nothing touched and nothing recalled: the label and one line, no profile dump.
+    reply = str((await model.ainvoke([HumanMessage("What's the capital of France?")])).content)
+    assert reply.split("\n") == [MEMORY_ONLY_LABEL, MEMORY_ONLY_NOTHING]
