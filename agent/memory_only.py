@@ -9,6 +9,7 @@ message, under one short label that says so.
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import Any
 
@@ -23,6 +24,7 @@ from langchain_core.runnables import Runnable
 from pydantic import Field
 
 from memory.citations import neutralise
+from memory.gating.rules.signals import is_interrogative
 from memory.recall.relevance import content_terms
 from memory.working.prompt_sections import EvidenceItem, PrefItem, short_id
 from prompts import agent as text
@@ -37,13 +39,26 @@ def _line(value: str) -> str:
     return flat if len(flat) <= _MAX_LINE_CHARS else flat[: _MAX_LINE_CHARS - 1] + "…"
 
 
-def relevant_preferences(message: str, preferences: Sequence[PrefItem]) -> list[PrefItem]:
-    """The preferences that share a content word (stemmed; bigrams in Chinese) with `message`.
+# "What do I like?", "where do I live?", "what's my ...", "我喜欢什么": a question about the user,
+# who may be asking for the profile itself in none of its words ("how do I sort a list?" is not).
+_ABOUT_ME = re.compile(
+    r"\b(?:what|which|who|where|when)\b[^?.!]{0,30}?\b(?:do|did|am|was|have|had) i\b"
+    r"|^(?:do|did|am|have) i\b|\b(?:my|mine)\b|我[^。？?！!]{0,8}?(?:什么|吗|哪|谁|几)",
+    re.IGNORECASE,
+)
 
+
+def relevant_preferences(message: str, preferences: Sequence[PrefItem]) -> list[PrefItem]:
+    """The preferences that bear on `message`.
+
+    All of them for a question about the user; else those that share a content word
+    (stemmed; bigrams in Chinese) with it.
     The whole profile under every reply ("Your long-term preferences" under "what's the
     capital of France?") buried what was recalled; a preference the message does not touch
     is for a model's prompt, not for this reply.
     """
+    if is_interrogative(message[:2000]) and _ABOUT_ME.search(message[:2000]):
+        return list(preferences)
     asked = content_terms(message)
     return [p for p in preferences if asked & content_terms(f"{p['key']} {p['value']}")]
 

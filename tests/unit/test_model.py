@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, HumanMessage
 
-from agent.memory_only import MemoryOnlyChatModel, memory_only_reply
+from agent.memory_only import MemoryOnlyChatModel, memory_only_reply, relevant_preferences
 from agent.model import ModelConfigError, is_memory_only, load_chat_model
 from memory.working.prompt_sections import EvidenceItem, PrefItem
 from prompts.agent import MEMORY_ONLY_LABEL, MEMORY_ONLY_NOTHING
@@ -100,3 +100,19 @@ async def test_only_preferences_the_message_touches_are_listed() -> None:
     # Nothing touched and nothing recalled: the label and one line, no profile dump.
     reply = str((await model.ainvoke([HumanMessage("What's the capital of France?")])).content)
     assert reply.split("\n") == [MEMORY_ONLY_LABEL, MEMORY_ONLY_NOTHING]
+
+
+@pytest.mark.parametrize(
+    ("message", "shown"),
+    [
+        ("What do I like to drink?", 2), ("What is my favourite colour?", 2),
+        ("我喜欢喝什么？", 2), ("What should I drink tomorrow?", 1),
+        ("How do I sort a list in Python?", 0), ("What's the capital of France?", 0),
+        ("我应该怎么排序列表", 0),
+    ],
+)  # fmt: skip
+def test_a_question_about_the_user_shows_the_profile_and_others_only_what_they_touch(
+    message: str, shown: int
+) -> None:
+    prefs = [PrefItem(key="drink", value="green tea"), PrefItem(key="editor", value="vim")]
+    assert len(relevant_preferences(message, prefs)) == shown
