@@ -12,6 +12,7 @@ import asyncio
 import logging
 import os
 import sys
+import warnings
 from collections.abc import Callable, Coroutine
 from typing import Any
 
@@ -118,6 +119,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the process exit code."""
+    # platformdirs warns on every command where XDG_RUNTIME_DIR is unset (containers, SSH) and
+    # falls back to a sound default: nothing for the user to act on.
+    warnings.filterwarnings("ignore", message="XDG_RUNTIME_DIR is not set")
     apply_privacy_defaults()
     _load_dotenv()
     args = build_parser().parse_args(argv)
