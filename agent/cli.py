@@ -33,9 +33,17 @@ def _scoped(parser: argparse.ArgumentParser, *, user_required: bool = True) -> N
     parser.add_argument("--user", required=user_required, help="user id whose memory to use")
 
 
+DESCRIPTION = (
+    "The layered-memory-agent command line: run the agent (dev, chat) and inspect, correct and "
+    "maintain its memory. Every command runs on the embedded Postgres and Chroma under .data/ "
+    "unless DATABASE_URL / CHROMA_URL are set; settings are read from the environment and .env."
+)
+EPILOG = "`memory-agent COMMAND --help` describes a command; docs/operations.md lists them all."
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser for every subcommand."""
-    parser = argparse.ArgumentParser(prog="memory-agent", description=__doc__)
+    parser = argparse.ArgumentParser(prog="memory-agent", description=DESCRIPTION, epilog=EPILOG)
     parser.add_argument("-v", "--verbose", action="store_true", help="log at INFO level")
     sub = parser.add_subparsers(dest="command", required=True)
 

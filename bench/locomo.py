@@ -72,7 +72,15 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
         help="also time `memory-agent import --raw` of the data file on fresh stores")  # fmt: skip
     add("--import-limit", type=int, default=None, metavar="N",
         help="import benchmark: only the first N turns of the file")  # fmt: skip
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    if not args.data.is_file():
+        # The data is not part of the repository: say where it comes from, not a traceback.
+        parser.error(
+            f"--data {args.data}: no such file. LoCoMo's locomo10.json comes from its public "
+            "release (github.com/snap-research/locomo, data/locomo10.json); "
+            "bench/devsets/*.json ship with this project"
+        )
+    return args
 
 
 def _dev_files(paths: list[Path]) -> list[Path]:

@@ -122,6 +122,7 @@ def page(
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="csrf-token" content="{e(csrf)}">
 <title>{e(title)} · memory inspector</title>
+<link rel="icon" href="data:,">
 <link rel="stylesheet" href="{UI}/static/inspector.css">
 <script src="{UI}/static/inspector.js" defer></script>
 </head><body>

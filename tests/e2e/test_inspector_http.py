@@ -238,6 +238,8 @@ async def test_memory_text_is_escaped_and_pages_have_a_strict_csp(
         csp = resp.headers["content-security-policy"]
         assert "script-src 'self'" in csp and "default-src 'none'" in csp
         assert "unsafe-inline" not in csp and "frame-ancestors 'none'" in csp
+        # An inline icon within img-src: browsers ask for no /favicon.ico, which answered 401.
+        assert '<link rel="icon" href="data:,">' in resp.text and "img-src 'self' data:" in csp
         # The only scripts are the inspector's own file: nothing inline, nothing external.
         scripts = re.findall(r"<script[^>]*>", resp.text)
         assert scripts == ['<script src="/memory/ui/static/inspector.js" defer>']
