@@ -13,7 +13,9 @@ from typing import TYPE_CHECKING
 from memory.exports import lazy_exports
 
 if TYPE_CHECKING:
+    from memory.api import GovernedMemory, Recalled, Written, cite
     from memory.governed_store import GovernedStore
+    from memory.retriever import MemoryRetriever
     from memory.settings import Settings, apply_privacy_defaults
     from memory.storage.store import MemoryStore, open_store
     from memory.system import freeze_long_lived, open_cache_sync, recaller, settle_process
@@ -31,6 +33,11 @@ if TYPE_CHECKING:
     )
 
 _WHERE = {
+    "GovernedMemory": ".api",
+    "Recalled": ".api",
+    "Written": ".api",
+    "cite": ".api",
+    "MemoryRetriever": ".retriever",
     "GovernedStore": ".governed_store",
     "Settings": ".settings",
     "apply_privacy_defaults": ".settings",
@@ -63,19 +70,24 @@ __getattr__ = lazy_exports(__name__, _WHERE)
 
 __all__ = [
     "Category",
+    "GovernedMemory",
     "GovernedStore",
     "MemoryKind",
     "MemoryRecord",
+    "MemoryRetriever",
     "MemoryStore",
     "NewMemory",
     "Origin",
+    "Recalled",
     "Scope",
     "ScopeError",
     "ScoredMemory",
     "Settings",
     "Source",
     "Status",
+    "Written",
     "apply_privacy_defaults",
+    "cite",
     "freeze_long_lived",
     "open_cache_sync",
     "open_store",
