@@ -188,6 +188,9 @@ async def chat(args: argparse.Namespace) -> int:
     log_file = _logs_to_file(Settings.from_env().data_dir, bool(getattr(args, "verbose", False)))
     thread = args.thread or uuid.uuid4().hex
     print(f"thread {thread} (continue it with --thread {thread}); /help for commands")
+    print(
+        f"as user {ctx.user_id!r} of tenant {ctx.tenant_id!r} (in Studio: user_id in the context)"
+    )
     if is_memory_only(ctx.model):
         print("memory-only mode: no chat model is set (MEMORY_AGENT_MODEL); replies list recalls")
     if log_file is not None:

@@ -15,6 +15,7 @@ import contextlib
 import os
 import shutil
 import signal
+import socket
 import sys
 
 from memory.settings import Settings, apply_privacy_defaults
@@ -38,10 +39,27 @@ async def _stop(proc: asyncio.subprocess.Process, waiting: asyncio.Task[int], si
             proc.kill()
 
 
+def _port_free(host: str, port: int) -> bool:
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+        try:
+            probe.bind((host, port))
+        except OSError:
+            return False
+    return True
+
+
 async def dev(args: argparse.Namespace) -> int:
     """Start the embedded Postgres, then run `langgraph dev` against it."""
     apply_privacy_defaults()
     settings = Settings.from_env()
+    if not _port_free(args.host, args.port):
+        # langgraph would pick another port silently while this printed the old address.
+        print(
+            f"error: port {args.port} on {args.host} is in use (another `memory-agent dev`?); "
+            "stop it or pass --port",
+            file=sys.stderr,
+        )
+        return 2
     # Start (or join) the embedded database here so the server and its checkpointer share it.
     os.environ["DATABASE_URL"] = await asyncio.to_thread(database_url, settings)
     exe = shutil.which("langgraph") or os.path.join(os.path.dirname(sys.executable), "langgraph")
@@ -59,6 +77,11 @@ async def dev(args: argparse.Namespace) -> int:
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, on_signal, sig)
     print(f"memory inspector: http://{args.host}:{args.port}/memory/ui", flush=True)
+    print(
+        "Studio runs as user 'local-dev' unless the run's context sets user_id: memories made "
+        "with `memory-agent chat --user NAME` show there with user_id NAME",
+        flush=True,
+    )
     try:
         proc = await asyncio.create_subprocess_exec(*cmd)
         waiting = asyncio.create_task(proc.wait())

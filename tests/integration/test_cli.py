@@ -198,3 +198,16 @@ def test_chat_goes_on_when_the_model_is_down_and_still_remembers(env: dict[str, 
     assert all("the chat model did not answer (" in r for r in replies), replies
     listed = [line for line in out.stdout.splitlines() if "· " in line]
     assert any("locker is number 41" in line for line in listed), out.stdout
+
+
+def test_dev_refuses_a_busy_port_instead_of_serving_elsewhere(env: dict[str, str]) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        out = _cli(env, "dev", "--port", str(port), "--no-browser")
+    assert out.returncode == 2
+    assert f"port {port} on 127.0.0.1 is in use" in out.stderr and "--port" in out.stderr
+    assert "Traceback" not in out.stderr
