@@ -12,7 +12,9 @@ import asyncio
 import contextlib
 import itertools
 import logging
+import os
 import sys
+import threading
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -33,6 +35,28 @@ def _ask(prompt: str) -> str | None:
         return input(prompt)
     except EOFError:
         return None
+
+
+async def _prompt(prompt: str) -> str | None:
+    """`_ask` off the event loop, in a daemon thread.
+
+    `asyncio.to_thread` would use the default executor, whose threads the interpreter joins at
+    exit: after Ctrl-C the process then hung on the blocked `input()` until Enter.
+    """
+    loop = asyncio.get_running_loop()
+    answer: asyncio.Future[str | None] = loop.create_future()
+
+    def give(value: str | None) -> None:
+        if not answer.done():
+            answer.set_result(value)
+
+    def read() -> None:
+        value = _ask(prompt)
+        with contextlib.suppress(RuntimeError):  # the loop closed while we waited: nobody asks
+            loop.call_soon_threadsafe(give, value)
+
+    threading.Thread(target=read, name="chat-input", daemon=True).start()
+    return await answer
 
 
 def _answer_interrupt(value: Any) -> Any:
@@ -180,6 +204,7 @@ async def chat(args: argparse.Namespace) -> int:
     from agent.model import is_memory_only, load_chat_model
     from agent.resources import close_stores
     from memory.settings import Settings
+    from memory.storage.pg import release_embedded_databases
     from memory.types import Scope
 
     ctx = Context(tenant_id=args.tenant, user_id=args.user)
@@ -195,11 +220,12 @@ async def chat(args: argparse.Namespace) -> int:
         print("memory-only mode: no chat model is set (MEMORY_AGENT_MODEL); replies list recalls")
     if log_file is not None:
         print(f"logs: {log_file}")
+    interrupted = False
     try:
         async with open_checkpointer() as saver:
             graph = build_graph().compile(checkpointer=saver)
             config: dict[str, Any] = {"configurable": {"thread_id": thread}}
-            while (line := await asyncio.to_thread(_ask, "you> ")) is not None:
+            while (line := await _prompt("you> ")) is not None:
                 text = line.strip()
                 if not text:
                     continue
@@ -211,7 +237,17 @@ async def chat(args: argparse.Namespace) -> int:
                 payload: Any = {"messages": [("user", line)]}
                 while (pending := await _turn(graph, payload, config, ctx)) is not None:
                     payload = Command(resume=_answer_interrupt(pending))
+    except asyncio.CancelledError:  # Ctrl-C: asyncio.run cancels this task
+        interrupted = True
     finally:
         await close_stores()
+    if interrupted:
+        # The prompt's reader thread is still blocked in input(), and an interpreter shutdown
+        # with it aborts; everything is closed, so leave now.
+        release_embedded_databases()
+        print(file=sys.stderr)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(130)
     sys.stdout.flush()
     return 0

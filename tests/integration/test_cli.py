@@ -211,3 +211,24 @@ def test_dev_refuses_a_busy_port_instead_of_serving_elsewhere(env: dict[str, str
     assert out.returncode == 2
     assert f"port {port} on 127.0.0.1 is in use" in out.stderr and "--port" in out.stderr
     assert "Traceback" not in out.stderr
+
+
+def test_ctrl_c_at_the_chat_prompt_leaves_at_once(env: dict[str, str]) -> None:
+    import signal
+    import time
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agent.cli", "chat", "--user", "ctrlc"], cwd=REPO_ROOT, env=env,
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert proc.stdout is not None
+    try:
+        while "thread " not in proc.stdout.readline():  # the chat has started and waits
+            pass
+        time.sleep(1.0)
+        proc.send_signal(signal.SIGINT)  # what Ctrl-C at the `you>` prompt sends
+        rc = proc.wait(timeout=30)  # it used to wait on the blocked input() until Enter
+    finally:
+        proc.kill()
+    assert rc == 130
+    assert "Traceback" not in proc.stderr.read() if proc.stderr else True
