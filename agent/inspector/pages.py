@@ -218,10 +218,31 @@ def _actions(record: MemoryRecord) -> str:
     return '<section aria-label="Actions" class="actions">' + "".join(out) + "</section>"
 
 
+def _readable(value: Any) -> Any:
+    """`value` with its floats at three decimals: 0.7346153846153846 says no more than 0.735."""
+    if isinstance(value, float):
+        return round(value, 3)
+    if isinstance(value, dict):
+        return {k: _readable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_readable(v) for v in value]
+    return value
+
+
+def _detail(detail: Any) -> str:
+    """An audit event's detail as `key: value` lines, floats rounded."""
+    if not isinstance(detail, dict):
+        return json.dumps(_readable(detail), ensure_ascii=False, default=str)
+    return "; ".join(
+        f"{k}: {v if isinstance(v, str) else json.dumps(v, ensure_ascii=False, default=str)}"
+        for k, v in _readable(detail).items()
+    )
+
+
 def _trail(events: list[dict[str, Any]]) -> str:
     rows = [
         [e(when(ev.get("at"))), e(ev.get("event")), e(ev.get("actor")), e(ev.get("reason")),
-         e(json.dumps(ev.get("detail") or {}, ensure_ascii=False, default=str))]
+         e(_detail(ev.get("detail") or {}))]
         for ev in events
     ]  # fmt: skip
     return table(["When", "Event", "By", "Why", "Detail"], rows, "Audit trail (why)")

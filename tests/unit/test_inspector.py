@@ -103,3 +103,12 @@ async def test_dev_prints_the_inspector_address(
     args = argparse.Namespace(host="127.0.0.1", port=2099, no_browser=True)
     assert await dev_command.dev(args) == 0
     assert "http://127.0.0.1:2099/memory/ui" in capsys.readouterr().out
+
+
+def test_audit_details_read_as_key_value_pairs_with_short_floats() -> None:
+    from agent.inspector.pages import _detail
+
+    shown = _detail({"cosine": 0.7346153846153846, "via": "cli", "scores": [0.123456, 1.0],
+                     "nested": {"z": 2.0000001}})  # fmt: skip
+    assert shown == 'cosine: 0.735; via: cli; scores: [0.123, 1.0]; nested: {"z": 2.0}'
+    assert _detail({}) == "" and _detail(["x"]) == '["x"]'
