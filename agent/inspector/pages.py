@@ -53,7 +53,8 @@ def _frame(
         title,
         body,
         csrf=str(request.scope.get("lma_csrf", "")),
-        user=f"{scope.user_id} @ {scope.tenant_id}",
+        user=f"{scope.user_id} @ {scope.tenant_id}"
+        + (" · open local mode" if request.scope.get("lma_local_user") else ""),
         admin=has_permission(request, PERMISSION_ADMIN),
         current=current,
     )

@@ -135,6 +135,24 @@ def page(
 </main></body></html>"""
 
 
+def local_login_page(next_url: str, error: str = "") -> str:
+    """Open local mode's sign-in: which local user to look at (no authentication)."""
+    err = f'<p class="error" role="alert">{e(error)}</p>' if error else ""
+    body = f"""{err}
+<p class="warning"><strong>Open local mode.</strong> This server has no
+<code>MEMORY_AUTH_SECRET</code>: anyone on this machine may look at any local user's memory.
+It serves this machine only.</p>
+<form method="post" action="{UI}/login" class="login">
+<label for="user">Local user</label>
+<input id="user" name="user" value="local-dev" required maxlength="64" autocomplete="off">
+<input type="hidden" name="next" value="{e(next_url)}">
+<p class="hint">Studio runs as <code>local-dev</code> unless a run's context sets
+<code>user_id</code>; <code>memory-agent chat --user NAME</code> writes as NAME.</p>
+<button type="submit">Open</button>
+</form>"""
+    return page("Open local mode", body)
+
+
 def login_page(next_url: str, error: str = "") -> str:
     """The sign-in form: paste a token, kept only in an HttpOnly cookie."""
     err = f'<p class="error" role="alert">{e(error)}</p>' if error else ""

@@ -25,6 +25,12 @@ or after `SESSION_MAX_S`, whichever comes first. A bare token in the cookie is r
 
 A request that already carries an `Authorization` header is passed on untouched: a cookie never
 overrides an explicit credential.
+
+Open local mode (`langgraph dev` with no `MEMORY_AUTH_SECRET`, the quick start) has no tokens:
+there the sign-in page asks which local user to look at and keeps the name in its own cookie,
+labelled on every page as open local mode. Only a loopback client addressing the server by a
+loopback name is served so (another machine, or a page that reached the port through a
+rebinding DNS name, is refused), and changes must come from the inspector's own origin.
 """
 
 from __future__ import annotations
@@ -45,7 +51,7 @@ from starlette.requests import cookie_parser
 from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
 
 from agent.auth_tokens import SECRET_ENV, TokenClaims, TokenError, auth_secret, verify_token
-from agent.inspector.render import login_page
+from agent.inspector.render import local_login_page, login_page
 from agent.resources import get_store
 from memory.storage.sessions import end_all_sessions, end_session, open_session, session_live
 
@@ -55,6 +61,10 @@ Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 COOKIE = "lma_inspector"
+LOCAL_COOKIE = "lma_local_user"
+"""Open local mode only: the local user the inspector shows (no secret, nothing to sign)."""
+_LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1", "localhost"})
+_LOCAL_USER = re.compile(r"[A-Za-z0-9_@-][A-Za-z0-9_.@-]{0,63}")
 CSRF_HEADER = "x-csrf-token"
 UI = "/memory/ui"
 LOGIN = f"{UI}/login"
@@ -145,6 +155,20 @@ def _cookie_header(value: str, *, max_age: int | None, secure: bool) -> str:
     return "; ".join(attrs)
 
 
+def _loopback(scope: Scope, headers: Headers) -> bool:
+    """A client on this machine that addresses the server by a loopback name."""
+    client: Any = scope.get("client") or ("",)
+    host = urlsplit("//" + headers.get("host", "")).hostname or ""
+    return str(client[0]) in _LOOPBACK_HOSTS and host in _LOOPBACK_HOSTS
+
+
+def _local_cookie(value: str, *, max_age: int | None) -> str:
+    attrs = [f"{LOCAL_COOKIE}={value}", "Path=/memory", "HttpOnly", "SameSite=Strict"]
+    if max_age is not None:
+        attrs.append(f"Max-Age={max_age}")
+    return "; ".join(attrs)
+
+
 def _safe_next(value: str | None) -> str:
     # Only paths of the inspector itself: an open redirect would make the login page a
     # phishing tool ("//evil.example" and "/\\evil" are host names to a browser).
@@ -178,6 +202,9 @@ class InspectorSession:
         if path == LOGOUT:
             await self._logout(scope, receive, send, headers, cookie)
             return
+        if auth_secret() is None and "authorization" not in headers:
+            await self._open_local(scope, receive, send, headers, path, method)
+            return
         if "authorization" in headers or not cookie:
             bare = not cookie and "authorization" not in headers
             if bare and method in SAFE_METHODS and path.startswith(UI):
@@ -210,14 +237,61 @@ class InspectorSession:
         scope["lma_csrf"] = csrf_token(cookie, secret)
         await self.app(scope, receive, send)
 
+    async def _open_local(
+        self, scope: Scope, receive: Receive, send: Send, headers: Headers, path: str, method: str
+    ) -> None:
+        """Open local mode: serve a loopback browser as the local user its cookie names."""
+        local = cookie_parser(headers.get("cookie", "")).get(LOCAL_COOKIE, "")
+        if not _loopback(scope, headers):
+            msg = f"open local mode serves this machine only; set {SECRET_ENV} to sign in"
+            await PlainTextResponse(msg, 403)(scope, receive, send)
+            return
+        if not _LOCAL_USER.fullmatch(local):
+            if method in SAFE_METHODS and path.startswith(UI):
+                await _to_login(scope, path)(scope, receive, send)
+                return
+            await self.app(scope, receive, send)  # the routes say to choose a local user
+            return
+        if method not in SAFE_METHODS and not _same_origin(headers):
+            await PlainTextResponse("a change from another origin refused", 403)(
+                scope, receive, send
+            )
+            return
+        await self.app({**scope, "lma_local_user": local}, receive, send)
+
+    async def _login_local(
+        self, scope: Scope, receive: Receive, send: Send, method: str, nxt: str
+    ) -> None:
+        headers = Headers(scope=scope)
+        if not _loopback(scope, headers):
+            msg = f"open local mode serves this machine only; set {SECRET_ENV} to sign in"
+            await PlainTextResponse(msg, 403)(scope, receive, send)
+            return
+        if method in SAFE_METHODS:
+            await HTMLResponse(local_login_page(nxt))(scope, receive, send)
+            return
+        if method != "POST" or not _same_origin(headers):
+            await PlainTextResponse("sign-in refused", 403)(scope, receive, send)
+            return
+        body = await _read_body(receive, MAX_FORM_BYTES)
+        form = parse_qs((body or b"").decode("utf-8", "replace"))
+        user = (form.get("user") or [""])[0].strip()
+        nxt = _safe_next((form.get("next") or [""])[0])
+        if not _LOCAL_USER.fullmatch(user):
+            page = local_login_page(nxt, "A user id is 1-64 letters, digits, '_', '-', '.', '@'.")
+            await HTMLResponse(page, 400)(scope, receive, send)
+            return
+        response = RedirectResponse(nxt, 303)
+        response.headers["set-cookie"] = _local_cookie(user, max_age=SESSION_MAX_S)
+        await response(scope, receive, send)
+
     async def _login(self, scope: Scope, receive: Receive, send: Send, method: str) -> None:
         secret = auth_secret()
         headers = Headers(scope=scope)
         query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
         nxt = _safe_next((query.get("next") or [None])[0])
         if secret is None:
-            msg = f"The inspector needs authentication: set {SECRET_ENV} and restart the server."
-            await HTMLResponse(login_page(nxt, msg), 503)(scope, receive, send)
+            await self._login_local(scope, receive, send, method, nxt)
             return
         if method in SAFE_METHODS:
             await HTMLResponse(login_page(nxt))(scope, receive, send)
@@ -281,7 +355,8 @@ class InspectorSession:
             else:
                 await end_session(store.pool, parts[0])
         response = RedirectResponse(LOGIN, 303)
-        response.headers["set-cookie"] = _cookie_header("", max_age=0, secure=False)
+        response.headers.append("set-cookie", _cookie_header("", max_age=0, secure=False))
+        response.headers.append("set-cookie", _local_cookie("", max_age=0))
         await response(scope, receive, send)
 
 
