@@ -178,3 +178,20 @@ async def test_a_write_survives_a_server_restart_before_it_finishes(
         assert len(stored) == 1
         found = await alice.call_tool("recall", {"query": "Where did my grandfather build boats?"})
         assert [h["id"] for h in data_of(found)["results"]][:1] == [stored[0]["memory_id"]]
+
+
+async def test_langgraphs_own_mcp_and_a2a_endpoints_are_off(server: LangGraphServer) -> None:
+    """They listed the admin-only `consolidate` graph to any user and answered a refused call
+    with 500 (docs/mcp.md): off in langgraph.json, so no token and a valid one both get nowhere.
+    """
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+    accept = {"Accept": "application/json, text/event-stream"}
+    async with httpx.AsyncClient(base_url=server.url) as http:
+        for path in ("/mcp", "/a2a/agent"):
+            anonymous = await http.post(path, json=body, headers=accept)
+            assert anonymous.status_code in (401, 404), (path, anonymous.status_code)
+            signed = await http.post(path, json=body, headers={**accept, **bearer(ALICE)})
+            assert signed.status_code in (404, 405), (path, signed.status_code)
+        # The memory's own MCP endpoint is the one that answers.
+        ours = await http.post("/memory/mcp", json=body, headers={**accept, **bearer(ALICE)})
+        assert ours.status_code != 404
