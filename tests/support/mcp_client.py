@@ -8,7 +8,7 @@ from typing import Any
 
 from mcp.client.client import Client
 from mcp.client.stdio import StdioServerParameters
-from mcp_types import CallToolResult, TextContent
+from mcp.types import CallToolResult, TextContent
 
 from tests.support.ports import REPO_ROOT, child_env
 
