@@ -29,7 +29,7 @@ from tests.support.stub_llm import StubLLM
 
 ALICE = Scope("acme", "mcp-alice")
 BOB = Scope("acme", "mcp-bob")
-SECRET = "sk-proj-" + "Z3k8" * 10
+SECRET = "Tulip-Meadow-42"
 
 
 def _gate_answer(text: str) -> str:
@@ -112,13 +112,15 @@ async def test_slow_write_answers_at_once_and_the_round_trip_over_http(
         assert hits and hits[0]["id"] == memory_id
         assert hits[0]["relevance"]["passed"] is True and "similarity" in hits[0]["breakdown"]
 
-        _stub_session.script(_gate_answer("x"))  # the model would keep it: the screen decides
+        # The model sees the message redacted, and quotes it so.
+        _stub_session.script(_gate_answer("My wifi password is [REDACTED:password] for the cabin"))
         secret_write = await alice.call_tool(
-            "remember", {"text": f"My API key for the billing service is {SECRET}"}
+            "remember", {"text": f"My wifi password is {SECRET} for the cabin"}
         )
         await _finished(alice, str(data_of(secret_write)["write_id"]))
         listed = await alice.call_tool("list_memories", {"limit": 200})
         assert SECRET not in json.dumps(data_of(listed)) and SECRET not in text_of(listed)
+        assert "[REDACTED:password]" in text_of(listed)
 
         _stub_session.script(
             json.dumps(
