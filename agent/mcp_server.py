@@ -118,7 +118,6 @@ def build_server(
     destructive = ToolAnnotations(read_only_hint=False, destructive_hint=True)
 
     async def resolve(store: MemoryStore, scope: Scope, memory_id: str) -> str:
-        memory_id = _clean(memory_id, 64, "memory_id")
         try:
             resolved: str = await store.resolve_id(scope, memory_id)
         except AmbiguousIdError as exc:
@@ -152,8 +151,9 @@ def build_server(
     ) -> CallToolResult:
         """The outcome of an earlier `remember`: pending, done (what was stored) or failed."""
         scope = identify(ctx)
+        write_id = _clean(write_id, 64, "write_id")
         store = await get_store()
-        write = await get_write(store.pool, scope, _clean(write_id, 64, "write_id"))
+        write = await get_write(store.pool, scope, write_id)
         if write is None:
             raise ToolError("no such write")
         return _result(*_write_view(write))
@@ -169,10 +169,11 @@ def build_server(
     ) -> CallToolResult:
         """Ranked memories for a query, each with its score breakdown and relevance verdict."""
         scope = identify(ctx)
+        query = _clean(query, MAX_QUERY_CHARS, "query")
         store = await get_store()
         found = await recaller(store).recall_traced(
             scope,
-            _clean(query, MAX_QUERY_CHARS, "query"),
+            query,
             k=k,
             record_access=False,
             relevant_only=not explain,
@@ -191,6 +192,7 @@ def build_server(
     ) -> CallToolResult:
         """Delete one memory everywhere it went (database, index, audit text); a receipt."""
         scope = identify(ctx)
+        memory_id = _clean(memory_id, 64, "memory_id")
         store = await get_store()
         resolved = await resolve(store, scope, memory_id)
         receipt = await delete_everywhere(store, scope, resolved, reason=f"deleted via {via}")
@@ -227,6 +229,7 @@ def build_server(
     ) -> CallToolResult:
         """A memory and its audit trail: where it came from and everything that changed it."""
         scope = identify(ctx)
+        memory_id = _clean(memory_id, 64, "memory_id")
         store = await get_store()
         resolved = await resolve(store, scope, memory_id)
         record = await store.get(scope, resolved)
