@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -185,18 +186,57 @@ async def test_a_write_survives_a_server_restart_before_it_finishes(
         assert [h["id"] for h in data_of(found)["results"]][:1] == [stored[0]["memory_id"]]
 
 
-async def test_langgraphs_own_mcp_and_a2a_endpoints_are_off(server: LangGraphServer) -> None:
-    """They listed the admin-only `consolidate` graph to any user and answered a refused call
-    with 500 (docs/mcp.md): off in langgraph.json, so no token and a valid one both get nowhere.
+async def test_langgraphs_own_mcp_endpoint_is_off(server: LangGraphServer) -> None:
+    """It listed the admin-only `consolidate` graph to any user and answered a refused call
+    with 500 (docs/mcp.md): off in langgraph.json, so no token and a valid one get nowhere.
     """
     body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
     accept = {"Accept": "application/json, text/event-stream"}
     async with httpx.AsyncClient(base_url=server.url) as http:
-        for path in ("/mcp", "/a2a/agent"):
-            anonymous = await http.post(path, json=body, headers=accept)
-            assert anonymous.status_code in (401, 404), (path, anonymous.status_code)
-            signed = await http.post(path, json=body, headers={**accept, **bearer(ALICE)})
-            assert signed.status_code in (404, 405), (path, signed.status_code)
+        anonymous = await http.post("/mcp", json=body, headers=accept)
+        assert anonymous.status_code in (401, 404), anonymous.status_code
+        signed = await http.post("/mcp", json=body, headers={**accept, **bearer(ALICE)})
+        assert signed.status_code in (404, 405), signed.status_code
         # The memory's own MCP endpoint is the one that answers.
         ours = await http.post("/memory/mcp", json=body, headers={**accept, **bearer(ALICE)})
         assert ours.status_code != 404
+
+
+AGENT = str(uuid.uuid5(uuid.UUID("6ba7b821-9dad-11d1-80b4-00c04fd430c8"), "agent"))
+
+
+def _a2a(text: str, context_id: str | None = None) -> dict[str, object]:
+    message: dict[str, object] = {"role": "user", "parts": [{"kind": "text", "text": text}],
+                                  "messageId": uuid.uuid4().hex}  # fmt: skip
+    if context_id is not None:
+        message["contextId"] = context_id
+    return {"jsonrpc": "2.0", "id": "1", "method": "message/send", "params": {"message": message}}
+
+
+async def test_a2a_needs_a_token_and_keeps_each_users_threads_their_own(
+    server: LangGraphServer, _stub_session: StubLLM
+) -> None:
+    _stub_session.reset()
+    async with httpx.AsyncClient(base_url=server.url, timeout=120) as http:
+        anonymous = await http.post(f"/a2a/{AGENT}", json=_a2a("Hi"))
+        assert anonymous.status_code == 401
+        _stub_session.script("Noted, Alice.")
+        mine = await http.post(
+            f"/a2a/{AGENT}", json=_a2a("My locker code word is HERON-19."), headers=bearer(ALICE)
+        )
+        assert mine.status_code == 200, mine.text
+        context_id = mine.json()["result"]["contextId"]
+        # Bob names Alice's context (her thread): refused, and her thread is untouched.
+        theirs = await http.post(
+            f"/a2a/{AGENT}", json=_a2a("What is my code word?", context_id), headers=bearer(BOB)
+        )
+        # As for a thread that does not exist: JSON-RPC error "thread not found", no result.
+        assert theirs.status_code == 200 and "result" not in theirs.json(), theirs.text
+        assert theirs.json()["error"]["data"]["error_type"] == "thread_not_found"
+        state = await http.get(f"/threads/{context_id}/state", headers=bearer(ALICE))
+        assert state.status_code == 200
+        assert "What is my code word?" not in state.text
+        assert (await http.get(f"/threads/{context_id}", headers=bearer(BOB))).status_code == 404
+        # Bob's memory holds nothing of Alice's turn.
+        listed = await http.get("/memory/memories", headers=bearer(BOB))
+        assert "HERON" not in listed.text
