@@ -67,6 +67,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the decisions as JSON")
     p.set_defaults(handler=f"{_BASIC}:remember")
 
+    p = sub.add_parser("mcp", help="serve the memory as MCP tools over stdio (for MCP clients)")
+    _scoped(p)
+    p.set_defaults(handler="agent.commands.mcp:mcp")
+
     p = sub.add_parser("recall", help="ranked memories of a user for a query")
     _scoped(p)
     p.add_argument("query")

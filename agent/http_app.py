@@ -20,6 +20,7 @@ same custom auth as threads and runs (`http.enable_custom_route_auth`):
 | POST | /memory/admin/runs/{run_id}/rollback | undo a run in the admin's tenant (admin) |
 | GET, POST | /memory/admin/backlog, /memory/admin/reindex | unindexed rows; index them (admin) |
 | GET | /memory/ui | the memory inspector (pages; see `agent/inspector`) |
+| POST | /memory/mcp | the memory as MCP tools, streamable HTTP (see `agent/mcp_http.py`) |
 
 While the database is down every route answers 503 with `Retry-After` and a message saying the
 memory store is unavailable; nothing is half-written.
@@ -36,7 +37,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agent import http_memory_actions as actions
-from agent import inspector
+from agent import inspector, mcp_http
 from agent.auth_tokens import PERMISSION_METRICS
 from agent.http_auth import has_permission
 from agent.http_memories import (
@@ -80,6 +81,7 @@ routes = [
     Route("/memory/admin/backlog", actions.backlog, methods=["GET"]),
     Route("/memory/admin/reindex", actions.reindex, methods=["POST"]),
     *inspector.routes,
+    mcp_http.route,
 ]
 
 
@@ -119,4 +121,5 @@ class StoreOutageMiddleware:
 app = Starlette(
     routes=routes,
     middleware=[Middleware(StoreOutageMiddleware), Middleware(inspector.InspectorSession)],
+    lifespan=mcp_http.lifespan,
 )

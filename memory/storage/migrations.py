@@ -426,6 +426,26 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (model, version)
     );
     """,
+    # 20 (appended after 18 on its branch; renumber at merge): writes accepted by the MCP server
+    # and not finished yet (`storage.pending_writes`): the text, already redacted, waits here
+    # until the governed write path has judged it, so a restart loses no accepted write.
+    """
+    CREATE TABLE IF NOT EXISTS pending_writes (
+        id uuid PRIMARY KEY,
+        tenant_id text NOT NULL,
+        user_id text NOT NULL,
+        text text,
+        via text NOT NULL,
+        epoch bigint NOT NULL,
+        status text NOT NULL DEFAULT 'pending',
+        result jsonb,
+        claimed_until timestamptz,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        finished_at timestamptz
+    );
+    CREATE INDEX IF NOT EXISTS pending_writes_waiting
+        ON pending_writes (created_at) WHERE status = 'pending';
+    """,
 ]
 
 
