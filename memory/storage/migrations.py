@@ -426,7 +426,7 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (model, version)
     );
     """,
-    # 20 (appended after 18 on its branch; renumber at merge): writes accepted by the MCP server
+    # 19: writes accepted by the MCP server
     # and not finished yet (`storage.pending_writes`): the text, already redacted, waits here
     # until the governed write path has judged it, so a restart loses no accepted write.
     """

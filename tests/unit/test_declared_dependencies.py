@@ -17,7 +17,7 @@ from functools import cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-OURS = {"agent", "memory", "prompts", "bench", "tests"}
+OURS = {"agent", "memory", "prompts", "bench", "tests", "examples"}
 # Modules of the LangGraph server itself, imported only by code that runs inside it (the server
 # provides them: `langgraph dev` through the `local` group, a deployment through its image).
 SERVER_PROVIDED = {"langgraph_api", "langgraph_runtime"}
@@ -104,4 +104,4 @@ def test_package_imports_are_declared_dependencies() -> None:
 
 def test_test_and_bench_imports_are_declared() -> None:
     _, everything = _declared()
-    assert _undeclared(["bench", "tests"], everything) == []
+    assert _undeclared(["bench", "tests", "examples"], everything) == []
