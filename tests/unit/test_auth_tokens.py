@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import json
 import time
+from pathlib import Path
 
 import jwt
 import pytest
@@ -112,3 +113,19 @@ def test_the_authenticated_identity_beats_the_context() -> None:
     open_user = {"identity": OPEN_IDENTITY, "memory_auth": "open"}
     config = {"configurable": {"langgraph_auth_user": open_user}}
     assert resolve_scope(ctx, config) == Scope("globex", "mallory")  # type: ignore[arg-type]
+
+
+def test_minting_reads_the_dotenv_the_server_reads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from agent.auth_tokens import main
+
+    folder = tmp_path
+    monkeypatch.delenv("MEMORY_AUTH_SECRET", raising=False)
+    monkeypatch.chdir(folder)
+    assert main(["--user", "alice"]) == 2
+    assert "MEMORY_AUTH_SECRET" in capsys.readouterr().err
+    (folder / ".env").write_text(f"MEMORY_AUTH_SECRET={SECRET}\n", encoding="utf-8")
+    assert main(["--user", "alice", "--tenant", "acme"]) == 0
+    token = capsys.readouterr().out.strip()
+    assert verify_token(token, SECRET).scope == ALICE
