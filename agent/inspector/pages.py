@@ -15,7 +15,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
-from agent.auth_tokens import PERMISSION_ADMIN
+from agent.auth_tokens import PERMISSION_ADMIN, auth_secret
 from agent.http_auth import caller_scope, has_permission
 from agent.http_memory_actions import admin_tenant, own_memory, tenant_run
 from agent.inspector.charts import breakdown_bars, histogram, lines, rate_bar
@@ -32,6 +32,7 @@ from agent.inspector.render import (
     url,
     when,
 )
+from agent.local_mode import LOCAL_USER_LABEL
 from agent.resources import get_store
 from memory.longterm import load_profile, profile_rules
 from memory.longterm.consolidation import list_runs, run_diff
@@ -53,7 +54,8 @@ def _frame(
         title,
         body,
         csrf=str(request.scope.get("lma_csrf", "")),
-        user=f"{scope.user_id} @ {scope.tenant_id}",
+        user=f"{scope.user_id} @ {scope.tenant_id}"
+        + (f" · {LOCAL_USER_LABEL}" if auth_secret() is None else ""),
         admin=has_permission(request, PERMISSION_ADMIN),
         current=current,
     )

@@ -135,9 +135,26 @@ def page(
 </main></body></html>"""
 
 
-def login_page(next_url: str, error: str = "") -> str:
-    """The sign-in form: paste a token, kept only in an HttpOnly cookie."""
+def login_page(next_url: str, error: str = "", *, local: bool = False) -> str:
+    """The sign-in form: paste a token (HttpOnly cookie only); open local mode: choose a user."""
     err = f'<p class="error" role="alert">{e(error)}</p>' if error else ""
+    if local:
+        return page(
+            "Sign in as a local user",
+            f"""{err}
+<form method="post" action="{UI}/login" class="login">
+<p class="hint"><strong>Open local mode</strong>: this server has no MEMORY_AUTH_SECRET, so
+anyone on this machine may look at any user's memories. Choose whose: the user id you chat as
+(<code>memory-agent chat --user NAME</code>, or <code>user_id</code> in Studio's context;
+Studio's default is <code>local-dev</code>).</p>
+<label for="user">User id</label>
+<input id="user" name="user" required autocomplete="off" spellcheck="false" value="local-dev">
+<label for="tenant">Tenant id</label>
+<input id="tenant" name="tenant" autocomplete="off" spellcheck="false" value="default">
+<input type="hidden" name="next" value="{e(next_url)}">
+<button type="submit">Sign in as this local user</button>
+</form>""",
+        )
     body = f"""{err}
 <form method="post" action="{UI}/login" class="login">
 <label for="token">Access token</label>

@@ -44,10 +44,21 @@ from starlette.datastructures import Headers
 from starlette.requests import cookie_parser
 from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
 
-from agent.auth_tokens import SECRET_ENV, TokenClaims, TokenError, auth_secret, verify_token
+from agent.auth_tokens import (
+    SECRET_ENV,
+    TokenClaims,
+    TokenError,
+    auth_secret,
+    mint_token,
+    verify_token,
+)
+from agent.identity import DEFAULT_TENANT
 from agent.inspector.render import login_page
+from agent.local_mode import local_secret
 from agent.resources import get_store
 from memory.storage.sessions import end_all_sessions, end_session, open_session, session_live
+from memory.types import Scope as MemoryScope
+from memory.types import ScopeError
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
@@ -185,9 +196,9 @@ class InspectorSession:
                 return
             await self.app(scope, receive, send)
             return
-        secret = auth_secret()
+        secret = _secret(scope)
         if secret is None:
-            await self.app(scope, receive, send)  # open mode: the routes explain the refusal
+            await self.app(scope, receive, send)  # no way to sign it: the server decides
             return
         session = await _session(cookie, secret)
         if session is None:
@@ -211,16 +222,20 @@ class InspectorSession:
         await self.app(scope, receive, send)
 
     async def _login(self, scope: Scope, receive: Receive, send: Send, method: str) -> None:
-        secret = auth_secret()
+        secret = _secret(scope)
+        local = auth_secret() is None
         headers = Headers(scope=scope)
         query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
         nxt = _safe_next((query.get("next") or [None])[0])
         if secret is None:
-            msg = f"The inspector needs authentication: set {SECRET_ENV} and restart the server."
-            await HTMLResponse(login_page(nxt, msg), 503)(scope, receive, send)
+            msg = (
+                f"This server has no {SECRET_ENV} and serves only this machine: open the "
+                "inspector at http://localhost:PORT, or set the secret and restart the server."
+            )
+            await HTMLResponse(login_page(nxt, msg), 403)(scope, receive, send)
             return
         if method in SAFE_METHODS:
-            await HTMLResponse(login_page(nxt))(scope, receive, send)
+            await HTMLResponse(login_page(nxt, local=local))(scope, receive, send)
             return
         if method != "POST":
             await PlainTextResponse("method not allowed", 405)(scope, receive, send)
@@ -237,6 +252,17 @@ class InspectorSession:
         form = parse_qs(body.decode("utf-8", "replace"))
         token = (form.get("token") or [""])[0].strip()
         nxt = _safe_next((form.get("next") or [""])[0])
+        if local:
+            try:
+                chosen = MemoryScope(
+                    (form.get("tenant") or [DEFAULT_TENANT])[0].strip() or DEFAULT_TENANT,
+                    (form.get("user") or [""])[0].strip(),
+                )
+            except ScopeError as exc:
+                page = login_page(nxt, f"That user name was refused: {exc}", local=True)
+                await HTMLResponse(page, 400)(scope, receive, send)
+                return
+            token = mint_token(chosen, secret, ttl_s=SESSION_MAX_S)
         claims = _verified(token, secret)
         if claims is None:
             # Why it failed (forged, expired, malformed) is not told to whoever pasted it.
@@ -260,7 +286,7 @@ class InspectorSession:
     async def _logout(
         self, scope: Scope, receive: Receive, send: Send, headers: Headers, cookie: str | None
     ) -> None:
-        secret = auth_secret()
+        secret = _secret(scope)
         if scope.get("method") != "POST":
             await PlainTextResponse("method not allowed", 405)(scope, receive, send)
             return
@@ -283,6 +309,13 @@ class InspectorSession:
         response = RedirectResponse(LOGIN, 303)
         response.headers["set-cookie"] = _cookie_header("", max_age=0, secure=False)
         await response(scope, receive, send)
+
+
+def _secret(scope: Scope) -> str | None:
+    """The secret that signs this request's session: the server's, else open mode's local one."""
+    client = scope.get("client")
+    host = Headers(scope=scope).get("host")
+    return auth_secret() or local_secret(client[0] if client else None, host)
 
 
 def _to_login(scope: Scope, path: str, *, clear: bool = False) -> Response:
