@@ -10,9 +10,11 @@ Two modes, chosen by one environment variable:
   run comes from this identity (`agent.identity.resolve_scope`), never from the client's context,
   and a run's context may set only the fields a user may choose (`agent.run_context`): models,
   prompts, sharing rules and agent identity are the operator's, on the assistant.
-- **Open local mode** (no secret, only under `langgraph dev` or with `MEMORY_AUTH_OPEN=1`):
-  everyone is the open local user; runs use the context's `tenant_id`/`user_id` as they would
-  with no auth configured, and the memory HTTP API is refused (it has nobody to scope to). Any
+- **Open local mode** (no secret, only under `langgraph dev` or with `MEMORY_AUTH_OPEN=1`, and
+  only for loopback clients naming the server by a loopback host, `agent.local_mode`):
+  every caller is the open local user; runs use the context's `tenant_id`/`user_id` as they would
+  with no auth configured, and the memory HTTP API is refused (it has nobody to scope to) except
+  to the inspector's chosen local user. Any
   other server without a secret refuses every request: a deployment that forgot the secret
   fails closed instead of serving everyone's memory.
 """

@@ -53,7 +53,10 @@ def is_local_request(client_host: str | None, host_header: str | None) -> bool:
         return False
     if not host_header:
         return False
-    host = urlsplit(f"//{host_header}").hostname
+    try:
+        host = urlsplit(f"//{host_header}").hostname
+    except ValueError:  # a malformed Host (an unclosed "[") names nothing local
+        return False
     return host is not None and _is_loopback_host(host)
 
 

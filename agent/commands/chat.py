@@ -189,7 +189,8 @@ async def chat(args: argparse.Namespace) -> int:
     thread = args.thread or uuid.uuid4().hex
     print(f"thread {thread} (continue it with --thread {thread}); /help for commands")
     print(
-        f"as user {ctx.user_id!r} of tenant {ctx.tenant_id!r} (in Studio: user_id in the context)"
+        f"as user {ctx.user_id!r} of tenant {ctx.tenant_id!r} (in Studio: user_id in the "
+        "context; in the inspector: sign in as this user)"
     )
     if is_memory_only(ctx.model):
         print("memory-only mode: no chat model is set (MEMORY_AGENT_MODEL); replies list recalls")

@@ -79,7 +79,8 @@ async def dev(args: argparse.Namespace) -> int:
     print(f"memory inspector: http://{args.host}:{args.port}/memory/ui", flush=True)
     print(
         "Studio runs as user 'local-dev' unless the run's context sets user_id: memories made "
-        "with `memory-agent chat --user NAME` show there with user_id NAME",
+        "with `memory-agent chat --user NAME` show there with user_id NAME, and in the "
+        "inspector when you sign in as NAME",
         flush=True,
     )
     try:
