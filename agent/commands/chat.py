@@ -13,8 +13,9 @@ import contextlib
 import itertools
 import logging
 import sys
+import threading
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -29,10 +30,39 @@ _SPIN = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 
 
 def _ask(prompt: str) -> str | None:
-    try:
-        return input(prompt)
-    except EOFError:
+    if sys.stdin.isatty() and sys.stdout.isatty():
+        try:
+            return input(prompt)  # the terminal's line editing
+        except EOFError:
+            return None
+    # Piped: unbuffered reads, since a reader thread left waiting when Ctrl-C ends the chat
+    # must hold no lock of sys.stdin's buffer (the interpreter aborts on one at exit).
+    sys.stdout.write(prompt)
+    sys.stdout.flush()
+    raw = sys.stdin.buffer.raw.readline()  # type: ignore[union-attr]
+    if not raw:
         return None
+    return str(raw.decode(sys.stdin.encoding or "utf-8", "replace").rstrip("\r\n"))
+
+
+async def _read_line(prompt: str) -> str | None:
+    """`_ask` without blocking the loop, in a daemon thread of its own.
+
+    Not `asyncio.to_thread`: Ctrl-C cancels the chat, and asyncio.run's shutdown then waits for
+    its executor's threads, one of which sits in `input()` until Enter, so Ctrl-C did nothing.
+    """
+    loop = asyncio.get_running_loop()
+    line: asyncio.Future[str | None] = loop.create_future()
+
+    def deliver(text: str | None) -> None:
+        if not line.done():  # cancelled by Ctrl-C meanwhile
+            line.set_result(text)
+
+    def read() -> None:
+        loop.call_soon_threadsafe(deliver, _ask(prompt))
+
+    threading.Thread(target=read, name="chat-input", daemon=True).start()
+    return await line
 
 
 def _answer_interrupt(value: Any) -> Any:
@@ -68,8 +98,11 @@ def _logs_to_file(data_dir: Path, verbose: bool) -> Path | None:
 
 
 @contextlib.asynccontextmanager
-async def _spinner(text: str) -> AsyncIterator[asyncio.Event]:
-    """Spin on stderr until the yielded event is set (no-op when stderr is not a terminal)."""
+async def _spinner(text: str) -> AsyncIterator[Callable[[], Awaitable[None]]]:
+    """Spin on stderr until the yielded `stop()` returns (no-op when stderr is not a terminal).
+
+    `stop()` waits until the spinner has wiped its line, so the reply never starts after it.
+    """
     done = asyncio.Event()
 
     async def spin() -> None:
@@ -83,12 +116,16 @@ async def _spinner(text: str) -> AsyncIterator[asyncio.Event]:
         sys.stderr.flush()
 
     task = asyncio.create_task(spin()) if sys.stderr.isatty() else None
-    try:
-        yield done
-    finally:
+
+    async def stop() -> None:
         done.set()
         if task is not None:
             await task
+
+    try:
+        yield stop
+    finally:
+        await stop()
 
 
 async def _turn(graph: Any, payload: Any, config: dict[str, Any], ctx: Any) -> Any:
@@ -97,7 +134,7 @@ async def _turn(graph: Any, payload: Any, config: dict[str, Any], ctx: Any) -> A
 
     pending = None
     printed = False
-    async with _spinner("recalling…") as first_token:
+    async with _spinner("recalling…") as stop_spinner:
         async for mode, data in graph.astream(
             payload, config, context=ctx, stream_mode=["messages", "updates"]
         ):
@@ -112,8 +149,7 @@ async def _turn(graph: Any, payload: Any, config: dict[str, Any], ctx: Any) -> A
             if not text:
                 continue
             if not printed:
-                first_token.set()
-                await asyncio.sleep(0)  # let the spinner clear its line first
+                await stop_spinner()
                 print("agent> ", end="")
                 printed = True
             # Chunks from a streaming model, or the whole message from one that does not.
@@ -200,7 +236,7 @@ async def chat(args: argparse.Namespace) -> int:
         async with open_checkpointer() as saver:
             graph = build_graph().compile(checkpointer=saver)
             config: dict[str, Any] = {"configurable": {"thread_id": thread}}
-            while (line := await asyncio.to_thread(_ask, "you> ")) is not None:
+            while (line := await _read_line("you> ")) is not None:
                 text = line.strip()
                 if not text:
                     continue
@@ -212,6 +248,9 @@ async def chat(args: argparse.Namespace) -> int:
                 payload: Any = {"messages": [("user", line)]}
                 while (pending := await _turn(graph, payload, config, ctx)) is not None:
                     payload = Command(resume=_answer_interrupt(pending))
+    except asyncio.CancelledError:  # Ctrl-C: leave the shell's prompt on a line of its own
+        print()
+        raise
     finally:
         await close_stores()
     sys.stdout.flush()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -211,3 +212,27 @@ def test_dev_refuses_a_busy_port_instead_of_serving_elsewhere(env: dict[str, str
     assert out.returncode == 2
     assert f"port {port} on 127.0.0.1 is in use" in out.stderr and "--port" in out.stderr
     assert "Traceback" not in out.stderr
+
+
+def test_ctrl_c_at_the_chat_prompt_leaves_the_chat(env: dict[str, str]) -> None:
+    no_model = {k: v for k, v in env.items() if k not in ("MEMORY_AGENT_MODEL", "OPENAI_API_KEY")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agent.cli", "chat", "--user", "ctrl-c"],
+        cwd=REPO_ROOT, env=no_model, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        seen = b""
+        while not seen.endswith(b"you> "):  # the prompt, waiting for a line that never comes
+            chunk = proc.stdout.read(1)
+            assert chunk, seen.decode() + (proc.stderr.read() if proc.stderr else b"").decode()
+            seen += chunk
+        proc.send_signal(signal.SIGINT)
+        rc = proc.wait(timeout=60)  # before: input() kept the process until Enter
+        err = proc.stderr.read().decode() if proc.stderr else ""
+        assert rc == 130 and "Traceback" not in err, err
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
