@@ -236,3 +236,16 @@ def test_ctrl_c_at_the_chat_prompt_leaves_the_chat(env: dict[str, str]) -> None:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_dev_refuses_a_second_server_on_the_same_data(env: dict[str, str]) -> None:
+    from filelock import FileLock
+
+    data = Path(env["MEMORY_DATA_DIR"])
+    data.mkdir(parents=True, exist_ok=True)
+    # What a running `memory-agent dev` holds for as long as it serves this data.
+    with FileLock(str(data / ".memory-agent-dev.lock")):
+        out = _cli(env, "dev", "--port", str(free_port()), "--no-browser")
+    assert out.returncode == 2, out.stderr
+    assert f"another `memory-agent dev` serves the data in {data}" in out.stderr
+    assert "Traceback" not in out.stderr and len(out.stderr.strip().splitlines()) == 1
