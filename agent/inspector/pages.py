@@ -220,10 +220,32 @@ def _actions(record: MemoryRecord) -> str:
     return '<section aria-label="Actions" class="actions">' + "".join(out) + "</section>"
 
 
+def _rounded(value: Any) -> Any:
+    # Scores are stored at full precision for the audit; three decimals are what a reader uses.
+    if isinstance(value, float):
+        return round(value, 3)
+    if isinstance(value, dict):
+        return {k: _rounded(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_rounded(v) for v in value]
+    return value
+
+
+def detail_text(detail: dict[str, Any] | None) -> str:
+    """An audit event's detail as `key: value` pairs, numbers rounded, for a table cell."""
+    parts = []
+    for key, value in (detail or {}).items():
+        shown = _rounded(value)
+        if not isinstance(shown, str):
+            shown = json.dumps(shown, ensure_ascii=False, default=str)
+        parts.append(f"{key}: {shown}")
+    return "; ".join(parts)
+
+
 def _trail(events: list[dict[str, Any]]) -> str:
     rows = [
         [e(when(ev.get("at"))), e(ev.get("event")), e(ev.get("actor")), e(ev.get("reason")),
-         e(json.dumps(ev.get("detail") or {}, ensure_ascii=False, default=str))]
+         e(detail_text(ev.get("detail")))]
         for ev in events
     ]  # fmt: skip
     return table(["When", "Event", "By", "Why", "Detail"], rows, "Audit trail (why)")
