@@ -85,7 +85,7 @@ async def _serve(args: argparse.Namespace, settings: Settings) -> int:
     # Start (or join) the embedded database here so the server and its checkpointer share it.
     os.environ["DATABASE_URL"] = await asyncio.to_thread(database_url, settings)
     exe = shutil.which("langgraph") or os.path.join(os.path.dirname(sys.executable), "langgraph")
-    cmd = [exe, "dev", "--host", args.host, "--port", str(args.port), "--no-reload"]
+    cmd = [exe, "dev", "--host", args.host, "--port", str(args.port)]
     if args.no_browser:
         cmd.append("--no-browser")
     loop = asyncio.get_running_loop()
