@@ -10,6 +10,7 @@ from pathlib import Path
 import jwt
 import pytest
 from langgraph_sdk import Auth
+from starlette.requests import Request
 
 from agent.auth import OPEN_IDENTITY, authenticate
 from agent.auth_tokens import LEEWAY_S, TokenError, mint_token, verify_token
@@ -91,11 +92,27 @@ async def test_token_mode(monkeypatch: pytest.MonkeyPatch) -> None:
         assert info.value.status_code == 401
 
 
+def _request(client: str, host: str) -> Request:
+    headers = [(b"host", host.encode())]
+    return Request({"type": "http", "client": (client, 50000), "headers": headers})
+
+
 async def test_open_mode_only_under_langgraph_dev(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("MEMORY_AUTH_SECRET", raising=False)
     monkeypatch.delenv("MEMORY_AUTH_OPEN", raising=False)
     monkeypatch.setenv("LANGSMITH_LANGGRAPH_API_VARIANT", "local_dev")
-    assert (await authenticate(None))["identity"] == OPEN_IDENTITY
+    assert (await authenticate(None, _request("127.0.0.1", "localhost:2025")))[
+        "identity"
+    ] == OPEN_IDENTITY
+    # Only this machine, by a loopback name; with no request to judge, nobody (deny by default).
+    for request in (
+        _request("10.1.2.3", "10.1.2.3:2025"),
+        _request("127.0.0.1", "evil.test"),
+        None,
+    ):
+        with pytest.raises(Auth.exceptions.HTTPException) as info:
+            await authenticate(None, request)
+        assert info.value.status_code == 401
     monkeypatch.setenv("LANGSMITH_LANGGRAPH_API_VARIANT", "licensed")  # a deployment
     with pytest.raises(Auth.exceptions.HTTPException) as info:
         await authenticate("Bearer anything")
