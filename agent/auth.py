@@ -10,9 +10,11 @@ Two modes, chosen by one environment variable:
   run comes from this identity (`agent.identity.resolve_scope`), never from the client's context,
   and a run's context may set only the fields a user may choose (`agent.run_context`): models,
   prompts, sharing rules and agent identity are the operator's, on the assistant.
-- **Open local mode** (no secret, only under `langgraph dev` or with `MEMORY_AUTH_OPEN=1`):
-  everyone is the open local user; runs use the context's `tenant_id`/`user_id` as they would
-  with no auth configured, and the memory HTTP API is refused (it has nobody to scope to). Any
+- **Open local mode** (no secret, only under `langgraph dev` or with `MEMORY_AUTH_OPEN=1`, and
+  only for loopback clients naming the server by a loopback host, `agent.local_mode`):
+  every caller is the open local user; runs use the context's `tenant_id`/`user_id` as they would
+  with no auth configured, and the memory HTTP API is refused (it has nobody to scope to) except
+  to the inspector's chosen local user. Any
   other server without a secret refuses every request: a deployment that forgot the secret
   fails closed instead of serving everyone's memory.
 """
@@ -26,6 +28,7 @@ from typing import Any
 from uuid import UUID, uuid5
 
 from langgraph_sdk import Auth
+from starlette.requests import Request
 
 from agent import limits
 from agent.auth_tokens import (
@@ -43,6 +46,7 @@ from agent.identity import (
     scope_of_user,
 )
 from agent.input_guard import InputTooLargeError, guard_run_input
+from agent.local_mode import LOCAL_SECRET, LOCAL_USER_LABEL, is_local_request, open_mode_allowed
 from agent.run_context import (
     ContextRefused,
     ContextValueError,
@@ -96,25 +100,49 @@ _DEFAULT_ASSISTANTS = {
 auth = Auth()
 
 
-def _open_mode_allowed() -> bool:
-    # `langgraph dev` sets this variable itself; deployments do not.
-    dev = os.environ.get("LANGSMITH_LANGGRAPH_API_VARIANT") == "local_dev"
-    return dev or os.environ.get("MEMORY_AUTH_OPEN", "").strip() == "1"
-
-
 def _unauthorized(detail: str) -> Auth.exceptions.HTTPException:
     return Auth.exceptions.HTTPException(
         status_code=401, detail=detail, headers={"WWW-Authenticate": "Bearer"}
     )
 
 
+def _local_user(authorization: str | None) -> dict[str, Any] | None:
+    """The inspector's chosen local user (a token of this process's local secret), else None."""
+    scheme, _, token = (authorization or "").partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        return None
+    try:
+        claims = verify_token(token.strip(), LOCAL_SECRET)
+    except TokenError:
+        return None
+    return {
+        "identity": claims.scope.user_id,
+        "tenant_id": claims.scope.tenant_id,
+        "display_name": f"{claims.scope.user_id} ({LOCAL_USER_LABEL})",
+        "is_authenticated": True,
+        "permissions": [PERMISSION_METRICS],
+    }
+
+
 @auth.authenticate
-async def authenticate(authorization: str | None) -> Auth.types.MinimalUserDict:
+async def authenticate(
+    authorization: str | None, request: Request | None = None
+) -> Auth.types.MinimalUserDict:
     """Verify the bearer token (token mode) or return the open local user (open mode)."""
     secret = auth_secret()
     if secret is None:
-        if not _open_mode_allowed():
+        if not open_mode_allowed():
             raise _unauthorized("MEMORY_AUTH_SECRET is not set: this server refuses requests")
+        client = request.client.host if request is not None and request.client else None
+        host = request.headers.get("host") if request is not None else None
+        if not is_local_request(client, host):
+            raise _unauthorized(
+                "open local mode serves this machine only (loopback, by a loopback name): "
+                "set MEMORY_AUTH_SECRET to serve others"
+            )
+        local = _local_user(authorization)
+        if local is not None:
+            return local  # type: ignore[return-value]
         user: dict[str, Any] = {
             "identity": OPEN_IDENTITY,
             "display_name": "local developer (open mode)",

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import jwt
+from dotenv import find_dotenv, load_dotenv
 
 from memory.types import Scope, ScopeError
 
@@ -192,9 +193,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ttl", type=int, default=None, help="seconds until it expires")
     parser.add_argument("--permission", action="append", default=[], help="e.g. memory:metrics")
     args = parser.parse_args(argv)
+    # The same `.env` the server reads (real environment variables win), so a secret put there
+    # for `memory-agent dev` signs tokens that server accepts.
+    load_dotenv(find_dotenv(usecwd=True), override=False)
     secret = auth_secret()
     if secret is None:
-        print(f"error: set {SECRET_ENV} first", file=sys.stderr)
+        print(f"error: set {SECRET_ENV} first (in the environment or .env)", file=sys.stderr)
         return 2
     try:
         scope = Scope(args.tenant, args.user)

@@ -14,7 +14,6 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 
 from agent.identity import is_open_user, scope_of_user
-from memory.settings import Settings
 from memory.types import Scope, ScopeError
 
 
@@ -30,18 +29,10 @@ def caller_scope(request: Request) -> Scope:
     """The authenticated caller's tenant+user; 401 when anonymous, 403 in open local mode."""
     user = _user(request)
     if is_open_user(user):
-        # Open local mode: the inspector's sign-in named a local user (loopback only, see
-        # `agent.inspector.session`); API clients have no such choice.
-        local = request.scope.get("lma_local_user")
-        if isinstance(local, str) and local:
-            try:
-                return Scope(Settings.from_env().default_tenant, local)
-            except ScopeError as exc:
-                raise HTTPException(403, f"no usable identity: {exc}") from None
         raise HTTPException(
             403,
-            "open local mode has no users: open the inspector (/memory/ui) and choose a local "
-            "user, set MEMORY_AUTH_SECRET and send a bearer token, or use the `memory-agent` CLI",
+            "the memory API needs an authenticated user: set MEMORY_AUTH_SECRET and send a "
+            "bearer token (in open local mode use the `memory-agent` CLI instead)",
         )
     try:
         return scope_of_user(user, getattr(user, "identity", None))

@@ -12,11 +12,10 @@ import asyncio
 import contextlib
 import itertools
 import logging
-import os
 import sys
 import threading
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -31,32 +30,39 @@ _SPIN = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 
 
 def _ask(prompt: str) -> str | None:
-    try:
-        return input(prompt)
-    except EOFError:
+    if sys.stdin.isatty() and sys.stdout.isatty():
+        try:
+            return input(prompt)  # the terminal's line editing
+        except EOFError:
+            return None
+    # Piped: unbuffered reads, since a reader thread left waiting when Ctrl-C ends the chat
+    # must hold no lock of sys.stdin's buffer (the interpreter aborts on one at exit).
+    sys.stdout.write(prompt)
+    sys.stdout.flush()
+    raw = sys.stdin.buffer.raw.readline()  # type: ignore[union-attr]
+    if not raw:
         return None
+    return str(raw.decode(sys.stdin.encoding or "utf-8", "replace").rstrip("\r\n"))
 
 
-async def _prompt(prompt: str) -> str | None:
-    """`_ask` off the event loop, in a daemon thread.
+async def _read_line(prompt: str) -> str | None:
+    """`_ask` without blocking the loop, in a daemon thread of its own.
 
-    `asyncio.to_thread` would use the default executor, whose threads the interpreter joins at
-    exit: after Ctrl-C the process then hung on the blocked `input()` until Enter.
+    Not `asyncio.to_thread`: Ctrl-C cancels the chat, and asyncio.run's shutdown then waits for
+    its executor's threads, one of which sits in `input()` until Enter, so Ctrl-C did nothing.
     """
     loop = asyncio.get_running_loop()
-    answer: asyncio.Future[str | None] = loop.create_future()
+    line: asyncio.Future[str | None] = loop.create_future()
 
-    def give(value: str | None) -> None:
-        if not answer.done():
-            answer.set_result(value)
+    def deliver(text: str | None) -> None:
+        if not line.done():  # cancelled by Ctrl-C meanwhile
+            line.set_result(text)
 
     def read() -> None:
-        value = _ask(prompt)
-        with contextlib.suppress(RuntimeError):  # the loop closed while we waited: nobody asks
-            loop.call_soon_threadsafe(give, value)
+        loop.call_soon_threadsafe(deliver, _ask(prompt))
 
     threading.Thread(target=read, name="chat-input", daemon=True).start()
-    return await answer
+    return await line
 
 
 def _answer_interrupt(value: Any) -> Any:
@@ -92,8 +98,11 @@ def _logs_to_file(data_dir: Path, verbose: bool) -> Path | None:
 
 
 @contextlib.asynccontextmanager
-async def _spinner(text: str) -> AsyncIterator[asyncio.Event]:
-    """Spin on stderr until the yielded event is set (no-op when stderr is not a terminal)."""
+async def _spinner(text: str) -> AsyncIterator[Callable[[], Awaitable[None]]]:
+    """Spin on stderr until the yielded `stop()` returns (no-op when stderr is not a terminal).
+
+    `stop()` waits until the spinner has wiped its line, so the reply never starts after it.
+    """
     done = asyncio.Event()
 
     async def spin() -> None:
@@ -107,12 +116,16 @@ async def _spinner(text: str) -> AsyncIterator[asyncio.Event]:
         sys.stderr.flush()
 
     task = asyncio.create_task(spin()) if sys.stderr.isatty() else None
-    try:
-        yield done
-    finally:
+
+    async def stop() -> None:
         done.set()
         if task is not None:
             await task
+
+    try:
+        yield stop
+    finally:
+        await stop()
 
 
 async def _turn(graph: Any, payload: Any, config: dict[str, Any], ctx: Any) -> Any:
@@ -121,7 +134,7 @@ async def _turn(graph: Any, payload: Any, config: dict[str, Any], ctx: Any) -> A
 
     pending = None
     printed = False
-    async with _spinner("recalling…") as first_token:
+    async with _spinner("recalling…") as stop_spinner:
         async for mode, data in graph.astream(
             payload, config, context=ctx, stream_mode=["messages", "updates"]
         ):
@@ -136,8 +149,7 @@ async def _turn(graph: Any, payload: Any, config: dict[str, Any], ctx: Any) -> A
             if not text:
                 continue
             if not printed:
-                first_token.set()
-                await asyncio.sleep(0)  # let the spinner clear its line first
+                await stop_spinner()
                 print("agent> ", end="")
                 printed = True
             # Chunks from a streaming model, or the whole message from one that does not.
@@ -204,7 +216,6 @@ async def chat(args: argparse.Namespace) -> int:
     from agent.model import is_memory_only, load_chat_model
     from agent.resources import close_stores
     from memory.settings import Settings
-    from memory.storage.pg import release_embedded_databases
     from memory.types import Scope
 
     ctx = Context(tenant_id=args.tenant, user_id=args.user)
@@ -214,18 +225,18 @@ async def chat(args: argparse.Namespace) -> int:
     thread = args.thread or uuid.uuid4().hex
     print(f"thread {thread} (continue it with --thread {thread}); /help for commands")
     print(
-        f"as user {ctx.user_id!r} of tenant {ctx.tenant_id!r} (in Studio: user_id in the context)"
+        f"as user {ctx.user_id!r} of tenant {ctx.tenant_id!r} (in Studio: user_id in the "
+        "context; in the inspector: sign in as this user)"
     )
     if is_memory_only(ctx.model):
         print("memory-only mode: no chat model is set (MEMORY_AGENT_MODEL); replies list recalls")
     if log_file is not None:
         print(f"logs: {log_file}")
-    interrupted = False
     try:
         async with open_checkpointer() as saver:
             graph = build_graph().compile(checkpointer=saver)
             config: dict[str, Any] = {"configurable": {"thread_id": thread}}
-            while (line := await _prompt("you> ")) is not None:
+            while (line := await _read_line("you> ")) is not None:
                 text = line.strip()
                 if not text:
                     continue
@@ -237,17 +248,10 @@ async def chat(args: argparse.Namespace) -> int:
                 payload: Any = {"messages": [("user", line)]}
                 while (pending := await _turn(graph, payload, config, ctx)) is not None:
                     payload = Command(resume=_answer_interrupt(pending))
-    except asyncio.CancelledError:  # Ctrl-C: asyncio.run cancels this task
-        interrupted = True
+    except asyncio.CancelledError:  # Ctrl-C: leave the shell's prompt on a line of its own
+        print()
+        raise
     finally:
         await close_stores()
-    if interrupted:
-        # The prompt's reader thread is still blocked in input(), and an interpreter shutdown
-        # with it aborts; everything is closed, so leave now.
-        release_embedded_databases()
-        print(file=sys.stderr)
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(130)
     sys.stdout.flush()
     return 0

@@ -18,6 +18,8 @@ import signal
 import socket
 import sys
 
+from filelock import FileLock, Timeout
+
 from memory.settings import Settings, apply_privacy_defaults
 from memory.storage.pg import database_url, release_embedded_databases
 
@@ -60,10 +62,30 @@ async def dev(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    # A second server on the same embedded data would share its Chroma files with the first,
+    # which embedded Chroma does not allow: refuse it while the first holds the lock.
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(str(settings.data_dir / ".memory-agent-dev.lock"), timeout=0)
+    try:
+        lock.acquire()
+    except Timeout:
+        print(
+            f"error: another `memory-agent dev` serves the data in {settings.data_dir}; "
+            "stop it, or give this one its own MEMORY_DATA_DIR",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        return await _serve(args, settings)
+    finally:
+        lock.release()
+
+
+async def _serve(args: argparse.Namespace, settings: Settings) -> int:
     # Start (or join) the embedded database here so the server and its checkpointer share it.
     os.environ["DATABASE_URL"] = await asyncio.to_thread(database_url, settings)
     exe = shutil.which("langgraph") or os.path.join(os.path.dirname(sys.executable), "langgraph")
-    cmd = [exe, "dev", "--host", args.host, "--port", str(args.port), "--no-reload"]
+    cmd = [exe, "dev", "--host", args.host, "--port", str(args.port)]
     if args.no_browser:
         cmd.append("--no-browser")
     loop = asyncio.get_running_loop()
@@ -79,7 +101,8 @@ async def dev(args: argparse.Namespace) -> int:
     print(f"memory inspector: http://{args.host}:{args.port}/memory/ui", flush=True)
     print(
         "Studio runs as user 'local-dev' unless the run's context sets user_id: memories made "
-        "with `memory-agent chat --user NAME` show there with user_id NAME",
+        "with `memory-agent chat --user NAME` show there with user_id NAME, and in the "
+        "inspector when you sign in as NAME",
         flush=True,
     )
     try:

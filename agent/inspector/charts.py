@@ -49,19 +49,22 @@ def histogram(buckets: Sequence[Sequence[float]], *, label: str) -> str:
         previous = cumulative
     if not counts:
         return f'<p class="empty">{e(label)}: no data yet.</p>'
-    w, h, pad = 24, 120, 20
+    # Tick labels like "2500" are wider than a bar: slanted, they never run into each other.
+    w, h, pad, left = 24, 120, 44, 30
     top = max(counts) or 1
     bars = []
     for i, (n, bound) in enumerate(zip(counts, bounds, strict=True)):
         bh = (n / top) * h
-        x = i * (w + 4)
+        x = left + i * (w + 4)
         tick = "+Inf" if math.isinf(bound) else f"{bound * 1000:g}"
+        tx, ty = x + w / 2 + 4, h + 12
         bars.append(
             f'<rect x="{x}" y="{h - bh:.1f}" width="{w}" height="{bh:.1f}" class="bar hist">'
             f"<title>≤ {e(tick)} ms: {int(n)}</title></rect>"
-            f'<text x="{x + w / 2}" y="{h + 14}" class="tick">{e(tick)}</text>'
+            f'<text x="{tx}" y="{ty}" transform="rotate(-45 {tx} {ty})" class="tick end">'
+            f"{e(tick)}</text>"
         )
-    width = len(counts) * (w + 4)
+    width = left + len(counts) * (w + 4)
     return (
         f'<svg class="chart" role="img" width="{width}" height="{h + pad}"'
         f' viewBox="0 0 {width} {h + pad}"><title>{e(label)}</title>' + "".join(bars) + "</svg>"

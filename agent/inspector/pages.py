@@ -15,7 +15,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
-from agent.auth_tokens import PERMISSION_ADMIN
+from agent.auth_tokens import PERMISSION_ADMIN, auth_secret
 from agent.http_auth import caller_scope, has_permission
 from agent.http_memory_actions import admin_tenant, own_memory, tenant_run
 from agent.inspector.charts import breakdown_bars, histogram, lines, rate_bar
@@ -32,6 +32,7 @@ from agent.inspector.render import (
     url,
     when,
 )
+from agent.local_mode import LOCAL_USER_LABEL
 from agent.resources import get_store
 from memory.longterm import load_profile, profile_rules
 from memory.longterm.consolidation import list_runs, run_diff
@@ -54,7 +55,7 @@ def _frame(
         body,
         csrf=str(request.scope.get("lma_csrf", "")),
         user=f"{scope.user_id} @ {scope.tenant_id}"
-        + (" · open local mode" if request.scope.get("lma_local_user") else ""),
+        + (f" · {LOCAL_USER_LABEL}" if auth_secret() is None else ""),
         admin=has_permission(request, PERMISSION_ADMIN),
         current=current,
     )
@@ -219,31 +220,32 @@ def _actions(record: MemoryRecord) -> str:
     return '<section aria-label="Actions" class="actions">' + "".join(out) + "</section>"
 
 
-def _readable(value: Any) -> Any:
-    """`value` with its floats at three decimals: 0.7346153846153846 says no more than 0.735."""
+def _rounded(value: Any) -> Any:
+    # Scores are stored at full precision for the audit; three decimals are what a reader uses.
     if isinstance(value, float):
         return round(value, 3)
     if isinstance(value, dict):
-        return {k: _readable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_readable(v) for v in value]
+        return {k: _rounded(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_rounded(v) for v in value]
     return value
 
 
-def _detail(detail: Any) -> str:
-    """An audit event's detail as `key: value` lines, floats rounded."""
-    if not isinstance(detail, dict):
-        return json.dumps(_readable(detail), ensure_ascii=False, default=str)
-    return "; ".join(
-        f"{k}: {v if isinstance(v, str) else json.dumps(v, ensure_ascii=False, default=str)}"
-        for k, v in _readable(detail).items()
-    )
+def detail_text(detail: dict[str, Any] | None) -> str:
+    """An audit event's detail as `key: value` pairs, numbers rounded, for a table cell."""
+    parts = []
+    for key, value in (detail or {}).items():
+        shown = _rounded(value)
+        if not isinstance(shown, str):
+            shown = json.dumps(shown, ensure_ascii=False, default=str)
+        parts.append(f"{key}: {shown}")
+    return "; ".join(parts)
 
 
 def _trail(events: list[dict[str, Any]]) -> str:
     rows = [
         [e(when(ev.get("at"))), e(ev.get("event")), e(ev.get("actor")), e(ev.get("reason")),
-         e(_detail(ev.get("detail") or {}))]
+         e(detail_text(ev.get("detail")))]
         for ev in events
     ]  # fmt: skip
     return table(["When", "Event", "By", "Why", "Detail"], rows, "Audit trail (why)")

@@ -135,27 +135,26 @@ def page(
 </main></body></html>"""
 
 
-def local_login_page(next_url: str, error: str = "") -> str:
-    """Open local mode's sign-in: which local user to look at (no authentication)."""
+def login_page(next_url: str, error: str = "", *, local: bool = False) -> str:
+    """The sign-in form: paste a token (HttpOnly cookie only); open local mode: choose a user."""
     err = f'<p class="error" role="alert">{e(error)}</p>' if error else ""
-    body = f"""{err}
-<p class="warning"><strong>Open local mode.</strong> This server has no
-<code>MEMORY_AUTH_SECRET</code>: anyone on this machine may look at any local user's memory.
-It serves this machine only.</p>
+    if local:
+        return page(
+            "Sign in as a local user",
+            f"""{err}
 <form method="post" action="{UI}/login" class="login">
-<label for="user">Local user</label>
-<input id="user" name="user" value="local-dev" required maxlength="64" autocomplete="off">
+<p class="hint"><strong>Open local mode</strong>: this server has no MEMORY_AUTH_SECRET, so
+anyone on this machine may look at any user's memories. Choose whose: the user id you chat as
+(<code>memory-agent chat --user NAME</code>, or <code>user_id</code> in Studio's context;
+Studio's default is <code>local-dev</code>).</p>
+<label for="user">User id</label>
+<input id="user" name="user" required autocomplete="off" spellcheck="false" value="local-dev">
+<label for="tenant">Tenant id</label>
+<input id="tenant" name="tenant" autocomplete="off" spellcheck="false" value="default">
 <input type="hidden" name="next" value="{e(next_url)}">
-<p class="hint">Studio runs as <code>local-dev</code> unless a run's context sets
-<code>user_id</code>; <code>memory-agent chat --user NAME</code> writes as NAME.</p>
-<button type="submit">Open</button>
-</form>"""
-    return page("Open local mode", body)
-
-
-def login_page(next_url: str, error: str = "") -> str:
-    """The sign-in form: paste a token, kept only in an HttpOnly cookie."""
-    err = f'<p class="error" role="alert">{e(error)}</p>' if error else ""
+<button type="submit">Sign in as this local user</button>
+</form>""",
+        )
     body = f"""{err}
 <form method="post" action="{UI}/login" class="login">
 <label for="token">Access token</label>

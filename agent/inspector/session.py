@@ -25,12 +25,6 @@ or after `SESSION_MAX_S`, whichever comes first. A bare token in the cookie is r
 
 A request that already carries an `Authorization` header is passed on untouched: a cookie never
 overrides an explicit credential.
-
-Open local mode (`langgraph dev` with no `MEMORY_AUTH_SECRET`, the quick start) has no tokens:
-there the sign-in page asks which local user to look at and keeps the name in its own cookie,
-labelled on every page as open local mode. Only a loopback client addressing the server by a
-loopback name is served so (another machine, or a page that reached the port through a
-rebinding DNS name, is refused), and changes must come from the inspector's own origin.
 """
 
 from __future__ import annotations
@@ -50,10 +44,21 @@ from starlette.datastructures import Headers
 from starlette.requests import cookie_parser
 from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
 
-from agent.auth_tokens import SECRET_ENV, TokenClaims, TokenError, auth_secret, verify_token
-from agent.inspector.render import local_login_page, login_page
+from agent.auth_tokens import (
+    SECRET_ENV,
+    TokenClaims,
+    TokenError,
+    auth_secret,
+    mint_token,
+    verify_token,
+)
+from agent.identity import DEFAULT_TENANT
+from agent.inspector.render import login_page
+from agent.local_mode import local_secret
 from agent.resources import get_store
 from memory.storage.sessions import end_all_sessions, end_session, open_session, session_live
+from memory.types import Scope as MemoryScope
+from memory.types import ScopeError
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
@@ -61,10 +66,6 @@ Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 COOKIE = "lma_inspector"
-LOCAL_COOKIE = "lma_local_user"
-"""Open local mode only: the local user the inspector shows (no secret, nothing to sign)."""
-_LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1", "localhost"})
-_LOCAL_USER = re.compile(r"[A-Za-z0-9_@-][A-Za-z0-9_.@-]{0,63}")
 CSRF_HEADER = "x-csrf-token"
 UI = "/memory/ui"
 LOGIN = f"{UI}/login"
@@ -155,20 +156,6 @@ def _cookie_header(value: str, *, max_age: int | None, secure: bool) -> str:
     return "; ".join(attrs)
 
 
-def _loopback(scope: Scope, headers: Headers) -> bool:
-    """A client on this machine that addresses the server by a loopback name."""
-    client: Any = scope.get("client") or ("",)
-    host = urlsplit("//" + headers.get("host", "")).hostname or ""
-    return str(client[0]) in _LOOPBACK_HOSTS and host in _LOOPBACK_HOSTS
-
-
-def _local_cookie(value: str, *, max_age: int | None) -> str:
-    attrs = [f"{LOCAL_COOKIE}={value}", "Path=/memory", "HttpOnly", "SameSite=Strict"]
-    if max_age is not None:
-        attrs.append(f"Max-Age={max_age}")
-    return "; ".join(attrs)
-
-
 def _safe_next(value: str | None) -> str:
     # Only paths of the inspector itself: an open redirect would make the login page a
     # phishing tool ("//evil.example" and "/\\evil" are host names to a browser).
@@ -202,9 +189,6 @@ class InspectorSession:
         if path == LOGOUT:
             await self._logout(scope, receive, send, headers, cookie)
             return
-        if auth_secret() is None and "authorization" not in headers:
-            await self._open_local(scope, receive, send, headers, path, method)
-            return
         if "authorization" in headers or not cookie:
             bare = not cookie and "authorization" not in headers
             if bare and method in SAFE_METHODS and path.startswith(UI):
@@ -212,9 +196,9 @@ class InspectorSession:
                 return
             await self.app(scope, receive, send)
             return
-        secret = auth_secret()
+        secret = _secret(scope)
         if secret is None:
-            await self.app(scope, receive, send)  # open mode: the routes explain the refusal
+            await self.app(scope, receive, send)  # no way to sign it: the server decides
             return
         session = await _session(cookie, secret)
         if session is None:
@@ -237,64 +221,21 @@ class InspectorSession:
         scope["lma_csrf"] = csrf_token(cookie, secret)
         await self.app(scope, receive, send)
 
-    async def _open_local(
-        self, scope: Scope, receive: Receive, send: Send, headers: Headers, path: str, method: str
-    ) -> None:
-        """Open local mode: serve a loopback browser as the local user its cookie names."""
-        local = cookie_parser(headers.get("cookie", "")).get(LOCAL_COOKIE, "")
-        if not _loopback(scope, headers):
-            msg = f"open local mode serves this machine only; set {SECRET_ENV} to sign in"
-            await PlainTextResponse(msg, 403)(scope, receive, send)
-            return
-        if not _LOCAL_USER.fullmatch(local):
-            if method in SAFE_METHODS and path.startswith(UI):
-                await _to_login(scope, path)(scope, receive, send)
-                return
-            await self.app(scope, receive, send)  # the routes say to choose a local user
-            return
-        if method not in SAFE_METHODS and not _same_origin(headers):
-            await PlainTextResponse("a change from another origin refused", 403)(
-                scope, receive, send
-            )
-            return
-        await self.app({**scope, "lma_local_user": local}, receive, send)
-
-    async def _login_local(
-        self, scope: Scope, receive: Receive, send: Send, method: str, nxt: str
-    ) -> None:
-        headers = Headers(scope=scope)
-        if not _loopback(scope, headers):
-            msg = f"open local mode serves this machine only; set {SECRET_ENV} to sign in"
-            await PlainTextResponse(msg, 403)(scope, receive, send)
-            return
-        if method in SAFE_METHODS:
-            await HTMLResponse(local_login_page(nxt))(scope, receive, send)
-            return
-        if method != "POST" or not _same_origin(headers):
-            await PlainTextResponse("sign-in refused", 403)(scope, receive, send)
-            return
-        body = await _read_body(receive, MAX_FORM_BYTES)
-        form = parse_qs((body or b"").decode("utf-8", "replace"))
-        user = (form.get("user") or [""])[0].strip()
-        nxt = _safe_next((form.get("next") or [""])[0])
-        if not _LOCAL_USER.fullmatch(user):
-            page = local_login_page(nxt, "A user id is 1-64 letters, digits, '_', '-', '.', '@'.")
-            await HTMLResponse(page, 400)(scope, receive, send)
-            return
-        response = RedirectResponse(nxt, 303)
-        response.headers["set-cookie"] = _local_cookie(user, max_age=SESSION_MAX_S)
-        await response(scope, receive, send)
-
     async def _login(self, scope: Scope, receive: Receive, send: Send, method: str) -> None:
-        secret = auth_secret()
+        secret = _secret(scope)
+        local = auth_secret() is None
         headers = Headers(scope=scope)
         query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
         nxt = _safe_next((query.get("next") or [None])[0])
         if secret is None:
-            await self._login_local(scope, receive, send, method, nxt)
+            msg = (
+                f"This server has no {SECRET_ENV} and serves only this machine: open the "
+                "inspector at http://localhost:PORT, or set the secret and restart the server."
+            )
+            await HTMLResponse(login_page(nxt, msg), 403)(scope, receive, send)
             return
         if method in SAFE_METHODS:
-            await HTMLResponse(login_page(nxt))(scope, receive, send)
+            await HTMLResponse(login_page(nxt, local=local))(scope, receive, send)
             return
         if method != "POST":
             await PlainTextResponse("method not allowed", 405)(scope, receive, send)
@@ -311,6 +252,17 @@ class InspectorSession:
         form = parse_qs(body.decode("utf-8", "replace"))
         token = (form.get("token") or [""])[0].strip()
         nxt = _safe_next((form.get("next") or [""])[0])
+        if local:
+            try:
+                chosen = MemoryScope(
+                    (form.get("tenant") or [DEFAULT_TENANT])[0].strip() or DEFAULT_TENANT,
+                    (form.get("user") or [""])[0].strip(),
+                )
+            except ScopeError as exc:
+                page = login_page(nxt, f"That user name was refused: {exc}", local=True)
+                await HTMLResponse(page, 400)(scope, receive, send)
+                return
+            token = mint_token(chosen, secret, ttl_s=SESSION_MAX_S)
         claims = _verified(token, secret)
         if claims is None:
             # Why it failed (forged, expired, malformed) is not told to whoever pasted it.
@@ -334,7 +286,7 @@ class InspectorSession:
     async def _logout(
         self, scope: Scope, receive: Receive, send: Send, headers: Headers, cookie: str | None
     ) -> None:
-        secret = auth_secret()
+        secret = _secret(scope)
         if scope.get("method") != "POST":
             await PlainTextResponse("method not allowed", 405)(scope, receive, send)
             return
@@ -355,9 +307,15 @@ class InspectorSession:
             else:
                 await end_session(store.pool, parts[0])
         response = RedirectResponse(LOGIN, 303)
-        response.headers.append("set-cookie", _cookie_header("", max_age=0, secure=False))
-        response.headers.append("set-cookie", _local_cookie("", max_age=0))
+        response.headers["set-cookie"] = _cookie_header("", max_age=0, secure=False)
         await response(scope, receive, send)
+
+
+def _secret(scope: Scope) -> str | None:
+    """The secret that signs this request's session: the server's, else open mode's local one."""
+    client = scope.get("client")
+    host = Headers(scope=scope).get("host")
+    return auth_secret() or local_secret(client[0] if client else None, host)
 
 
 def _to_login(scope: Scope, path: str, *, clear: bool = False) -> Response:

@@ -88,3 +88,34 @@ def test_memory_agent_dev_stops_cleanly(workdir: Path, to_group: bool) -> None:
     assert "Traceback" not in log.read_text(errors="replace"), log_tail(log, 120)
     assert not (data / "pg" / "postmaster.pid").exists(), log_tail(log)
     assert not http_ok(f"http://127.0.0.1:{port}/ok"), "the server outlived the CLI"
+
+
+def test_memory_agent_dev_reloads_on_a_code_change(workdir: Path) -> None:
+    data = workdir / ".data"
+    env = {k: v for k, v in child_env({"LOG_COLOR": "false", "MEMORY_DATA_DIR": str(data)}).items()
+           if k not in ("DATABASE_URL", "DATABASE_URI", "POSTGRES_URI")}  # fmt: skip
+    isolated_config(REPO_ROOT / "langgraph.json", workdir)
+    code = workdir / "my_tool.py"  # code of the project being developed, in the folder it runs in
+    code.write_text("VALUE = 1\n")
+    port = free_port()
+    log = workdir / "cli-dev-reload.log"
+    proc = spawn([venv_bin("memory-agent"), "dev", "--port", str(port), "--no-browser"],
+                 env=env, cwd=workdir, log=log)  # fmt: skip
+    try:
+        wait_until(lambda: http_ok(f"http://127.0.0.1:{port}/ok"), timeout=300,
+                   what="memory-agent dev", log=log, proc=proc)  # fmt: skip
+        code.write_text("VALUE = 2\n")
+        wait_until(lambda: "Reloading" in log.read_text(errors="replace"), timeout=60,
+                   what="the reload", log=log, proc=proc)  # fmt: skip
+        wait_until(lambda: http_ok(f"http://127.0.0.1:{port}/ok"), timeout=300,
+                   what="the reloaded server", log=log, proc=proc)  # fmt: skip
+        # The reloaded server opens the same embedded stores the first one had.
+        client = get_sync_client(url=f"http://127.0.0.1:{port}")
+        thread = client.threads.create()["thread_id"]
+        said = {"messages": [{"role": "user", "content": "I prefer aisle seats."}]}
+        out = client.runs.wait(thread, "agent", input=said, context={"user_id": "dev-user"})
+        assert isinstance(out, dict) and out["messages"][-1]["type"] == "ai", out
+    finally:
+        rc = stop_with(proc, signal.SIGINT, group=True)
+    assert rc == 0, log_tail(log)
+    assert not (data / "pg" / "postmaster.pid").exists(), log_tail(log)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -213,22 +214,38 @@ def test_dev_refuses_a_busy_port_instead_of_serving_elsewhere(env: dict[str, str
     assert "Traceback" not in out.stderr
 
 
-def test_ctrl_c_at_the_chat_prompt_leaves_at_once(env: dict[str, str]) -> None:
-    import signal
-    import time
-
+def test_ctrl_c_at_the_chat_prompt_leaves_the_chat(env: dict[str, str]) -> None:
+    no_model = {k: v for k, v in env.items() if k not in ("MEMORY_AGENT_MODEL", "OPENAI_API_KEY")}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "agent.cli", "chat", "--user", "ctrlc"], cwd=REPO_ROOT, env=env,
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [sys.executable, "-m", "agent.cli", "chat", "--user", "ctrl-c"],
+        cwd=REPO_ROOT, env=no_model, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     )  # fmt: skip
-    assert proc.stdout is not None
     try:
-        while "thread " not in proc.stdout.readline():  # the chat has started and waits
-            pass
-        time.sleep(1.0)
-        proc.send_signal(signal.SIGINT)  # what Ctrl-C at the `you>` prompt sends
-        rc = proc.wait(timeout=30)  # it used to wait on the blocked input() until Enter
+        assert proc.stdout is not None
+        seen = b""
+        while not seen.endswith(b"you> "):  # the prompt, waiting for a line that never comes
+            chunk = proc.stdout.read(1)
+            assert chunk, seen.decode() + (proc.stderr.read() if proc.stderr else b"").decode()
+            seen += chunk
+        proc.send_signal(signal.SIGINT)
+        rc = proc.wait(timeout=60)  # before: input() kept the process until Enter
+        err = proc.stderr.read().decode() if proc.stderr else ""
+        assert rc == 130 and "Traceback" not in err, err
     finally:
-        proc.kill()
-    assert rc == 130
-    assert "Traceback" not in proc.stderr.read() if proc.stderr else True
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_dev_refuses_a_second_server_on_the_same_data(env: dict[str, str]) -> None:
+    from filelock import FileLock
+
+    data = Path(env["MEMORY_DATA_DIR"])
+    data.mkdir(parents=True, exist_ok=True)
+    # What a running `memory-agent dev` holds for as long as it serves this data.
+    with FileLock(str(data / ".memory-agent-dev.lock")):
+        out = _cli(env, "dev", "--port", str(free_port()), "--no-browser")
+    assert out.returncode == 2, out.stderr
+    assert f"another `memory-agent dev` serves the data in {data}" in out.stderr
+    assert "Traceback" not in out.stderr and len(out.stderr.strip().splitlines()) == 1

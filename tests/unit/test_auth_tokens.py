@@ -5,10 +5,12 @@ from __future__ import annotations
 import base64
 import json
 import time
+from pathlib import Path
 
 import jwt
 import pytest
 from langgraph_sdk import Auth
+from starlette.requests import Request
 
 from agent.auth import OPEN_IDENTITY, authenticate
 from agent.auth_tokens import LEEWAY_S, TokenError, mint_token, verify_token
@@ -90,11 +92,27 @@ async def test_token_mode(monkeypatch: pytest.MonkeyPatch) -> None:
         assert info.value.status_code == 401
 
 
+def _request(client: str, host: str) -> Request:
+    headers = [(b"host", host.encode())]
+    return Request({"type": "http", "client": (client, 50000), "headers": headers})
+
+
 async def test_open_mode_only_under_langgraph_dev(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("MEMORY_AUTH_SECRET", raising=False)
     monkeypatch.delenv("MEMORY_AUTH_OPEN", raising=False)
     monkeypatch.setenv("LANGSMITH_LANGGRAPH_API_VARIANT", "local_dev")
-    assert (await authenticate(None))["identity"] == OPEN_IDENTITY
+    assert (await authenticate(None, _request("127.0.0.1", "localhost:2025")))[
+        "identity"
+    ] == OPEN_IDENTITY
+    # Only this machine, by a loopback name; with no request to judge, nobody (deny by default).
+    for request in (
+        _request("10.1.2.3", "10.1.2.3:2025"),
+        _request("127.0.0.1", "evil.test"),
+        None,
+    ):
+        with pytest.raises(Auth.exceptions.HTTPException) as info:
+            await authenticate(None, request)
+        assert info.value.status_code == 401
     monkeypatch.setenv("LANGSMITH_LANGGRAPH_API_VARIANT", "licensed")  # a deployment
     with pytest.raises(Auth.exceptions.HTTPException) as info:
         await authenticate("Bearer anything")
@@ -112,3 +130,19 @@ def test_the_authenticated_identity_beats_the_context() -> None:
     open_user = {"identity": OPEN_IDENTITY, "memory_auth": "open"}
     config = {"configurable": {"langgraph_auth_user": open_user}}
     assert resolve_scope(ctx, config) == Scope("globex", "mallory")  # type: ignore[arg-type]
+
+
+def test_minting_reads_the_dotenv_the_server_reads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from agent.auth_tokens import main
+
+    folder = tmp_path
+    monkeypatch.delenv("MEMORY_AUTH_SECRET", raising=False)
+    monkeypatch.chdir(folder)
+    assert main(["--user", "alice"]) == 2
+    assert "MEMORY_AUTH_SECRET" in capsys.readouterr().err
+    (folder / ".env").write_text(f"MEMORY_AUTH_SECRET={SECRET}\n", encoding="utf-8")
+    assert main(["--user", "alice", "--tenant", "acme"]) == 0
+    token = capsys.readouterr().out.strip()
+    assert verify_token(token, SECRET).scope == ALICE

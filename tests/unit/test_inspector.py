@@ -105,10 +105,27 @@ async def test_dev_prints_the_inspector_address(
     assert "http://127.0.0.1:2099/memory/ui" in capsys.readouterr().out
 
 
-def test_audit_details_read_as_key_value_pairs_with_short_floats() -> None:
-    from agent.inspector.pages import _detail
+def test_audit_details_read_as_pairs_with_rounded_numbers() -> None:
+    from agent.inspector.pages import detail_text
 
-    shown = _detail({"cosine": 0.7346153846153846, "via": "cli", "scores": [0.123456, 1.0],
-                     "nested": {"z": 2.0000001}})  # fmt: skip
-    assert shown == 'cosine: 0.735; via: cli; scores: [0.123, 1.0]; nested: {"z": 2.0}'
-    assert _detail({}) == "" and _detail(["x"]) == '["x"]'
+    detail = {"score": 0.7234567891, "parts": {"similarity": 0.41234, "kept": True}, "by": "gate"}
+    assert detail_text(detail) == (
+        'score: 0.723; parts: {"similarity": 0.412, "kept": true}; by: gate'
+    )
+    assert detail_text(None) == "" and detail_text({}) == ""
+
+
+def test_histogram_ticks_are_slanted_and_overlapping_lines_stay_visible() -> None:
+    from importlib import resources
+
+    buckets = [[b, i] for i, b in enumerate((0.005, 0.01, 0.025, 0.25, 2.5, 10.0, float("inf")))]
+    svg = histogram(buckets, label="latency")
+    ticks = re.findall(r'<text x="([\d.]+)"[^>]*transform="rotate\(-45 [^"]+\)"[^>]*>([^<]+)<', svg)
+    assert [t for _, t in ticks] == ["5", "10", "25", "250", "2500", "10000", "+Inf"]
+    # Slanted, the widest label ("10000", ~33 px) still starts inside the picture.
+    assert min(float(x) for x, _ in ticks) - 33 * 0.71 >= 0
+    css = resources.files("agent.inspector").joinpath("static", "inspector.css").read_text()
+    # Two series with the same values: the second is dashed, so the first shows through.
+    svg = lines({"episodic": [("d1", 3.0)], "semantic": [("d1", 3.0)]}, label="kinds")
+    assert 'class="series s0"' in svg and 'class="series s1"' in svg
+    assert re.search(r"polyline\.s1 \{ stroke-dasharray", css)

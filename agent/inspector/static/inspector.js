@@ -41,7 +41,7 @@
       }
       if (form.dataset.receipt && receipt) {
         receipt.hidden = false;
-        receipt.textContent = JSON.stringify(data, null, 2);
+        receipt.textContent = readable(data);
         say("Done. Receipt below.");
         receipt.focus();
       } else if (form.dataset.next) {
@@ -56,3 +56,13 @@
     }
   });
 })();
+
+// A receipt as "key: value" lines (nested objects indented), not raw JSON.
+function readable(data, indent = "") {
+  if (data === null || typeof data !== "object") return indent + String(data);
+  return Object.entries(data).map(([key, value]) =>
+    value !== null && typeof value === "object" && Object.keys(value).length
+      ? `${indent}${key}:\n${readable(value, indent + "  ")}`
+      : `${indent}${key}: ${Array.isArray(value) || value === null ? JSON.stringify(value) : String(value)}`
+  ).join("\n");
+}

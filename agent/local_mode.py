@@ -1,0 +1,69 @@
+"""Open local mode's boundary: only this machine may use it, and its inspector users.
+
+Open local mode (no `MEMORY_AUTH_SECRET`, under `langgraph dev`) trusts whoever calls, so it is
+served only to loopback clients that address the server by a loopback name: a client on the
+network, or a page on another site that re-pointed its own host name at 127.0.0.1 (DNS
+rebinding), gets nothing. Within it the inspector signs in as a local user of the developer's
+choosing with a token signed by a per-process secret that is never stored or logged; a restart
+of the server ends those sessions.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import secrets
+from urllib.parse import urlsplit
+
+LOCAL_SECRET = secrets.token_urlsafe(32)
+"""Signs the inspector's local-user tokens in open local mode; lives only in this process."""
+
+LOCAL_USER_LABEL = "local user (open mode, no password)"
+
+_LOOPBACK_NAMES = frozenset({"localhost"})
+
+
+def open_mode_allowed() -> bool:
+    """Whether a server without a secret may run open: only under `langgraph dev` or when asked."""
+    # `langgraph dev` sets this variable itself; deployments do not.
+    dev = os.environ.get("LANGSMITH_LANGGRAPH_API_VARIANT") == "local_dev"
+    return dev or os.environ.get("MEMORY_AUTH_OPEN", "").strip() == "1"
+
+
+def local_secret(client_host: str | None, host_header: str | None) -> str | None:
+    """The secret of local-user tokens for this request: only in open mode, only from here."""
+    if not open_mode_allowed() or not is_local_request(client_host, host_header):
+        return None
+    return LOCAL_SECRET
+
+
+def _is_loopback_host(name: str) -> bool:
+    name = name.strip("[]").lower()
+    if name in _LOOPBACK_NAMES or name.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+def is_local_request(client_host: str | None, host_header: str | None) -> bool:
+    """Whether a request comes from this machine and names the server by a loopback name."""
+    if not client_host or not _is_loopback_host(client_host):
+        return False
+    if not host_header:
+        return False
+    try:
+        host = urlsplit(f"//{host_header}").hostname
+    except ValueError:  # a malformed Host (an unclosed "[") names nothing local
+        return False
+    return host is not None and _is_loopback_host(host)
+
+
+__all__ = [
+    "LOCAL_SECRET",
+    "LOCAL_USER_LABEL",
+    "is_local_request",
+    "local_secret",
+    "open_mode_allowed",
+]
