@@ -16,6 +16,7 @@ from bench.conflict_detection import detect
 from bench.updates import PAIRS
 from memory.gating.conflicts import Candidate, Existing, resolve
 from memory.gating.conflicts.attributes import compare, settings
+from memory.gating.gate import gate, split_candidates
 from memory.storage.embedding import Embedder, get_embedder
 from memory.types import Category, Origin
 from tests.support.ports import REPO_ROOT
@@ -80,3 +81,11 @@ def test_corpus_holdout_meets_the_bar(embedder: Embedder) -> None:
         assert tp / max(flagged, 1) >= 0.9 and tp / updates >= 0.85, lang
         agree = [i for i in idx if held[i]["label"] == "agree"]
         assert sum(found[i] for i in agree) <= 0.05 * len(agree), lang
+
+
+@pytest.mark.parametrize(
+    "text", ["Tea is my morning drink; I don't like coffee.", "我早上喝茶；不喝咖啡。"]
+)
+def test_a_statement_is_never_cut_at_a_semicolon(text: str) -> None:
+    assert split_candidates(text) == [text]
+    assert gate(text).content == text
