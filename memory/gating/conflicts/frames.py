@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 
 from memory.gating.conflicts import vocab as v
+from memory.gating.conflicts.attributes import Setting, settings
 
 _WORD = re.compile(
     r"\d[\d,.]*\d|[a-z0-9][a-z0-9'+#-]*(?:\.[a-z0-9]+)*|[\u4e00-\u9fff]+", re.IGNORECASE
@@ -31,6 +32,7 @@ class Frame:
     additive: bool
     exclusive: bool
     listy: bool
+    settings: tuple[Setting, ...] = ()
 
     @property
     def cjk(self) -> bool:
@@ -69,6 +71,7 @@ def analyse(text: str) -> Frame:
         additive=bool(v.ADDITIVE.search(text)),
         exclusive=exclusive,
         listy=len(v.LIST.findall(text)) >= 1 and len(spans) >= 2,
+        settings=settings(text),
     )
 
 

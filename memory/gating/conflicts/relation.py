@@ -20,6 +20,7 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
+from memory.gating.conflicts.attributes import compare_settings
 from memory.gating.conflicts.frames import Frame, frame_similarity, heads
 from memory.types import Category
 
@@ -96,6 +97,32 @@ def relate(
     to_reference: ToReference | None = None,
 ) -> Relation:
     """Classify the pair (incoming `new`, existing `old`); `similarity` on the reference scale."""
+    base = _relate(new, old, similarity, categories, dup_threshold, embed, to_reference)
+    if not (same_family(*categories) or _cross_slot(*categories)):
+        return base
+    # The attribute both statements set decides over surface similarity: "I moved to Munich"
+    # updates "I live in Berlin" with no correction marker, and "tea, not coffee" said again
+    # agrees with "I drink tea" although one of them holds a negation.
+    shared = compare_settings(new.settings, old.settings)
+    if shared is None:
+        return base
+    verdict, attribute = shared
+    if verdict == "update":
+        return Relation("contradiction", 1.0, f"same attribute ({attribute}), new value")
+    if base.kind == "contradiction":
+        return Relation("duplicate", max(similarity, 0.5), f"same {attribute}; agrees")
+    return base
+
+
+def _relate(
+    new: Frame,
+    old: Frame,
+    similarity: float,
+    categories: tuple[Category, Category],
+    dup_threshold: float,
+    embed: EmbedFn | None,
+    to_reference: ToReference | None,
+) -> Relation:
     family = same_family(*categories)
     shared = new.values & old.values
     only_new, only_old = new.values - old.values, old.values - new.values

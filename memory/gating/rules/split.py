@@ -1,6 +1,6 @@
 """Split a turn into candidate statements (sentences) and those into clauses, English and Chinese.
 
-A sentence ends at `.!?` followed by space, or at `。！？；` or a newline. A period inside a
+A sentence ends at `.!?` followed by space, or at `。！？` or a newline. A period inside a
 number, a version or a host name ("3.11", "example.internal") is not a boundary, nor is one
 after a common abbreviation ("Dr.", "e.g.").
 """
@@ -13,12 +13,14 @@ _ABBREVIATIONS = frozenset(
     "mr mrs ms dr prof st jr sr vs etc e.g i.e approx inc ltd co no fig jan feb mar apr jun "
     "jul aug sep sept oct nov dec mt ave".split()
 )
-_SENTENCE_END = re.compile(r"(?<=[.!?…])[\"'”’)\]]*\s+|(?<=[。！？；;])\s*|\n+")
+# A semicolon joins two halves of one statement ("Tea is my morning drink; I don't like
+# coffee."): it is a clause break, never a sentence end, so the statement is kept whole.
+_SENTENCE_END = re.compile(r"(?<=[.!?…])[\"'”’)\]]*\s+|(?<=[。！？])\s*|\n+")
 _CLAUSE_BREAK = re.compile(
     # Commas inside numbers ("$2,000") and colons inside times or placeholders are not breaks.
     # A match starts only where a whitespace run starts: a bare `\s*` lead retries the run from
     # every position inside it, quadratic on a long run of spaces.
-    r"(?<!\s)\s*(?:[，、：]|(?<!\d),|,(?!\d)|(?<!REDACTED):(?!\d)|\s[-–—]+\s|—|\(|\)"
+    r"(?<!\s)\s*(?:[，、：;；]|(?<!\d),|,(?!\d)|(?<!REDACTED):(?!\d)|\s[-–—]+\s|—|\(|\)"
     r"|\bbut\b|\bthough\b|\band then\b|不过|但是|可是)\s*",
     re.IGNORECASE,
 )
