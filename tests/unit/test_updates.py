@@ -89,3 +89,29 @@ def test_corpus_holdout_meets_the_bar(embedder: Embedder) -> None:
 def test_a_statement_is_never_cut_at_a_semicolon(text: str) -> None:
     assert split_candidates(text) == [text]
     assert gate(text).content == text
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("I live in Berlin.", "I want to live in Munich someday."),
+        ("I live in Berlin.", "I used to live in Munich."),
+        ("I work at Siemens.", "I'm thinking of working at Google."),
+        ("我住在北京。", "我以前住在上海。"),
+        ("我住在北京。", "我打算搬到深圳。"),
+    ],
+)
+def test_a_wish_a_plan_or_the_past_sets_no_current_value(old: str, new: str) -> None:
+    assert compare(new, old) is None
+
+
+def test_a_move_filed_as_a_decision_still_updates_the_fact(embedder: Embedder) -> None:
+    # The gate files "I moved to Munich last month" as a decision; the attribute decides.
+    vectors = embedder.embed(["I live in Berlin.", "I moved to Munich last month."])
+    existing = Existing("old", "I live in Berlin.", float(np.dot(vectors[0], vectors[1])),
+                        Origin.EXPLICIT, Category.FACT, EARLIER)  # fmt: skip
+    verdict = resolve(
+        Candidate("I moved to Munich last month.", Category.DECISION), [existing],
+        embed=embedder.embed,
+    )  # fmt: skip
+    assert verdict.action == "supersede", verdict

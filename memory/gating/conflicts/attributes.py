@@ -163,10 +163,23 @@ _NEGATIVE = re.compile(
 )
 
 
+# A clause about a wish, a plan or the past states no current value: "I want to live in
+# Munich", "I used to live in Munich", "我以前住在北京" must not replace where the user lives.
+_NOT_NOW = re.compile(
+    r"\b(?:want(?:s|ed)? to|would (?:like|love) to|'d (?:like|love) to|wish|hope|plan(?:s|ned)? to"
+    r"|going to|gonna|thinking (?:of|about)|might|may|could|someday|one day|used to|before"
+    r"|previously|formerly|back when|when i was|if)\b"
+    r"|想|打算|希望|计划|准备|可能|以前|曾经|原来|过去|小时候|如果",
+    re.I,
+)
+
+
 def settings(text: str) -> tuple[Setting, ...]:
     """Every attribute the statement's clauses set, at most one per clause."""
     out: list[Setting] = []
     for clause in _CLAUSE.findall(text.replace("’", "'")):
+        if _NOT_NOW.search(clause):
+            continue
         found = _match(clause)
         if found is not None:
             out.append(found)

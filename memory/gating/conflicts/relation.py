@@ -65,6 +65,12 @@ def _cross_slot(a: Category, b: Category) -> bool:
     return {a, b} <= {Category.PREFERENCE, Category.CONSTRAINT, Category.FACT}
 
 
+def _attribute_slot(a: Category, b: Category) -> bool:
+    # A move or a switch is often filed as a decision ("I moved to Munich last month"); the
+    # attribute it sets is the same one a fact or preference states.
+    return {a, b} <= {Category.PREFERENCE, Category.CONSTRAINT, Category.FACT, Category.DECISION}
+
+
 def same_family(a: Category, b: Category) -> bool:
     """Preferences and constraints share slots; other categories only with themselves."""
     return a is b or (_FAMILY.get(a) is not None and _FAMILY.get(a) == _FAMILY.get(b))
@@ -98,7 +104,7 @@ def relate(
 ) -> Relation:
     """Classify the pair (incoming `new`, existing `old`); `similarity` on the reference scale."""
     base = _relate(new, old, similarity, categories, dup_threshold, embed, to_reference)
-    if not (same_family(*categories) or _cross_slot(*categories)):
+    if not (same_family(*categories) or _attribute_slot(*categories)):
         return base
     # The attribute both statements set decides over surface similarity: "I moved to Munich"
     # updates "I live in Berlin" with no correction marker, and "tea, not coffee" said again
