@@ -162,3 +162,7 @@ async def test_fresh_clone_runs_the_first_command_and_answers_without_a_key(
     assert rc in (0, 130, -signal.SIGINT), f"exit {rc}; log:\n{log_tail(log)}"
     assert "Traceback" not in output, log_tail(log, 120)
     assert not (clone / ".data" / "pg" / "postmaster.pid").exists(), "embedded Postgres still runs"
+    wanted = subprocess.run([python, "-c", "import platform; print(platform.python_version())"],
+                            capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
+    venv = (clone / ".venv" / "pyvenv.cfg").read_text()
+    assert f"version_info = {wanted}" in venv or f"version = {wanted}" in venv, venv
