@@ -21,7 +21,7 @@ import sys
 from filelock import FileLock, Timeout
 
 from memory.settings import Settings, apply_privacy_defaults
-from memory.storage.pg import database_url, release_embedded_databases
+from memory.storage.pg import database_url, open_pool, release_embedded_databases
 
 # Seconds the server gets to stop on the signal it received itself before it is sent one.
 _GRACE_S = 10.0
@@ -84,6 +84,9 @@ async def dev(args: argparse.Namespace) -> int:
 async def _serve(args: argparse.Namespace, settings: Settings) -> int:
     # Start (or join) the embedded database here so the server and its checkpointer share it.
     os.environ["DATABASE_URL"] = await asyncio.to_thread(database_url, settings)
+    # Reach the database here: the server would otherwise fail its startup with a traceback.
+    async with open_pool(os.environ["DATABASE_URL"], min_size=1, max_size=1):
+        pass
     exe = shutil.which("langgraph") or os.path.join(os.path.dirname(sys.executable), "langgraph")
     cmd = [exe, "dev", "--host", args.host, "--port", str(args.port)]
     if args.no_browser:

@@ -50,7 +50,27 @@ def readme_first_command() -> str:
     return commands[0]
 
 
-def _uv_env(home: Path) -> dict[str, str]:
+def _oldest_python() -> str | None:
+    """The distribution's Python when it is an older patch release than this one (3.11.2 on
+    Debian 12): the quick start must work on the oldest interpreter `requires-python` allows."""
+    for candidate in ("/usr/bin/python3.11", "/usr/bin/python3"):
+        if not os.path.exists(candidate):
+            continue
+        probe = [candidate, "-c", "import sys; print(*sys.version_info[:3])"]
+        found = subprocess.run(probe, capture_output=True, text=True, check=False)
+        version = tuple(int(v) for v in found.stdout.split()) if found.returncode == 0 else ()
+        if (3, 11) <= version < sys.version_info[:3]:
+            return os.path.realpath(candidate)
+    return None
+
+
+_PYTHONS = [
+    pytest.param(os.path.realpath(sys.executable), id="this-python"),
+    pytest.param(_oldest_python(), id="distribution-python"),
+]
+
+
+def _uv_env(home: Path, python: str) -> dict[str, str]:
     cache = subprocess.run(["uv", "cache", "dir"], capture_output=True, text=True, check=True)
     env = {
         "PATH": os.environ["PATH"],
@@ -61,7 +81,7 @@ def _uv_env(home: Path) -> dict[str, str]:
         "UV_CACHE_DIR": cache.stdout.strip(),
         "UV_OFFLINE": "1",
         "UV_PYTHON_DOWNLOADS": "never",
-        "UV_PYTHON": os.path.realpath(sys.executable),
+        "UV_PYTHON": python,
         "LOG_COLOR": "false",
     }
     if "PYENV_ROOT" in os.environ:  # `uv` may be a pyenv shim
@@ -89,9 +109,12 @@ def fresh_dir() -> Iterator[Path]:
         yield path
 
 
+@pytest.mark.parametrize("python", _PYTHONS)
 async def test_fresh_clone_runs_the_first_command_and_answers_without_a_key(
-    fresh_dir: Path, model_host: ModelServer
+    fresh_dir: Path, model_host: ModelServer, python: str | None
 ) -> None:
+    if python is None:
+        pytest.skip("no older Python 3.11 patch release on this machine")
     tmp_path = fresh_dir
     home, parent = tmp_path / "home", tmp_path / "work"
     home.mkdir()
@@ -102,7 +125,7 @@ async def test_fresh_clone_runs_the_first_command_and_answers_without_a_key(
     assert "../shared" not in (clone / ".env.example").read_text()
 
     port = free_port()
-    env = _uv_env(home)
+    env = _uv_env(home, python)
     env["MEMORY_EMBEDDING_MODEL_URL"] = f"{model_host.url}/onnx.tar.gz"
     env["MEMORY_EMBEDDING_MODEL_SHA256"] = model_host.sha256
     command = f"{readme_first_command()} --port {port} --no-browser"
@@ -139,3 +162,7 @@ async def test_fresh_clone_runs_the_first_command_and_answers_without_a_key(
     assert rc in (0, 130, -signal.SIGINT), f"exit {rc}; log:\n{log_tail(log)}"
     assert "Traceback" not in output, log_tail(log, 120)
     assert not (clone / ".data" / "pg" / "postmaster.pid").exists(), "embedded Postgres still runs"
+    wanted = subprocess.run([python, "-c", "import platform; print(platform.python_version())"],
+                            capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
+    venv = (clone / ".venv" / "pyvenv.cfg").read_text()
+    assert f"version_info = {wanted}" in venv or f"version = {wanted}" in venv, venv

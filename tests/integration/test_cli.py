@@ -214,6 +214,16 @@ def test_dev_refuses_a_busy_port_instead_of_serving_elsewhere(env: dict[str, str
     assert "Traceback" not in out.stderr
 
 
+def test_dev_with_an_unreachable_database_says_so_in_one_line(env: dict[str, str]) -> None:
+    port = free_port()  # nothing listens there
+    down = {**env, "DATABASE_URL": f"postgresql://u:pw@127.0.0.1:{port}/db"}
+    out = _cli(down, "dev", "--port", str(free_port()), "--no-browser")
+    assert out.returncode == 2
+    [line] = out.stderr.strip().splitlines()
+    assert line.startswith("error: Cannot connect to PostgreSQL at postgresql://…@127.0.0.1:")
+    assert "DATABASE_URL" in line and "pw" not in line
+
+
 def test_ctrl_c_at_the_chat_prompt_leaves_the_chat(env: dict[str, str]) -> None:
     no_model = {k: v for k, v in env.items() if k not in ("MEMORY_AGENT_MODEL", "OPENAI_API_KEY")}
     proc = subprocess.Popen(
