@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import itertools
 import logging
+import os
 import sys
 import threading
 import uuid
@@ -216,6 +217,7 @@ async def chat(args: argparse.Namespace) -> int:
     from agent.model import is_memory_only, load_chat_model
     from agent.resources import close_stores
     from memory.settings import Settings
+    from memory.storage.pg import release_embedded_databases
     from memory.types import Scope
 
     ctx = Context(tenant_id=args.tenant, user_id=args.user)
@@ -232,6 +234,7 @@ async def chat(args: argparse.Namespace) -> int:
         print("memory-only mode: no chat model is set (MEMORY_AGENT_MODEL); replies list recalls")
     if log_file is not None:
         print(f"logs: {log_file}")
+    interrupted = False
     try:
         async with open_checkpointer() as saver:
             graph = build_graph().compile(checkpointer=saver)
@@ -248,10 +251,17 @@ async def chat(args: argparse.Namespace) -> int:
                 payload: Any = {"messages": [("user", line)]}
                 while (pending := await _turn(graph, payload, config, ctx)) is not None:
                     payload = Command(resume=_answer_interrupt(pending))
-    except asyncio.CancelledError:  # Ctrl-C: leave the shell's prompt on a line of its own
-        print()
-        raise
+    except asyncio.CancelledError:  # Ctrl-C
+        interrupted = True
     finally:
         await close_stores()
+    if interrupted:
+        # Leave the shell's prompt on a line of its own, and leave now: the reader thread is
+        # still blocked on stdin, and an interpreter shutdown racing it could abort.
+        print()
+        release_embedded_databases()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(130)
     sys.stdout.flush()
     return 0
