@@ -254,7 +254,12 @@ async def chat(args: argparse.Namespace) -> int:
     except asyncio.CancelledError:  # Ctrl-C
         interrupted = True
     finally:
-        await close_stores()
+        if interrupted:
+            # Bounded: a user who pressed Ctrl-C is not kept waiting on a slow shutdown.
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                await asyncio.wait_for(close_stores(), timeout=5)
+        else:
+            await close_stores()
     if interrupted:
         # Leave the shell's prompt on a line of its own, and leave now: the reader thread is
         # still blocked on stdin, and an interpreter shutdown racing it could abort.

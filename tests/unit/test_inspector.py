@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import html
 import importlib
 import re
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -99,6 +101,12 @@ async def test_dev_prints_the_inspector_address(
 
     monkeypatch.setenv("DATABASE_URL", "")  # dev() sets it; restored after the test
     monkeypatch.setattr(dev_command, "database_url", lambda _settings: "postgresql://x/y")
+
+    @contextlib.asynccontextmanager
+    async def _reachable(*_args: Any, **_kw: Any) -> AsyncIterator[None]:
+        yield None  # the database check before the server starts: no database in a unit test
+
+    monkeypatch.setattr(dev_command, "open_pool", _reachable)
     monkeypatch.setattr(dev_command.asyncio, "create_subprocess_exec", _spawn)
     args = argparse.Namespace(host="127.0.0.1", port=2099, no_browser=True)
     assert await dev_command.dev(args) == 0
