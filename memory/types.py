@@ -148,6 +148,10 @@ class MemoryRecord:
     context: str = ""
     outcome: str = ""
     tags: list[str] = field(default_factory=list)
+    # When the fact was true, where an update set it: `valid_from` None means from
+    # `occurred_at`; `valid_to` None means still true (a replaced value has one).
+    valid_from: datetime | None = None
+    valid_to: datetime | None = None
 
     @property
     def scope(self) -> Scope:

@@ -39,6 +39,7 @@ import numpy as np
 from memory.recall.cache import RecallCache, ScopeEntry, measure
 from memory.recall.clauses import split_clauses
 from memory.recall.features import decode, encode, features_key
+from memory.recall.history import past_question, with_history
 from memory.recall.lexical import raw_words, stem, tokenize, word_forms
 from memory.recall.lexical_stopwords import ENGLISH_STOPWORDS
 from memory.recall.ranking import RankingWeights
@@ -48,6 +49,7 @@ from memory.storage.cache_sync import Change
 from memory.storage.calibration import CosineScale
 from memory.storage.embedding import MEMO_MAX_CHARS, Vectors
 from memory.storage.store import MAX_LEXICAL_TERMS, Candidates, MemoryStore
+from memory.storage.timeline import replaced_values
 from memory.storage.vector import LAYERS, Nearest, VectorIndexError
 from memory.types import MemoryKind, MemoryRecord, Scope, ScoredMemory
 
@@ -420,6 +422,7 @@ class Recaller:
         clauses = await self._clauses(scope, source, parts, vectors)
         hits = self._rank(source, scope, query, vectors[0], k, weights, kinds, now, record_access,
                           relevant_only, clauses)  # fmt: skip
+        hits = await self._with_history(scope, query, hits, now)
         self._observe(started)
         return Recalled(hits, source.path, tuple(c.text for c in clauses))
 
@@ -451,6 +454,7 @@ class Recaller:
         clauses = await self._clauses(scope, source, parts, vectors)
         hits = self._rank(source, scope, query, vectors[0], k, weights, None, None, True, True,
                           clauses)  # fmt: skip
+        hits = await self._with_history(scope, query, hits, None)
         self._observe(started)
         return TurnRecall(hits, strongest, version, source.path)
 
@@ -904,6 +908,20 @@ class Recaller:
             # Access statistics are written off the hot path: a recall never waits for a write.
             self.store.spawn(self._record_access(scope, used, query))
         return results
+
+    async def _with_history(
+        self, scope: Scope, query: str, hits: list[ScoredMemory], now: datetime | None
+    ) -> list[ScoredMemory]:
+        """For a question about the past, the earlier value of a recalled fact above it.
+
+        Costs one indexed query, and only for a question that asks about the past.
+        """
+        now = now or datetime.now(UTC)
+        question = past_question(query, now) if hits else None
+        if question is None:
+            return hits
+        earlier = await replaced_values(self.store, scope, [h.record.id for h in hits])
+        return with_history(hits, earlier, question, now) if earlier else hits
 
     async def similar(
         self, scope: Scope, text: str, *, k: int = 5, kinds: Collection[MemoryKind] | None = None

@@ -30,6 +30,7 @@ __all__ = [
     "mentions_time",
     "parse_time",
     "query_ranges",
+    "statement_start",
     "time_match",
     "time_question",
 ]
@@ -128,6 +129,17 @@ def mentions_time(text: str, *, at: datetime | None = None) -> bool:
 def event_ranges(text: str, occurred_at: datetime) -> list[TimeRange]:
     """When a memory's events happened: the day it was recorded plus the times its text names."""
     return [day_range(occurred_at), *parse_time(text, occurred_at)]
+
+
+def statement_start(text: str, said_at: datetime) -> datetime:
+    """When a stated fact began to hold: the earliest time its own words name, else when said.
+
+    "I moved to Munich last month" said on 15 June began on 1 May; "since 2023" on 1 January
+    2023; "from next week" on that Monday; a statement with no time words, when it was said.
+    A day word about the asking ("today") dates it the day it was said.
+    """
+    ranges = parse_time(text, said_at)
+    return min((r.start for r in ranges), default=as_utc(said_at))
 
 
 def time_match(query_ranges: Sequence[TimeRange], memory_ranges: Sequence[TimeRange]) -> float:

@@ -446,6 +446,14 @@ MIGRATIONS: list[str] = [
     CREATE INDEX IF NOT EXISTS pending_writes_waiting
         ON pending_writes (created_at) WHERE status = 'pending';
     """,
+    # 20: when a fact was true (`memory.storage.timeline`): an update sets the replaced memory's
+    # `valid_to` and its successor's `valid_from`; NULL means "since it was said" / "still true".
+    """
+    ALTER TABLE memories ADD COLUMN IF NOT EXISTS valid_from timestamptz;
+    ALTER TABLE memories ADD COLUMN IF NOT EXISTS valid_to timestamptz;
+    CREATE INDEX IF NOT EXISTS memories_replaced_by
+        ON memories (tenant_id, user_id, superseded_by) WHERE superseded_by IS NOT NULL;
+    """,
 ]
 
 

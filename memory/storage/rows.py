@@ -23,7 +23,8 @@ from memory.types import (
 RECORD_COLUMNS = (
     "id, tenant_id, user_id, kind, category, content, context, outcome, source, origin, "
     "importance, confidence, pinned, created_at, occurred_at, expires_at, access_count, "
-    "last_accessed, status, superseded_by, provenance, tags, content_hash, version, indexed_at"
+    "last_accessed, status, superseded_by, provenance, tags, content_hash, version, indexed_at, "
+    "valid_from, valid_to"
 )
 
 LOCK_IN_ID_ORDER = "ORDER BY id FOR UPDATE"
@@ -140,6 +141,8 @@ def record_from_row(row: Any) -> MemoryRecord:
         context=row["context"],
         outcome=row["outcome"],
         tags=list(row["tags"] or []),
+        valid_from=row["valid_from"],
+        valid_to=row["valid_to"],
     )
 
 

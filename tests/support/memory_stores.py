@@ -134,8 +134,10 @@ async def write_before_migration(
 
 def _before_own_vectors(sql: str, params: tuple[Any, ...]) -> tuple[Any, ...]:
     """`INSERT_SQL` and its parameters as a database without `own_embedding` takes them: the
-    last column and parameter are dropped."""
+    last column and parameter are dropped, and the validity window (migration 20) is not
+    returned."""
     old = sql.replace(", own_embedding\n", "\n").replace(", $23)", ")")
+    old = old.replace(", valid_from, valid_to", "")
     if old == sql:
         raise AssertionError("INSERT_SQL no longer ends with own_embedding; update this helper")
     return (old, *params[:-1])

@@ -1,8 +1,10 @@
 """Write one memory under the conflict policy: the write path of the agent, the CLI and the bus.
 
 Nothing is ever lost: a loser stays in Postgres as `superseded`, linked to the memory that won,
-out of recall; list-like memories are merged into a new version; `mark_conflict` keeps both
-active and tagged; every conflict is an audit event on each memory involved.
+out of recall (an update also closes its validity window, so questions about the past still
+find it: `memory.storage.timeline`); list-like memories are merged into a new version;
+`mark_conflict` keeps both active and tagged; every conflict is an audit event on each memory
+involved.
 
 Concurrent writes to one user's memory are resolved by the policy, never lost: the write runs
 under `user_write_lock`, so two writers of the same slot on two connections are serialised and
@@ -16,13 +18,16 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from typing import Literal
 
 from memory.gating.conflicts import Candidate, Existing, Resolution, resolve
 from memory.recall.recaller import recaller_for
+from memory.recall.temporal import statement_start
 from memory.settings import ServiceLimits
 from memory.storage.quotas import over_quota, usage
 from memory.storage.store import MemoryStore
+from memory.storage.timeline import set_window
 from memory.storage.user_locks import user_write_lock
 from memory.types import MemoryRecord, NewMemory, Scope, Status
 
@@ -160,6 +165,23 @@ async def supersede(
         )
 
 
+async def _close_windows(
+    store: MemoryStore, scope: Scope, item: NewMemory, winner: str, targets: Sequence[str]
+) -> None:
+    """An update: the new value holds from its own time words (else when said), the old until then.
+
+    An old value said after the new one's start ("moved in 2022", said of a 2023 statement)
+    ends when it was said rather than before it began.
+    """
+    start = statement_start(item.content, item.occurred_at or datetime.now(UTC))
+    await set_window(store, scope, winner, valid_from=start)
+    for target in targets:
+        old = await store.get(scope, target)
+        if old is not None:
+            end = max(start, old.valid_from or old.occurred_at)
+            await set_window(store, scope, target, valid_to=end)
+
+
 async def _conflict(
     store: MemoryStore, scope: Scope, item: NewMemory, verdict: Resolution
 ) -> Outcome:
@@ -187,6 +209,8 @@ async def _conflict(
     winner = replace(item, content=content) if content else item
     written = await store.write(scope, winner, reason=why)
     await supersede(store, scope, targets, written.id, why, merged=verdict.action == "merge")
+    if verdict.action == "supersede" and verdict.conflict:
+        await _close_windows(store, scope, item, written.id, targets)
     if verdict.conflict:
         await store.record_event(scope, written.id, "conflict", why, {"replaced": list(targets)})
     action = "merged" if verdict.action == "merge" else "superseded"

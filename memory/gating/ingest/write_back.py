@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from memory.gating.conflicts.attributes import settings
 from memory.gating.gate import (
     GateDecision,
     GatePolicy,
@@ -61,6 +62,11 @@ def to_new_memory(
 ) -> NewMemory:
     """The row to write for a kept gate decision."""
     pending = require_approval and decision.needs_approval
+    # A statement that sets an attribute ("I live in Berlin", "我在腾讯工作") holds until an
+    # update replaces it (closing its window), not until a lifetime runs out.
+    ttl = decision.ttl_days
+    if ttl is not None and decision.trust != "low" and settings(decision.content):
+        ttl = None
     return NewMemory(
         content=decision.content,
         kind=decision.kind,
@@ -69,7 +75,7 @@ def to_new_memory(
         category=decision.category,
         importance=decision.importance,
         confidence=decision.confidence,
-        ttl_days=decision.ttl_days,
+        ttl_days=ttl,
         occurred_at=occurred_at,
         status=Status.PENDING_APPROVAL if pending else Status.ACTIVE,
         provenance={**provenance, "trust": decision.trust},

@@ -1,0 +1,139 @@
+"""Questions about the past: the value that was true then, from the chain an update left.
+
+An update keeps the value it replaced (`memory.storage.timeline`), out of ordinary recall: a
+current question ("where do I live?") finds only the value in force. A question about the past
+("where did I live before Munich?", "which editor did I use to use?", "where did I work in
+2022?", "我以前住在哪？") still finds the current value by its topic; this module then puts the
+value that held at the asked time right above it, cited with its window:
+
+- a time the question names ("in 2022", "去年") picks the value whose window covers it most;
+- "before <value>" picks the value held before the named one;
+- "originally", "at first", "最早" pick the oldest;
+- any other past marker ("used to", "previously", "以前") picks the value replaced last.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from typing import Literal
+
+from memory.recall.temporal import TimeRange, query_ranges
+from memory.types import MemoryRecord, ScoredMemory
+
+Pick = Literal["time", "before", "first", "last"]
+
+# Bounded, alternation-only patterns: linear on any text.
+_BEFORE = re.compile(r"\b(?:before|prior\s+to)\s+(.{1,60})", re.IGNORECASE)
+_FIRST = re.compile(
+    r"\b(?:originally|at\s+first|in\s+the\s+beginning|first\s+(?:one|place|job|home|used))\b"
+    r"|最早|最初|一开始|起初|当初",
+    re.IGNORECASE,
+)
+_PAST = re.compile(
+    r"\b(?:used\s+to|use\s+to|previously|formerly|former|in\s+the\s+past|back\s+then|"
+    r"back\s+when|back\s+in|earlier|before\s+that|before\s+now|previous|prior)\b"
+    r"|以前|之前|原来|原先|过去|曾经|当时|那时|早先|先前|本来|从前|上一个|上一份|前一个",
+    re.IGNORECASE,
+)
+_PAST_TENSE = re.compile(r"\b(?:did|was|were|had)\b", re.IGNORECASE)
+_ZH_BEFORE = re.compile(r"(.{1,12})(?:之前|以前)")
+_WORD = re.compile(r"[^\W\d_]{2,}|\d+", re.UNICODE)
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+LIFT = 1e-6
+"""How far above its successor an earlier value is placed: first, without reordering others."""
+
+
+@dataclass(frozen=True, slots=True)
+class PastQuestion:
+    """How a question about the past picks among a chain's values."""
+
+    pick: Pick
+    ranges: tuple[TimeRange, ...] = ()
+    named: str = ""  # "before <named>": the text after the marker
+    past_tense: bool = False  # "before" with no named value falls back to the last one only then
+
+
+def past_question(query: str, now: datetime | None = None) -> PastQuestion | None:
+    """How `query` asks about an earlier value, or None when it does not."""
+    now = now or datetime.now(UTC)
+    ranges = tuple(r for r in query_ranges(query, now) if r.end <= now)
+    if ranges:
+        return PastQuestion("time", ranges)
+    before = _BEFORE.search(query)
+    if before:
+        return PastQuestion(
+            "before", named=before.group(1), past_tense=bool(_PAST_TENSE.search(query))
+        )
+    zh_before = _ZH_BEFORE.search(query) if _CJK.search(query) else None
+    if _FIRST.search(query):
+        return PastQuestion("first")
+    if zh_before and _CJK.search(zh_before.group(1)):
+        return PastQuestion("before", named=zh_before.group(1), past_tense=True)
+    if _PAST.search(query):
+        return PastQuestion("last")
+    return None
+
+
+def _tokens(text: str) -> set[str]:
+    words = {w.casefold() for w in _WORD.findall(text)}
+    for run in re.findall(r"[\u4e00-\u9fff]+", text):
+        words.update(run[i : i + 2] for i in range(max(len(run) - 1, 1)))
+    return words
+
+
+def _start(record: MemoryRecord) -> datetime:
+    return record.valid_from or record.occurred_at
+
+
+def _overlap(record: MemoryRecord, end: datetime, asked: TimeRange) -> float:
+    lo, hi = max(_start(record), asked.start), min(end, asked.end)
+    return max((hi - lo).total_seconds(), 0.0)
+
+
+def pick(question: PastQuestion, current: MemoryRecord, earlier: Sequence[MemoryRecord],
+         now: datetime) -> MemoryRecord | None:  # fmt: skip
+    """The earlier value (newest first in `earlier`) the question asks for; None: the current."""
+    if not earlier:
+        return None
+    if question.pick == "first":
+        return earlier[-1]
+    if question.pick == "last":
+        return earlier[0]
+    chain = [current, *earlier]  # newest first
+    if question.pick == "time":
+        ends = [now, *[r.valid_to or now for r in earlier]]
+        best, best_overlap = None, 0.0
+        for record, end in zip(chain, ends, strict=True):
+            covered = sum(_overlap(record, end, asked) for asked in question.ranges)
+            if covered > best_overlap:
+                best, best_overlap = record, covered
+        return None if best is None or best is current else best
+    named = _tokens(question.named)
+    words = [_tokens(r.content) for r in chain]
+    for i, record_words in enumerate(words):
+        others = set().union(*(w for j, w in enumerate(words) if j != i))
+        if named & (record_words - others):
+            return chain[i + 1] if i + 1 < len(chain) else None
+    return earlier[0] if question.past_tense else None
+
+
+def with_history(
+    hits: Sequence[ScoredMemory],
+    earlier: Mapping[str, Sequence[MemoryRecord]],
+    question: PastQuestion,
+    now: datetime,
+) -> list[ScoredMemory]:
+    """`hits` with, above each hit that replaced earlier values, the one the question asks for."""
+    out: list[ScoredMemory] = []
+    shown = {h.record.id for h in hits}
+    for hit in hits:
+        chosen = pick(question, hit.record, earlier.get(hit.record.id, ()), now)
+        if chosen is not None and chosen.id not in shown:
+            shown.add(chosen.id)
+            breakdown = replace(hit.breakdown, temporal=hit.breakdown.temporal + LIFT)
+            out.append(ScoredMemory(record=chosen, score=breakdown.total, breakdown=breakdown))
+        out.append(hit)
+    return out

@@ -1,0 +1,130 @@
+"""Facts that change, end to end on real Postgres + Chroma + MiniLM: windows, the past, restore."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from memory.gating.ingest import ingest_text
+from memory.storage.store import MemoryStore
+from memory.storage.timeline import NotRestorable, restore, timeline
+from memory.system import recaller
+from memory.types import Scope, Status
+
+ALICE = Scope("acme", "alice")
+NOW = datetime(2026, 12, 1, tzinfo=UTC)
+
+
+@pytest.fixture
+def store(clean_store: MemoryStore) -> MemoryStore:
+    """This module's tests call the shared emptied store `store`."""
+    return clean_store
+
+
+def _at(day: str) -> datetime:
+    return datetime.fromisoformat(day).replace(tzinfo=UTC)
+
+
+async def _say(store: MemoryStore, text: str, day: str) -> list[str]:
+    results = await ingest_text(store, ALICE, text, occurred_at=_at(day), require_approval=False)
+    return [r.action for r in results]
+
+
+async def _top(store: MemoryStore, query: str) -> str:
+    hits = await recaller(store).recall(ALICE, query, k=5, now=NOW, record_access=False)
+    assert hits, f"nothing recalled for {query!r}"
+    return hits[0].record.content
+
+
+async def test_a_natural_update_closes_the_old_window_and_keeps_the_old_value(
+    store: MemoryStore,
+) -> None:
+    assert await _say(store, "I live in Berlin.", "2021-03-10") == ["stored"]
+    assert await _say(store, "I moved to Munich last month.", "2023-06-15") == ["superseded"]
+    old = await store.list_memories(ALICE, statuses=("superseded",))
+    new = await store.list_memories(ALICE)
+    assert [m.content for m in old] == ["I live in Berlin."]
+    assert [m.content for m in new] == ["I moved to Munich last month."]
+    # "last month", said on 15 June 2023, is May: the move began on 1 May.
+    assert new[0].valid_from == _at("2023-05-01") and new[0].valid_to is None
+    assert old[0].valid_to == _at("2023-05-01") and old[0].superseded_by == new[0].id
+    assert "Munich" in await _top(store, "Where do I live?")
+    assert "Berlin" in await _top(store, "Where did I live before Munich?")
+    assert "Berlin" in await _top(store, "Which city did I use to live in?")
+    assert "Berlin" in await _top(store, "Where did I live in 2022?")
+    hits = await recaller(store).recall(ALICE, "Where do I live now?", k=5, now=NOW)
+    assert all("Berlin" not in h.record.content for h in hits)
+
+
+async def test_chinese_updates_and_past_questions(store: MemoryStore) -> None:
+    assert await _say(store, "我住在北京。", "2020-04-01") == ["stored"]
+    assert await _say(store, "我去年搬到深圳了。", "2024-02-10") == ["superseded"]
+    current = await store.list_memories(ALICE)
+    assert [m.content for m in current] == ["我去年搬到深圳了。"]
+    assert current[0].valid_from == _at("2023-01-01")
+    assert "深圳" in await _top(store, "我现在住在哪里？")
+    assert "北京" in await _top(store, "我以前住在哪里？")
+    assert "北京" in await _top(store, "搬到深圳之前我住在哪？")
+
+
+async def test_three_values_the_asked_time_picks_the_one_that_held(store: MemoryStore) -> None:
+    await _say(store, "I work at Siemens.", "2019-05-01")
+    await _say(store, "I joined Bosch in March.", "2021-04-02")
+    await _say(store, "These days I work at SAP.", "2024-09-01")
+    assert [m.content for m in await store.list_memories(ALICE)] == ["These days I work at SAP."]
+    assert "SAP" in await _top(store, "Where do I work?")
+    assert "Bosch" in await _top(store, "Where did I work in 2022?")
+    assert "Siemens" in await _top(store, "Where did I work in 2020?")
+    assert "Siemens" in await _top(store, "Where did I originally work?")
+    assert "Bosch" in await _top(store, "Where did I work before SAP?")
+    assert "Siemens" in await _top(store, "Where did I work before Bosch?")
+    # The cited window of the middle value: from March 2021 to the day SAP was said.
+    steps = await timeline(store, ALICE, (await store.list_memories(ALICE))[0].id)
+    assert [s.record.content.split()[-1] for s in steps] == ["Siemens.", "March.", "SAP."]
+    assert steps[1].record.valid_from == _at("2021-03-01")
+    assert steps[1].record.valid_to == _at("2024-09-01")
+    assert steps[0].ended_by is not None and steps[0].ended_by["event"] == "supersede"
+
+
+async def test_agreeing_statements_reinforce_and_never_close_a_window(
+    store: MemoryStore,
+) -> None:
+    await _say(store, "I drink tea in the morning.", "2024-01-01")
+    await _say(store, "Tea is my morning drink; I don't like coffee.", "2024-02-01")
+    await _say(store, "Mornings are for tea, never coffee.", "2024-03-01")
+    assert not await store.list_memories(ALICE, statuses=("superseded",))
+    events = {e["event"] for e in await store.events(ALICE)}
+    assert "supersede" not in events and "conflict" not in events
+    assert all(m.valid_to is None for m in await store.list_memories(ALICE))
+
+
+async def test_restore_undoes_a_wrong_update_in_one_audited_action(store: MemoryStore) -> None:
+    await _say(store, "I live in Berlin.", "2021-03-10")
+    await _say(store, "I moved to Munich last month.", "2023-06-15")
+    old = (await store.list_memories(ALICE, statuses=("superseded",)))[0]
+    wrong = (await store.list_memories(ALICE))[0]
+    restored = await restore(store, ALICE, old.id)
+    assert restored.status is Status.ACTIVE and restored.valid_to is None
+    now_wrong = await store.get(ALICE, wrong.id)
+    assert now_wrong is not None and now_wrong.status is Status.SUPERSEDED
+    assert now_wrong.superseded_by == old.id and now_wrong.valid_from is None
+    assert "Berlin" in await _top(store, "Where do I live?")
+    # A value marked wrong is not history: a past question does not bring it back.
+    hits = await recaller(store).recall(ALICE, "Where did I live before?", k=5, now=NOW)
+    assert all("Munich" not in h.record.content for h in hits)
+    events = [(e["memory_id"], e["event"]) for e in await store.events(ALICE)]
+    assert (old.id, "restore") in events and (wrong.id, "marked_wrong") in events
+    with pytest.raises(NotRestorable):
+        await restore(store, ALICE, old.id)  # active: nothing to restore
+    with pytest.raises(NotRestorable):
+        await restore(store, Scope("acme", "bob"), wrong.id)  # never another user's
+
+
+async def test_consolidation_and_profile_read_only_current_values(store: MemoryStore) -> None:
+    await _say(store, "I prefer Python for scripts.", "2022-01-01")
+    await _say(store, "These days I prefer Rust for scripts.", "2024-01-01")
+    current = await store.list_memories(ALICE)
+    assert [m.content for m in current] == ["These days I prefer Rust for scripts."]
+    rules = await store.strongest_long_term(ALICE, 12)
+    assert all("Python" not in r.content for r in rules)
