@@ -97,6 +97,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=f"{_BASIC}:why")
 
+    p = sub.add_parser(
+        "restore",
+        help="an update was wrong: make a replaced value current again (see its timeline in why)",
+    )
+    _scoped(p)
+    p.add_argument("memory_id", help="the replaced memory to restore (a short id is enough)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=f"{_BASIC}:restore")
+
     p = sub.add_parser("reindex", help="index every memory not yet in Chroma")
     p.add_argument("--rebuild", action="store_true",
                    help="index every memory again (after changing MEMORY_CHROMA_SHARDS) and "

@@ -9,11 +9,12 @@ from __future__ import annotations
 import argparse
 import sys
 from dataclasses import asdict
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from agent.commands.output import image_line, print_json, scored_to_dict
 
 if TYPE_CHECKING:
+    from memory.storage.timeline import Step
     from memory.types import Scope
 
 
@@ -135,16 +136,24 @@ async def gate(args: argparse.Namespace) -> int:
 async def why(args: argparse.Namespace) -> int:
     """Show a memory and every audit event about it."""
     from memory.storage.store import open_store
+    from memory.storage.timeline import timeline
 
     async with open_store() as store:
         args.memory_id = await store.resolve_id(_scope(args), args.memory_id)
         record = await store.get(_scope(args), args.memory_id)
         events = await store.events(_scope(args), args.memory_id)
+        steps = await timeline(store, _scope(args), args.memory_id) if record else []
     if record is None and not events:
         print(f"no memory {args.memory_id} for {args.tenant}/{args.user}")
         return 1
     if args.json:
-        print_json({"memory": asdict(record) if record else None, "events": events})
+        print_json(
+            {
+                "memory": asdict(record) if record else None,
+                "events": events,
+                "timeline": [_step_json(s) for s in steps],
+            }
+        )
         return 0
     if record is not None:
         print(
@@ -160,6 +169,56 @@ async def why(args: argparse.Namespace) -> int:
             print(f"  {line}")
     for e in events:
         print(f"  {e['at']:%Y-%m-%d %H:%M:%S} {e['event']}: {e['reason']}")
+    if len(steps) > 1:
+        print("timeline (oldest first):")
+        for step in steps:
+            print("  " + _step_line(step, args.memory_id))
+    return 0
+
+
+def _step_line(step: Step, shown: str) -> str:
+    from memory.storage.timeline import window_text
+
+    r = step.record
+    mark = "→" if r.id == shown else " "
+    ended = ""
+    if step.ended_by is not None and r.status.value != "active":
+        ended = f"; {step.ended_by['event']}: {step.ended_by['reason']}"
+    return f"{mark} {r.id[:8]} [{r.status.value}] {window_text(r)}: {r.content}{ended}"
+
+
+def _step_json(step: Step) -> dict[str, Any]:
+    r = step.record
+    return {
+        "id": r.id,
+        "status": r.status.value,
+        "content": r.content,
+        "valid_from": (r.valid_from or r.occurred_at).isoformat(),
+        "valid_to": r.valid_to.isoformat() if r.valid_to else None,
+        "superseded_by": r.superseded_by,
+        "ended_by": step.ended_by,
+    }
+
+
+async def restore(args: argparse.Namespace) -> int:
+    """Make a value an update replaced current again; the values after it are marked wrong."""
+    from memory.storage.store import open_store
+    from memory.storage.timeline import NotRestorable
+    from memory.storage.timeline import restore as restore_value
+
+    async with open_store() as store:
+        scope = _scope(args)
+        memory_id = await store.resolve_id(scope, args.memory_id)
+        try:
+            record = await restore_value(store, scope, memory_id, actor="cli")
+        except NotRestorable as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
+    if args.json:
+        print_json({"restored": record.id, "content": record.content})
+    else:
+        print(f"restored {record.id}: {record.content}")
+        print(f"  the values after it are marked wrong; see `memory-agent why {record.id[:8]}`")
     return 0
 
 

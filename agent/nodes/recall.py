@@ -17,6 +17,7 @@ from agent.shared_memory import recall_shared
 from agent.state import State
 from memory.gating.gate import is_instruction_like
 from memory.longterm.profile import load_profile, profile_rules
+from memory.storage.timeline import window_text
 from memory.system import recaller
 from memory.types import MemoryKind, MemoryRecord, ScoredMemory
 from memory.working.prompt_sections import EvidenceItem, PrefItem
@@ -25,10 +26,15 @@ LONG_TERM = (MemoryKind.PREFERENCE, MemoryKind.PROCEDURAL, MemoryKind.SEMANTIC)
 
 
 def _as_item(rec: MemoryRecord, score: float | None = None) -> EvidenceItem:
+    # A value an update replaced is cited with the window it held in, so the model answers a
+    # question about the past with it and never mistakes it for the current value.
+    kind = rec.kind.value
+    if rec.valid_to is not None:
+        kind = f"{kind}, held {window_text(rec)}, since replaced"
     return EvidenceItem(
         id=rec.id,
         date=rec.occurred_at.date().isoformat(),
-        kind=rec.kind.value,
+        kind=kind,
         content=rec.content,
         score=round(rec.confidence if score is None else score, 4),
     )

@@ -281,3 +281,23 @@ async def test_finished_task_resets_task_state_and_is_shared_only_by_rule(
     assert record.provenance["agent_id"] == "migrator"
     assert record.provenance["trust"] == "low"
     assert record.provenance[DERIVED_FROM] == owner_digest(Scope("acme", "alice"))
+
+
+async def test_a_past_question_gets_the_replaced_value_cited_with_its_window(
+    settings: Settings, store: MemoryStore, model: StubLLM
+) -> None:
+    alice = Context(tenant_id="acme", user_id="alice")
+    async with open_checkpointer(settings) as saver:
+        graph = build_graph().compile(checkpointer=saver)
+        await _turn(graph, store, "t1", alice, "I live in Berlin.")
+        out = await _turn(graph, store, "t2", alice, "I moved to Munich last month.")
+        assert [g["action"] for g in out["gate"]] == ["superseded"]
+        model.reset()
+        await _turn(graph, store, "t3", alice, "Where did I live before Munich?")
+        await _turn(graph, store, "t4", alice, "Where do I live?")
+    past, current = _chat_prompts(model)
+    evidence = past.split("## Retrieved memories", 1)[1]
+    berlin = next(line for line in evidence.splitlines() if "Berlin" in line)
+    assert "since replaced" in berlin and "held " in berlin
+    assert evidence.index("Berlin") < evidence.index("Munich")
+    assert "Berlin" not in current.split("## Retrieved memories", 1)[-1]

@@ -259,3 +259,35 @@ def test_dev_refuses_a_second_server_on_the_same_data(env: dict[str, str]) -> No
     assert out.returncode == 2, out.stderr
     assert f"another `memory-agent dev` serves the data in {data}" in out.stderr
     assert "Traceback" not in out.stderr and len(out.stderr.strip().splitlines()) == 1
+
+
+def test_why_shows_a_timeline_and_restore_undoes_a_wrong_update(env: dict[str, str]) -> None:
+    out = _cli(env, "remember", "I live in Berlin.", "--user", "t1", "--json")
+    [berlin] = json.loads(out.stdout)
+    out = _cli(env, "remember", "I moved to Munich last month.", "--user", "t1", "--json")
+    [munich] = json.loads(out.stdout)
+    assert munich["action"] == "superseded", munich
+    out = _cli(env, "why", munich["memory_id"][:8], "--user", "t1")
+    assert out.returncode == 0, out.stderr
+    timeline = out.stdout.split("timeline (oldest first):", 1)[1].splitlines()
+    assert "Berlin" in timeline[1] and "[superseded]" in timeline[1] and "supersede:" in timeline[1]
+    assert "Munich" in timeline[2] and timeline[2].lstrip().startswith("→")
+    data = json.loads(_cli(env, "why", berlin["memory_id"], "--user", "t1", "--json").stdout)
+    assert [s["content"] for s in data["timeline"]] == [
+        "I live in Berlin.",
+        "I moved to Munich last month.",
+    ]
+    # Said today, Berlin held until today; Munich from the first of last month (its own words).
+    assert data["timeline"][0]["valid_to"] is not None
+    assert data["timeline"][1]["valid_from"].endswith("-01T00:00:00+00:00")
+    # Another user cannot restore it; the owner can, by the short id `why` shows.
+    out = _cli(env, "restore", berlin["memory_id"][:8], "--user", "t2")
+    assert out.returncode == 1 and "Munich" not in out.stdout + out.stderr
+    out = _cli(env, "restore", berlin["memory_id"][:8], "--user", "t1")
+    assert out.returncode == 0 and "restored" in out.stdout, out.stderr
+    hits = json.loads(_cli(env, "recall", "Where do I live?", "--user", "t1", "--json").stdout)
+    assert "Berlin" in hits[0]["content"] and all("Munich" not in h["content"] for h in hits)
+    out = _cli(env, "why", munich["memory_id"], "--user", "t1")
+    assert "marked_wrong" in out.stdout, out.stdout
+    out = _cli(env, "restore", berlin["memory_id"], "--user", "t1")
+    assert out.returncode == 1 and "only a value that an update replaced" in out.stderr
