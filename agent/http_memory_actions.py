@@ -1,4 +1,4 @@
-"""Memory API actions behind the inspector: edit, pin, unpin, approve, reject, profile, admin.
+"""Memory API actions behind the inspector: edit, pin, approve, reject, restore, profile, admin.
 
 User routes act on the caller's own memories only (another user's id answers 404, like an id
 that does not exist). Admin routes need the `memory:admin` permission and see the admin's own
@@ -35,6 +35,9 @@ from memory.storage.export import memory_to_dict
 from memory.storage.forget_one import delete_memory as delete_everywhere
 from memory.storage.index_check import reindex_checked
 from memory.storage.store import AmbiguousIdError
+from memory.storage.timeline import NotRestorable, window_text
+from memory.storage.timeline import restore as restore_value
+from memory.storage.timeline import timeline as memory_timeline
 from memory.storage.user_locks import RunBusy
 from memory.storage.vector import VectorIndexError
 from memory.types import MemoryRecord, Scope, Status
@@ -159,6 +162,28 @@ async def reject(request: Request) -> JSONResponse:
     scope, memory_id, store = await _pending(request)
     receipt = await delete_everywhere(store, scope, memory_id, reason="rejected by the user")
     return _json({"rejected": memory_id, "receipt": receipt})
+
+
+async def restore(request: Request) -> JSONResponse:
+    """The user says an update was wrong: the replaced value holds again (409 if none was)."""
+    scope, store, record = await own_memory(request)
+    try:
+        restored = await restore_value(store, scope, record.id, actor="inspector")
+    except NotRestorable as exc:
+        raise HTTPException(409, str(exc)) from None
+    return _json(memory_to_dict(restored))
+
+
+async def timeline(request: Request) -> JSONResponse:
+    """The chain of values the memory belongs to, oldest first, with what ended each."""
+    scope, store, record = await own_memory(request)
+    steps = await memory_timeline(store, scope, record.id)
+    return _json(
+        [
+            {**memory_to_dict(s.record), "window": window_text(s.record), "ended_by": s.ended_by}
+            for s in steps
+        ]
+    )
 
 
 async def profile(request: Request) -> JSONResponse:

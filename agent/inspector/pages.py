@@ -38,6 +38,7 @@ from memory.longterm import load_profile, profile_rules
 from memory.longterm.consolidation import list_runs, run_diff
 from memory.observability.metrics import collect_stats
 from memory.storage.edits import browse, superseding, unindexed_backlog, versions
+from memory.storage.timeline import Step, timeline, window_text
 from memory.system import recaller
 from memory.types import MemoryKind, MemoryRecord, Scope, Status
 
@@ -202,6 +203,9 @@ def _actions(record: MemoryRecord) -> str:
         )
     out.append(action_form(f"{api}/{'unpin' if record.pinned else 'pin'}",
                            "Unpin" if record.pinned else "Pin"))  # fmt: skip
+    if record.status is Status.SUPERSEDED and record.valid_to is not None:
+        # An update replaced it: the user may say the update was wrong, in one action.
+        out.append(action_form(f"{api}/restore", "Restore this value (the update was wrong)"))
     if record.status is Status.PENDING_APPROVAL:
         out.append(action_form(f"{api}/approve", "Approve"))
         out.append(action_form(f"{api}/reject", "Reject", next_url=UI))
@@ -251,6 +255,21 @@ def _trail(events: list[dict[str, Any]]) -> str:
     return table(["When", "Event", "By", "Why", "Detail"], rows, "Audit trail (why)")
 
 
+def _timeline(steps: list[Step], shown: str) -> str:
+    """What replaced what, when and why: the value's chain, oldest first."""
+    rows = []
+    for step in steps:
+        r = step.record
+        value = _memory_link(r) if r.id != shown else f"<strong>{e(r.content)}</strong>"
+        ended = step.ended_by if r.status is not Status.ACTIVE else None
+        rows.append([value, e(window_text(r)), e(r.status.value),
+                     e(f"{ended['event']}: {ended['reason']}" if ended else ""),
+                     e(when(ended["at"]) if ended else "")])  # fmt: skip
+    return "<h2>Timeline</h2>" + table(
+        ["Value", "Held", "Status", "Ended by", "When"], rows, "What replaced what, and why"
+    )
+
+
 async def memory_page(request: Request) -> HTMLResponse:
     """One memory: content, origin, scores, versions, audit trail, what it replaced or was."""
     scope, store, record = await own_memory(request)
@@ -258,6 +277,7 @@ async def memory_page(request: Request) -> HTMLResponse:
     events = await store.events(scope, memory_id)
     history = await versions(store, scope, memory_id)
     replaced = await superseding(store, scope, memory_id)
+    steps = await timeline(store, scope, memory_id)
     facts = {
         "Content": f'<p class="content">{e(record.content)}</p>',
         "Status": _badges(record),
@@ -267,6 +287,7 @@ async def memory_page(request: Request) -> HTMLResponse:
         "Importance": e(f"{record.importance:.2f}"),
         "Access count": e(record.access_count),
         "Happened": e(when(record.occurred_at)),
+        "Held": e(window_text(record)),
         "Expires": e(when(record.expires_at) or "never"),
         "Version": e(record.version),
         "Tags": e(", ".join(record.tags) or "none"),
@@ -288,6 +309,7 @@ async def memory_page(request: Request) -> HTMLResponse:
     body = (
         dl(facts)
         + _actions(record)
+        + (_timeline(steps, memory_id) if len(steps) > 1 else "")
         + "<h2>Versions</h2>"
         + (table(["Version", "Changed", "By", "Text then"], vrows) if vrows
            else '<p class="empty">No earlier versions.</p>')

@@ -41,6 +41,8 @@ def memory_to_dict(record: MemoryRecord) -> dict[str, Any]:
         "last_accessed": record.last_accessed.isoformat() if record.last_accessed else None,
         "access_count": record.access_count,
         "superseded_by": record.superseded_by,
+        "valid_from": record.valid_from.isoformat() if record.valid_from else None,
+        "valid_to": record.valid_to.isoformat() if record.valid_to else None,
         "version": record.version,
         "provenance": record.provenance,
     }

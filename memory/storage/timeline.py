@@ -215,7 +215,11 @@ async def restore(
         if row is None:
             raise NotRestorable(f"no memory {memory_id} of this user")
         target = record_from_row(row)
-        if target.status is not Status.SUPERSEDED or target.superseded_by is None:
+        if (
+            target.status is not Status.SUPERSEDED
+            or target.superseded_by is None
+            or target.valid_to is None  # merged away as a duplicate, or marked wrong: no update
+        ):
             raise NotRestorable(
                 f"memory {memory_id} is {target.status.value}: only a value that an update"
                 " replaced can be restored"

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from agent.auth import PERMISSION_ADMIN
 from agent.auth_tokens import mint_token
+from memory.gating.ingest import ingest_text
 from memory.longterm.consolidation import consolidate
 from memory.settings import Settings
 from memory.storage.store import open_store
@@ -23,6 +24,7 @@ from memory.types import Category, NewMemory, Origin, Scope, Status
 SECRET = "inspector-e2e-secret-" + uuid.uuid4().hex
 ALICE, BOB, CAROL = Scope("acme", "alice"), Scope("acme", "bob"), Scope("acme", "carol")
 DAVE = Scope("acme", "dave")
+ERIN = Scope("acme", "erin")  # her own user: an update chain beside Alice's seeded memories
 ADMIN = Scope("acme", "ops")
 XSS = '<script>window.__xss=1</script><img src=x onerror="window.__xss=2"> I like "quotes" & tags'
 NOW = datetime.now(UTC)
@@ -59,6 +61,13 @@ async def _seed(world: World) -> None:
         }  # fmt: skip
         for key, item in mine.items():
             world.ids[key] = (await store.write(ALICE, item, reason="seeded by the test")).id
+        # An update through the real write path: the earlier employer is kept, its window closed.
+        [then] = await ingest_text(store, ERIN, "I work at Siemens.", occurred_at=_at(400),
+                                   require_approval=False)  # fmt: skip
+        [now] = await ingest_text(store, ERIN, "These days I work at SAP.", occurred_at=_at(10),
+                                  require_approval=False)  # fmt: skip
+        assert now.action == "superseded" and then.memory_id and now.memory_id, now
+        world.ids["job_then"], world.ids["job_now"] = then.memory_id, now.memory_id
         bob = NewMemory("Bob's secret project is Quintar-" + uuid.uuid4().hex[:6])
         world.ids["bob"] = (await store.write(BOB, bob)).id
         world.ids["bob_text"] = bob.content

@@ -25,6 +25,7 @@ from tests.e2e.inspector_world import (
     ALICE,
     BOB,
     CAROL,
+    ERIN,
     SECRET,
     XSS,
     World,
@@ -39,7 +40,8 @@ UI_PAGES = ["/memory/ui", "/memory/ui/search?q=seat", "/memory/ui/profile",
 API_CALLS = [
     ("PATCH", "/memory/memories/{seat}"), ("POST", "/memory/memories/{seat}/pin"),
     ("POST", "/memory/memories/{seat}/unpin"), ("POST", "/memory/memories/{pending}/approve"),
-    ("POST", "/memory/memories/{pending}/reject"), ("GET", "/memory/profile"),
+    ("POST", "/memory/memories/{pending}/reject"), ("POST", "/memory/memories/{seat}/restore"),
+    ("GET", "/memory/memories/{seat}/timeline"), ("GET", "/memory/profile"),
     ("GET", "/memory/admin/runs"), ("GET", "/memory/admin/runs/{run}"),
     ("POST", "/memory/admin/runs/{run}/rollback"), ("GET", "/memory/admin/backlog"),
     ("POST", "/memory/admin/reindex"),
@@ -115,7 +117,7 @@ async def test_api_actions_never_touch_another_users_memory(
     http: httpx.AsyncClient, inspector_world: World
 ) -> None:
     bob = {"Authorization": f"Bearer {inspector_world.token(BOB)}"}
-    for method, path in API_CALLS[:5]:
+    for method, path in API_CALLS[:7]:
         resp = await http.request(
             method, _fill(path, inspector_world), headers=bob, json={"content": "x"}
         )
@@ -132,7 +134,7 @@ async def test_admin_routes_need_the_admin_permission(
     alice = {"Authorization": f"Bearer {inspector_world.token(ALICE)}"}
     for path in ("/memory/ui/admin", _fill("/memory/ui/admin/runs/{run}", inspector_world)):
         assert (await http.get(path, headers=alice)).status_code == 403
-    for method, path in API_CALLS[6:]:
+    for method, path in API_CALLS[8:]:
         assert (
             await http.request(method, _fill(path, inspector_world), headers=alice)
         ).status_code == 403
@@ -381,3 +383,30 @@ async def test_a_short_id_names_the_callers_memory_and_never_anothers(
     assert pinned.status_code == 200 and pinned.json()["pinned"] and pinned.json()["id"] == seat
     unpinned = await http.post(f"/memory/memories/{short}/unpin", headers=alice)
     assert unpinned.status_code == 200 and not unpinned.json()["pinned"]
+
+
+async def test_a_timeline_shows_what_replaced_what_and_restore_undoes_it(
+    http: httpx.AsyncClient, inspector_world: World
+) -> None:
+    erin = {"Authorization": f"Bearer {inspector_world.token(ERIN)}"}
+    bob = {"Authorization": f"Bearer {inspector_world.token(BOB)}"}
+    then, now = inspector_world.ids["job_then"], inspector_world.ids["job_now"]
+    page = (await http.get(f"/memory/ui/memories/{now}", headers=erin)).text
+    timeline = page.split("<h2>Timeline</h2>", 1)[1].split("</table>", 1)[0]
+    assert timeline.index("Siemens") < timeline.index("SAP") and "supersede: " in timeline
+    assert "/restore" not in page  # the value in force has nothing to restore
+    old_page = (await http.get(f"/memory/ui/memories/{then}", headers=erin)).text
+    assert f'data-api="/memory/memories/{then}/restore"' in old_page
+    steps = (await http.get(f"/memory/memories/{now}/timeline", headers=erin)).json()
+    assert [s["status"] for s in steps] == ["superseded", "active"]
+    assert steps[0]["valid_to"] and steps[0]["valid_to"] == steps[1]["valid_from"]
+    assert (await http.get(f"/memory/memories/{now}/timeline", headers=bob)).status_code == 404
+    assert (await http.post(f"/memory/memories/{then}/restore", headers=bob)).status_code == 404
+    restored = await http.post(f"/memory/memories/{then}/restore", headers=erin)
+    assert restored.status_code == 200, restored.text
+    assert restored.json()["status"] == "active" and restored.json()["valid_to"] is None
+    wrong = (await http.get(f"/memory/memories/{now}", headers=erin)).json()
+    assert wrong["status"] == "superseded" and wrong["superseded_by"] == then
+    assert "marked_wrong" in {e["event"] for e in wrong["audit_trail"]}
+    again = await http.post(f"/memory/memories/{then}/restore", headers=erin)
+    assert again.status_code == 409 and "only a value that an update replaced" in again.text
