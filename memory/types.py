@@ -199,6 +199,9 @@ class ScoreBreakdown:
     diversity: float = 0.0
     """At most 0: what the memory lost for repeating a result ranked above it (the same
     session, a near-identical vector; see `memory.recall.ranking.diversify`)."""
+    attribute: float = 0.0
+    """At least 0: the lift of a memory that sets the attribute the question asks for ("where
+    do I live?" and "I moved to Munich"), placing it first (`memory.recall.attribute_match`)."""
 
     @property
     def total(self) -> float:
@@ -211,6 +214,7 @@ class ScoreBreakdown:
             + self.access
             + self.temporal
             + self.diversity
+            + self.attribute
         )
 
     def as_dict(self) -> dict[str, float]:
@@ -223,6 +227,7 @@ class ScoreBreakdown:
             "access": self.access,
             "temporal": self.temporal,
             "diversity": self.diversity,
+            "attribute": self.attribute,
             "total": self.total,
         }
 

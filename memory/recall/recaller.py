@@ -36,6 +36,7 @@ from typing import TypeVar
 
 import numpy as np
 
+from memory.recall.attribute_match import promote
 from memory.recall.cache import RecallCache, ScopeEntry, measure
 from memory.recall.clauses import split_clauses
 from memory.recall.features import decode, encode, features_key
@@ -896,6 +897,7 @@ class Recaller:
             lowest=source.lowest,
             clauses=clauses,
         )
+        hits = promote(query, hits, entry.records)
         results = [
             ScoredMemory(record=entry.records[mid], score=b.total, breakdown=b)
             for mid, b in hits

@@ -14,8 +14,8 @@ import pytest
 
 from bench.conflict_detection import detect
 from bench.updates import PAIRS
+from memory.attributes import compare, settings
 from memory.gating.conflicts import Candidate, Existing, resolve
-from memory.gating.conflicts.attributes import compare, settings
 from memory.gating.gate import gate, split_candidates
 from memory.storage.embedding import Embedder, get_embedder
 from memory.types import Category, Origin

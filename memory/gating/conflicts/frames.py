@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from memory.attributes import Setting, settings
 from memory.gating.conflicts import vocab as v
-from memory.gating.conflicts.attributes import Setting, settings
 
 _WORD = re.compile(
     r"\d[\d,.]*\d|[a-z0-9][a-z0-9'+#-]*(?:\.[a-z0-9]+)*|[\u4e00-\u9fff]+", re.IGNORECASE

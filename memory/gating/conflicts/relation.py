@@ -20,7 +20,7 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
-from memory.gating.conflicts.attributes import compare_settings
+from memory.attributes import compare_settings
 from memory.gating.conflicts.frames import Frame, frame_similarity, heads
 from memory.types import Category
 

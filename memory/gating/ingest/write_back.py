@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from memory.gating.conflicts.attributes import settings
+from memory.attributes import settings
 from memory.gating.gate import (
     GateDecision,
     GatePolicy,

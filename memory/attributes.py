@@ -237,3 +237,90 @@ def compare_settings(
                 return ("agree", a.attribute)
             return ("update", a.attribute)
     return None
+
+
+# Questions that ask for an attribute's value: "where do I live?", "which editor do I use?",
+# "我在哪里工作？". Plain alternations with bounded gaps, as the statement patterns.
+_THINGS = (
+    r"standup|stand-up|meeting|sync|class|lesson|workout|gym session|run|review|call|session|"
+    r"practice"
+)
+_ASK_EN: tuple[tuple[str, str], ...] = (
+    (
+        "residence",
+        r"\bwhere\s+(?:do|did|does|have)\s+(?:i|we)\s+(?:\w+\s+){0,2}?(?:live|lived|stay|reside)"
+        r"|\bwhere\s+(?:am|was|were)\s+(?:i|we)\s+(?:living|based|staying)\b"
+        r"|\bwhich\s+(?:city|town|country|place|neighbou?rhood)\b[^?.!]{0,40}?\b(?:live|lived|"
+        r"living|home|based|reside|move|moved)\b|\bwhere(?:'s|\s+is|\s+was)\s+(?:my\s+)?home\b"
+        r"|\bmy\s+(?:home\s*town|address|current\s+city)\b",
+    ),
+    (
+        "employer",
+        r"\bwhere\s+(?:do|did|does)\s+(?:i|we)\s+(?:\w+\s+){0,2}?work\b"
+        r"|\bwho\s+(?:do|did)\s+i\s+work\s+for\b|\bwhere\s+(?:am|was)\s+i\s+working\b"
+        r"|\b(?:which|what)\s+(?:company|employer|firm)\b|\bmy\s+(?:employer|company)\b",
+    ),
+    (
+        "role",
+        r"\bwhat\s+(?:do|did)\s+i\s+do\s+for\s+(?:a\s+)?(?:living|work)\b"
+        r"|\bmy\s+(?:job\s+title|job|role|title|position)\b|\bwhat\s+(?:is|was)\s+my\s+job\b",
+    ),
+    ("editor", r"\b(?:editor|ide|code\s+editor)\b"),
+    ("os", r"\b(?:operating\s+system|os)\b"),
+    (
+        "programming_language",
+        r"\b(?:programming|coding|main)\s+language\b"
+        r"|\bwhich\s+language\s+(?:do|did)\s+i\s+(?:code|program|write|use)\b",
+    ),
+    ("learning", r"\b(?:am|was)\s+i\s+learning\b|\bi(?:'m|\s+am|\s+was)\s+learning\b"),
+    ("drink", r"\bdrink(?:s|ing)?\b"),
+    ("diet", r"\b(?:diet|vegan|vegetarian|pescatarian|eat\s+meat)\b"),
+    ("relationship", r"\b(?:relationship\s+status|single|married|engaged|divorced|dating)\b"),
+    ("partner", r"\b(?:girlfriend|boyfriend|partner|wife|husband|fianc[ée]e?)\b"),
+    ("commute", r"\b(?:commute|commuting|get\s+to\s+work|go\s+to\s+work)\b"),
+    ("phone", r"\bphone\b"),
+    ("car", r"\b(?:car|drive)\b"),
+    (
+        "schedule:{thing}",
+        r"\b(?:when|what\s+time|which\s+day|what\s+day)\b[^?.!]{0,40}?\b(?:my|our|the)\s+"
+        r"(?P<thing>(?:\w+\s+){0,1}?(?:" + _THINGS + r"))\b",
+    ),
+    (
+        "decision:{thing}",
+        r"\b(?:what|which)\s+(?:\w+\s+){0,2}?(?:do|did|does|are|were)\s+(?:we|i|the\s+team)\s+"
+        r"(?:\w+\s+){0,1}?(?:use|using|pick|picked|choose|chose|go\s+with|went\s+with)\s+"
+        r"(?:for|as)\s+(?:the\s+|our\s+|my\s+)?(?P<thing>[a-z][a-z -]{1,30}?)(?=\s*[?.!]|\s*$)",
+    ),
+)
+_ASK_ZH: tuple[tuple[str, str], ...] = (
+    ("residence", r"住在?哪|住在什么地方|住在哪个城市|家在哪|在哪个城市(?:生活|住)"),
+    ("employer", r"在哪(?:里|儿|家公司)?(?:工作|上班)|哪家公司|什么公司|工作单位"),
+    ("role", r"做什么工作|什么职位|职位是|什么职务"),
+    ("editor", r"编辑器|IDE|ide"),
+    ("drink", r"喝什么|喝的是|喝哪|什么饮料"),
+    ("diet", r"吃素|饮食|吃肉|吃荤"),
+    ("relationship", r"单身|结婚|恋爱|婚姻|订婚"),
+    ("partner", r"女朋友|男朋友|对象|老婆|老公"),
+    ("commute", r"通勤|怎么(?:去)?上班"),
+    ("learning", r"在学|学什么"),
+    (
+        "schedule:{thing}",
+        r"(?P<thing>[\u4e00-\u9fff]{0,2}?(?:例会|周会|站会|会议|课|健身|跑步))"
+        r"(?:是|定在|改到)?(?:几点|什么时候|哪天|星期几|周几)",
+    ),
+)
+_ASK_EN_COMPILED = tuple((name, re.compile(p, re.I)) for name, p in _ASK_EN)
+_ASK_ZH_COMPILED = tuple((name, re.compile(p)) for name, p in _ASK_ZH)
+
+
+def asked_attributes(question: str) -> frozenset[str]:
+    """The attributes whose value a question asks for (empty for any other text)."""
+    cjk = any("\u4e00" <= ch <= "\u9fff" for ch in question)
+    found = set()
+    for name, pattern in (*_ASK_EN_COMPILED, *(_ASK_ZH_COMPILED if cjk else ())):
+        hit = pattern.search(question.replace("’", "'"))
+        if hit is None:
+            continue
+        thing = hit.groupdict().get("thing")
+        found.add(name.format(thing=_normalise(thing, cjk)) if thing else name)
+    return frozenset(found)
