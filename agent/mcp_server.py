@@ -25,6 +25,7 @@ from memory.storage.forget_one import delete_memory as delete_everywhere
 from memory.storage.pending_writes import PendingWrite
 from memory.storage.pending_writes import get as get_write
 from memory.storage.store import AmbiguousIdError, MemoryStore
+from memory.storage.timeline import timeline, window_text
 from memory.system import recaller
 from memory.types import MemoryRecord, Scope, ScoredMemory, Status
 
@@ -227,7 +228,7 @@ def build_server(
         memory_id: Annotated[str, Field(description="The memory's id (or a unique prefix)")],
         ctx: Context,
     ) -> CallToolResult:
-        """A memory and its audit trail: where it came from and everything that changed it."""
+        """A memory, its audit trail, and the values that replaced or preceded it, with when."""
         scope = identify(ctx)
         memory_id = _clean(memory_id, 64, "memory_id")
         store = await get_store()
@@ -238,7 +239,16 @@ def build_server(
             raise ToolError("no such memory")
         lines = [_record_line(record)] if record is not None else [f"[{resolved}] (deleted)"]
         lines += [f"- {e['at']:%Y-%m-%d %H:%M:%S} {e['event']}: {e['reason']}" for e in events]
-        data = {"memory": memory_to_dict(record) if record else None, "events": events}
+        steps = await timeline(store, scope, resolved) if record is not None else []
+        if len(steps) > 1:
+            lines.append("timeline (oldest first):")
+            lines += [f"- {window_text(s.record)}: {s.record.content}" for s in steps]
+        data = {
+            "memory": memory_to_dict(record) if record else None,
+            "events": events,
+            "timeline": [{**memory_to_dict(s.record), "window": window_text(s.record)}
+                         for s in steps],
+        }  # fmt: skip
         return _result("\n".join(lines), json.loads(json.dumps(data, default=str)))
 
     @server.tool(annotations=destructive)

@@ -44,6 +44,8 @@ class Recalled:
     citation: str
     """`[mem:xxxxxxxx]`: the form the template's prompts cite memories in."""
     occurred_at: str
+    valid_to: str | None = None
+    """Set on a value an update replaced (recalled for a question about the past): held until."""
 
     @classmethod
     def of(cls, hit: ScoredMemory) -> Recalled:
@@ -58,6 +60,7 @@ class Recalled:
             relevance=rel.reason if rel is not None else "",
             citation=f"[mem:{short_id(hit.record.id)}]",
             occurred_at=hit.record.occurred_at.isoformat(),
+            valid_to=hit.record.valid_to.isoformat() if hit.record.valid_to else None,
         )
 
 
