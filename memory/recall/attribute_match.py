@@ -5,7 +5,8 @@ embedding model puts them far apart (MiniLM: cosine 0.19, under the relevance fl
 second is the answer. `memory.attributes` reads which attribute a question asks for and which
 one a statement sets (residence, employer, editor, drink, a meeting's time, a project's
 decision, English and Chinese); a recalled memory that sets an asked attribute passes the floor
-and is placed above the others, keeping the order the ranking gave among such memories.
+and is placed above the others (the newest first when several still hold, for a current
+question).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from memory.attributes import asked_attributes, settings
+from memory.recall.history import past_question
 from memory.types import MemoryRecord, Relevance, ScoreBreakdown
 
 MARGIN = 1e-3
@@ -44,13 +46,29 @@ def promote(
     if not matched:
         return list(hits)
     top = max(b.total for _, b in hits)
-    lift = top - min(b.total for mid, b in hits if mid in matched) + MARGIN
+    order = _order(query, [(mid, b) for mid, b in hits if mid in matched], records)
     out = []
     for mid, b in hits:
         if mid in matched:
+            # Each lifted memory lands above every other result, in the order `_order` gives.
+            lift = top - b.total + MARGIN * (len(order) - order.index(mid))
             b = replace(b, attribute=lift, relevance=_passed(b.relevance, matched[mid]))
         out.append((mid, b))
     return sorted(out, key=lambda hit: hit[1].total, reverse=True)
+
+
+def _order(
+    query: str, lifted: list[tuple[str, ScoreBreakdown]], records: Mapping[str, MemoryRecord]
+) -> list[str]:
+    """The order of the lifted memories: newest statement first for a current question.
+
+    Two values may both still be active (after an ambiguous conflict, or in a store that keeps
+    every turn); a question about the past keeps the ranking's order, and
+    `memory.recall.history` answers it from the update chain.
+    """
+    if past_question(query) is not None:
+        return [mid for mid, _ in lifted]
+    return [mid for mid, _ in sorted(lifted, key=lambda h: records[h[0]].occurred_at, reverse=True)]
 
 
 def _passed(relevance: Relevance | None, attribute: str) -> Relevance | None:

@@ -135,3 +135,14 @@ def test_the_memory_that_sets_the_asked_attribute_passes_and_comes_first() -> No
     assert lifted.attribute > 0 and lifted.relevance is not None and lifted.relevance.passed
     assert "residence" in lifted.relevance.reason
     assert promote("How do I read a file?", ranked, {"o": other, "h": HAMBURG}) == ranked
+
+
+def test_a_current_question_lifts_the_newest_of_two_values_that_both_hold() -> None:
+    # Two active memories set the same attribute (an ambiguous conflict, or a raw store).
+    older = _record("old", "I live in Berlin.", "2020-01-01", None, None)
+    newer = _record("new", "I moved to Hamburg.", "2024-01-01", None, None)
+    ranked = [("old", _scored(older, 0.8).breakdown), ("new", _scored(newer, 0.3).breakdown)]
+    records = {"old": older, "new": newer}
+    assert [m for m, _ in promote("Where do I live?", ranked, records)] == ["new", "old"]
+    past = promote("Where did I live in 2021?", ranked, records)
+    assert [m for m, _ in past] == ["old", "new"]
