@@ -20,8 +20,9 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Literal
 
+from memory.attributes import settings
 from memory.recall.temporal import TimeRange, query_ranges
-from memory.types import MemoryRecord, ScoredMemory
+from memory.types import MemoryRecord, Relevance, ScoreBreakdown, ScoredMemory
 
 Pick = Literal["time", "before", "first", "last"]
 
@@ -93,18 +94,22 @@ def _overlap(record: MemoryRecord, end: datetime, asked: TimeRange) -> float:
     return max((hi - lo).total_seconds(), 0.0)
 
 
-def pick(question: PastQuestion, current: MemoryRecord, earlier: Sequence[MemoryRecord],
+def pick(question: PastQuestion, current: MemoryRecord | None, earlier: Sequence[MemoryRecord],
          now: datetime) -> MemoryRecord | None:  # fmt: skip
-    """The earlier value (newest first in `earlier`) the question asks for; None: the current."""
+    """The earlier value (newest first in `earlier`) the question asks for; None: the current.
+
+    `current` is the value in force when recall found it (None when only replaced values are
+    known, as for `from_replaced`).
+    """
     if not earlier:
         return None
     if question.pick == "first":
         return earlier[-1]
     if question.pick == "last":
         return earlier[0]
-    chain = [current, *earlier]  # newest first
+    chain = [current, *earlier] if current is not None else list(earlier)  # newest first
     if question.pick == "time":
-        ends = [now, *[r.valid_to or now for r in earlier]]
+        ends = [r.valid_to or now for r in chain]
         best, best_overlap = None, 0.0
         for record, end in zip(chain, ends, strict=True):
             covered = sum(_overlap(record, end, asked) for asked in question.ranges)
@@ -118,6 +123,32 @@ def pick(question: PastQuestion, current: MemoryRecord, earlier: Sequence[Memory
         if named & (record_words - others):
             return chain[i + 1] if i + 1 < len(chain) else None
     return earlier[0] if question.past_tense else None
+
+
+def from_replaced(
+    question: PastQuestion, asked: frozenset[str], replaced: Sequence[MemoryRecord], now: datetime
+) -> MemoryRecord | None:
+    """The replaced value of an asked attribute the question means, when recall found no chain.
+
+    "Where did I live in 2020?" may find no current value to follow back from (its words are
+    far from "These days I'm in Hamburg"); the values updates replaced are few and carry the
+    attribute they set, so they are read directly. `replaced` is newest window first.
+    """
+    if not asked:
+        return None
+    values = [r for r in replaced if any(s.attribute in asked for s in settings(r.content))]
+    return pick(question, None, values, now)
+
+
+def earlier_value(
+    chosen: MemoryRecord, hits: Sequence[ScoredMemory], asked: frozenset[str]
+) -> ScoredMemory:
+    """`chosen` (found by `from_replaced`) as a result placed above every hit, saying why."""
+    top = max((h.score for h in hits), default=0.0)
+    why = f"held earlier; sets the asked attribute ({', '.join(sorted(asked))})"
+    relevance = Relevance(passed=True, cosine=0.0, words=0.0, reason=why)
+    breakdown = ScoreBreakdown(0.0, 0.0, 0.0, 0.0, 0.0, relevance=relevance, attribute=top + LIFT)
+    return ScoredMemory(record=chosen, score=breakdown.total, breakdown=breakdown)
 
 
 def with_history(

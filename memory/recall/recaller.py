@@ -36,11 +36,12 @@ from typing import TypeVar
 
 import numpy as np
 
+from memory.attributes import asked_attributes
 from memory.recall.attribute_match import promote
 from memory.recall.cache import RecallCache, ScopeEntry, measure
 from memory.recall.clauses import split_clauses
 from memory.recall.features import decode, encode, features_key
-from memory.recall.history import past_question, with_history
+from memory.recall.history import earlier_value, from_replaced, past_question, with_history
 from memory.recall.lexical import raw_words, stem, tokenize, word_forms
 from memory.recall.lexical_stopwords import ENGLISH_STOPWORDS
 from memory.recall.ranking import RankingWeights
@@ -50,7 +51,7 @@ from memory.storage.cache_sync import Change
 from memory.storage.calibration import CosineScale
 from memory.storage.embedding import MEMO_MAX_CHARS, Vectors
 from memory.storage.store import MAX_LEXICAL_TERMS, Candidates, MemoryStore
-from memory.storage.timeline import replaced_values
+from memory.storage.timeline import replaced_recent, replaced_values
 from memory.storage.vector import LAYERS, Nearest, VectorIndexError
 from memory.types import MemoryKind, MemoryRecord, Scope, ScoredMemory
 
@@ -919,11 +920,21 @@ class Recaller:
         Costs one indexed query, and only for a question that asks about the past.
         """
         now = now or datetime.now(UTC)
-        question = past_question(query, now) if hits else None
+        question = past_question(query, now)
         if question is None:
             return hits
         earlier = await replaced_values(self.store, scope, [h.record.id for h in hits])
-        return with_history(hits, earlier, question, now) if earlier else hits
+        out = with_history(hits, earlier, question, now) if earlier else hits
+        if len(out) > len(hits):
+            return out
+        # No recalled value led back to the asked one: read the replaced values directly.
+        asked = asked_attributes(query)
+        if not asked:
+            return hits
+        chosen = from_replaced(question, asked, await replaced_recent(self.store, scope), now)
+        if chosen is None or any(h.record.id == chosen.id for h in hits):
+            return hits
+        return [earlier_value(chosen, hits, asked), *hits]
 
     async def similar(
         self, scope: Scope, text: str, *, k: int = 5, kinds: Collection[MemoryKind] | None = None

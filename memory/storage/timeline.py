@@ -123,6 +123,22 @@ async def replaced_values(
     return out
 
 
+async def replaced_recent(
+    store: MemoryStore, scope: Scope, *, limit: int = 200
+) -> list[MemoryRecord]:
+    """The user's values that updates replaced (closed windows), the latest window first."""
+    async with store.pool.acquire() as conn:
+        rows = await conn.fetch(
+            f"SELECT {RECORD_COLUMNS} FROM memories WHERE tenant_id = $1 AND user_id = $2"
+            " AND status = 'superseded' AND valid_to IS NOT NULL"
+            " ORDER BY valid_to DESC LIMIT $3",
+            scope.tenant_id,
+            scope.user_id,
+            limit,
+        )
+    return [record_from_row(r) for r in rows]
+
+
 async def timeline(store: MemoryStore, scope: Scope, memory_id: str) -> list[Step]:
     """The chain of values `memory_id` belongs to, oldest first, each with what ended it.
 

@@ -8,7 +8,7 @@ import pytest
 
 from memory.attributes import asked_attributes
 from memory.recall.attribute_match import promote
-from memory.recall.history import past_question, pick, with_history
+from memory.recall.history import from_replaced, past_question, pick, with_history
 from memory.recall.temporal import statement_start
 from memory.types import (
     Category,
@@ -146,3 +146,13 @@ def test_a_current_question_lifts_the_newest_of_two_values_that_both_hold() -> N
     assert [m for m, _ in promote("Where do I live?", ranked, records)] == ["new", "old"]
     past = promote("Where did I live in 2021?", ranked, records)
     assert [m for m, _ in past] == ["old", "new"]
+
+
+def test_replaced_values_are_read_directly_when_no_recalled_value_leads_back() -> None:
+    asked = past_question("Where did I live in 2020?", NOW)
+    assert asked is not None
+    assert from_replaced(asked, frozenset({"residence"}), EARLIER, NOW) is BERLIN
+    first = past_question("Where did I live at first?", NOW)
+    assert first is not None
+    assert from_replaced(first, frozenset({"residence"}), EARLIER, NOW) is BERLIN
+    assert from_replaced(asked, frozenset({"employer"}), EARLIER, NOW) is None
