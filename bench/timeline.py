@@ -1,7 +1,7 @@
 """Facts that change: the right value first, for current and past questions, English and Chinese.
 
     python -m bench.timeline [--histories tests/data/timeline_histories.jsonl]
-                             [--split tune|holdout|all] [--show-errors] [--json OUT]
+                             [--split tune|holdout|blind2|all] [--show-errors] [--json OUT]
 
 Each history (`tests/data/timeline_histories.jsonl`, written for this project) is one user's
 statements about one attribute over the years ("I live in Berlin." 2021, "I moved to Munich
@@ -139,7 +139,9 @@ def main(argv: list[str] | None = None) -> int:
     apply_privacy_defaults()
     parser = argparse.ArgumentParser(prog="python -m bench.timeline")
     parser.add_argument("--histories", type=Path, default=HISTORIES)
-    parser.add_argument("--split", choices=("tune", "holdout", "all"), default="all")
+    parser.add_argument(
+        "--split", default="all", help="tune, holdout, blind2 (written after the code), or all"
+    )
     parser.add_argument("--database-url", default=None, help="default: an embedded PostgreSQL")
     parser.add_argument("--chroma-url", default=None, help="default: embedded Chroma")
     parser.add_argument("--show-errors", action="store_true")
