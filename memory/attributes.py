@@ -84,6 +84,9 @@ _NOUN_ATTRIBUTE: dict[str, str] = {
     **dict.fromkeys(["drink", "morning drink", "饮料"], "drink"),
     **dict.fromkeys(["car", "车"], "car"),
     **dict.fromkeys(["database", "db", "数据库"], "database"),
+    **dict.fromkeys(["code", "main language", "代码"], "programming_language"),
+    **dict.fromkeys(["bedtime"], "bedtime"),
+    **dict.fromkeys(["relationship status", "感情状态"], "relationship"),
 }
 _EN_NOUN = r"(?P<noun>(?:[a-z-]+\s+){0,2}?[a-z-]+)"
 _THINGS_WORDS = (
@@ -130,6 +133,24 @@ _EN: tuple[tuple[str, str], ...] = (
         r"\bi(?:'m|\s+am)\s+(?:an?\s+)(?:[\w-]+\s+){1,3}?(?:at|for)\s+(?=[A-Z])",
     ),
     ("residence", r"\bi(?:'m|\s+am)\s+(?:now\s+)?based\s+(?:in|out of)\s+"),
+    (
+        "residence",
+        r"\b(?:i|we)(?:'m|'re|\s+am|\s+are)?\s+(?:now\s+)?rent(?:ing)?\s+(?:a|an|our|my)\s+"
+        r"(?:place|flat|apartment|house|room|studio)\s+in\s+",
+    ),
+    # The size of the user's team: "the team is twelve people now", "my team has seven".
+    (
+        "team_size",
+        r"\b(?:my|our|the)\s+team\s+(?:is|has|now has|is now|grew to|shrank to)\s+(?:now\s+)?"
+        r"(?=(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|"
+        r"fourteen|fifteen|twenty|thirty|a dozen)\b)",
+    ),
+    # When the user goes to bed: "I go to bed around 1am", "I'm in bed by 10:30".
+    (
+        "bedtime",
+        r"\bi(?:'m|\s+am)?\s+(?:\w+\s+){0,1}?(?:go to bed|go to sleep|fall asleep|in bed|asleep|"
+        r"sleep)\s+(?:at|around|by|about|before)\s+",
+    ),
     ("manager", r"\bi\s+(?:now\s+)?report\s+(?:directly\s+)?to\s+"),
     (
         "university",
@@ -139,7 +160,7 @@ _EN: tuple[tuple[str, str], ...] = (
     (
         "residence",
         _SUBJECT + r"(?:\w+\s+){0,2}?(?:live|lived|moved|relocated|living|"
-        r"based|settled)\s+(?:back\s+)?(?:to|in|into)\s+(?:the\s+)?",
+        r"based|settled)\s+(?:back\s+|out\s+)?(?:to|in|into)\s+(?:the\s+)?",
     ),
     ("residence", r"\bmy\s+(?:home|place|apartment|flat)\s+is\s+(?:now\s+)?in\s+"),
     (
@@ -168,6 +189,10 @@ _EN: tuple[tuple[str, str], ...] = (
         r"(?:\w+\s+){0,2}?in\s+(?=[A-Za-z+#]+\b)",
     ),
     ("programming_language", r"\bmy\s+(?:main|primary|go-to)\s+language\s+is\s+(?:now\s+)?"),
+    (
+        "programming_language",
+        r"\bi\s+(?:\w+\s+){0,1}?(?:write|code)\s+(?=[A-Z][\w+#]*\s+(?:scripts|code|services|apps)\b)",
+    ),
     ("learning", r"\bi(?:'m| am)\s+(?:\w+\s+){0,1}?learning\s+"),
     (
         "drink",
@@ -313,6 +338,21 @@ _ZH: tuple[tuple[str, str], ...] = (
         r"(?P<thing>[\u4e00-\u9fffA-Za-z]{1,8}?)(?=[了，。！？,.!?;；\s]|$)",
     ),
     ("programming_language", r"写\s*(?=[A-Z][A-Za-z+#]*)"),
+    ("manager", r"向(?P<value>[\u4e00-\u9fffA-Za-z]{1,6}?)汇报"),
+    ("relationship", r"我和(?P<value>[\u4e00-\u9fffA-Za-z]{1,6}?)在一起"),
+    ("relationship", r"(?:领证)?(?=(?:结婚|订婚|离婚|分手)了)"),
+    ("diet", r"(?=纯素|全素)"),
+    # The size of the user's team: "我们组一共五个人", "组里现在有二十人".
+    (
+        "team_size",
+        r"(?:组|团队|组里|我们)[^，。]{0,4}?(?:一共|共|现在有|有|只剩|剩下?)了?"
+        r"(?=[一二三四五六七八九十两百\d]+个?人)",
+    ),
+    (
+        "bedtime",
+        r"(?P<value>(?:凌晨|晚上|半夜)?[一二三四五六七八九十两\d]+点半?)[前左右]{0,2}"
+        r"(?:才|就)?(?:睡|上床)",
+    ),
     ("car", r"(?:我|现在|如今|改|还在)开(?!会|始|心|发|车|着|了|学|玩笑|完)"),
     ("university", r"(?:(?<!现)在|去了?|考上了?|转到了?)(?=[^，。]{1,10}?(?:读|上学|念书|上大学))"),
     ("employer", r"去了(?=[^，。]{1,12}?[，,]?[^。]{0,8}?(?:做|上班|工作))"),
@@ -394,7 +434,8 @@ _NEGATIVE = re.compile(
 # Munich", "I used to live in Munich", "我以前住在北京" must not replace where the user lives.
 _NOT_NOW = re.compile(
     r"\b(?:want(?:s|ed)? to|would (?:like|love) to|'d (?:like|love) to|wish|hope|plan(?:s|ned)? to"
-    r"|going to|gonna|thinking (?:of|about)|might|may|could|someday|one day|used to|before"
+    r"|going to|gonna|thinking (?:of|about)|might|(?<!in )(?<!of )may|could|someday|one day"
+    r"|used to|before"
     r"|previously|formerly|back when|when i was|if)\b"
     r"|(?<![理思感梦幻联构猜])想|打算|希望|计划|准备|可能|以前|曾经|原来|过去|小时候|如果",
     re.I,
@@ -603,6 +644,70 @@ _ASK_ZH: tuple[tuple[str, str], ...] = (
         r"(?:是|定在|改到)?(?:几点|什么时候|哪天|星期几|周几)",
     ),
 )
+# Questions by class rather than by attribute: "who is my manager", "what laptop do I use",
+# "how big is my team", "我现在的领导是谁", "用什么笔记本": a question word and a noun that
+# names an attribute (the same lexicon the statements' possessives use).
+_ASK_EN += (
+    (
+        "{noun}",
+        r"\b(?:what|which|who)(?:'s|\s+is|\s+was|\s+are|\s+were)\s+my\s+"
+        r"(?P<noun>(?:[a-z-]+\s+){0,2}?[a-z-]+)(?=\s*[?.!]|\s+(?:now|these days|in \d|before|"
+        r"originally|at first)\b|\s*$)",
+    ),
+    (
+        "{noun}",
+        r"\b(?:what|which)\s+(?P<noun>manager|boss|laptop|computer|phone|university|school|"
+        r"college|uni|database|db|e-reader|ereader|car|language|note app|notes app)\b",
+    ),
+    ("manager", r"\b(?:who|whom)\s+(?:do|did|does)\s+i\s+(?:\w+\s+){0,1}?report\s+to\b"),
+    ("manager", r"\bwho(?:'s|\s+is|\s+was)\s+my\s+(?:\w+\s+){0,1}?(?:manager|boss|lead)\b"),
+    (
+        "university",
+        r"\bwhere\s+(?:do|did|am|was)\s+i\s+(?:\w+\s+){0,1}?(?:study|studying|enrolled)\b"
+        r"|\bwhich\s+(?:university|school|college|uni)\b",
+    ),
+    ("notes", r"\b(?:take|taking|keep|kept|write|store)\s+(?:my\s+)?notes\b|\bnote[- ]?app\b"),
+    (
+        "team_size",
+        r"\bhow\s+(?:big|large|small)\s+(?:is|was)\s+(?:my|our|the)\s+team\b"
+        r"|\bhow\s+many\s+(?:people|engineers|members|devs|developers)\b[^?.!]{0,30}?\bteam\b",
+    ),
+    (
+        "bedtime",
+        r"\b(?:what\s+time|when)\s+(?:do|did)\s+i\s+(?:\w+\s+){0,2}?(?:go\s+to\s+(?:bed|sleep)|"
+        r"sleep|fall\s+asleep)\b|\bbedtime\b",
+    ),
+    ("database", r"\b(?:database|db)\b|\bdata\s+(?:stored|kept|live)\b"),
+    ("laptop", r"\b(?:laptop|notebook\s+computer)\b"),
+    ("programming_language", r"\b(?:code|coding|program|programming)\s+in\b"),
+    ("diet", r"\bhow\s+(?:do|did)\s+i\s+eat\b"),
+    (
+        "schedule:{thing}",
+        r"\b(?:when|what\s+time|which\s+day|what\s+day)\b[^?.!]{0,40}?\b(?:my\s+|our\s+|the\s+)?"
+        r"(?P<thing>" + _THINGS_WORDS + r")\b",
+    ),
+)
+_ASK_ZH += (
+    (
+        "manager",
+        r"(?:领导|经理|老板|上司|主管)(?:是谁|叫什么)|向谁汇报|谁是我的(?:领导|经理|老板|上司)",
+    ),
+    ("university", r"哪所(?:学校|大学)|什么(?:学校|大学)|在哪(?:里|儿)?(?:上学|读书|念书)"),
+    ("laptop", r"(?:什么|哪[个台款])(?:笔记本|电脑)"),
+    ("notes", r"(?:用什么|在哪(?:里|儿)?)记笔记|笔记(?!本)[^，。？?]{0,4}?(?:在哪|用什么)"),
+    ("phone", r"(?:什么|哪[个部款])手机"),
+    ("team_size", r"(?:组|团队|组里)[^，。？?]{0,4}?(?:多少|几个?)人"),
+    ("bedtime", r"几点(?:睡|上床)|什么时候睡"),
+    ("database", r"数据库|(?:什么|哪个)库|[\u4e00-\u9fff]库(?:用的是|是|用)什么"),
+    ("residence", r"哪个城市|在哪(?:里|儿)?(?:租房|安家)"),
+    ("diet", r"怎么吃|(?:爱|喜欢)吃什么"),
+    ("relationship", r"感情(?:状态|状况)"),
+    (
+        "schedule:{thing}",
+        r"(?:几点|什么时候|哪天|星期几|周几)[^，。？?]{0,4}?(?P<thing>" + _ZH_THINGS + r")"
+        r"|(?P<thing2>" + _ZH_THINGS + r")[^，。？?]{0,4}?(?:几点|什么时候|哪天|星期几|周几)",
+    ),
+)
 _ASK_EN_COMPILED = tuple((name, re.compile(p, re.I)) for name, p in _ASK_EN)
 _ASK_ZH_COMPILED = tuple((name, re.compile(p)) for name, p in _ASK_ZH)
 
@@ -615,6 +720,10 @@ def asked_attributes(question: str) -> frozenset[str]:
         hit = pattern.search(question.replace("’", "'"))
         if hit is None:
             continue
-        thing = hit.groupdict().get("thing")
-        found.add(name.format(thing=_normalise(thing, cjk)) if thing else name)
+        groups = hit.groupdict()
+        thing = groups.get("thing") or groups.get("thing2")
+        if groups.get("noun"):
+            found.add(_canon(groups["noun"], cjk))
+        else:
+            found.add(name.format(thing=_thing(thing, cjk)) if thing else name)
     return frozenset(found)
