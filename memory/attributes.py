@@ -271,7 +271,8 @@ _EN: tuple[tuple[str, str], ...] = (
     (
         "decision:{thing}",
         r"\b(?:our|the)\s+(?P<thing>(?:[a-z-]+\s+){0,1}?(?:api|stack|framework|database|db|"
-        r"backend|frontend|ci|cd|protocol|architecture|language|cloud|platform))\s+"
+        r"backend|frontend|ci|cd|protocol|architecture|language|cloud|platform|app|service|client|"
+        r"auth|cache|queue|orm|pipeline))\s+"
         r"(?:is|runs on)\s+(?:now\s+)?",
     ),
     (
@@ -484,7 +485,8 @@ def _match(clause: str) -> Setting | None:
 
 _THING_FILLER = frozenset("a an the my our your team's daily weekly whole".split())
 _ZH_THING_FILLER = re.compile(
-    r"^(?:我们组的|我们的|我的|项目的|团队的|每天的|每周的|我们|组里|把)+"
+    r"^(?:我们组的|我们的|我的|项目的|团队的|每天的|每周的|我们|组里|把|现在|目前"
+    r"|从[\u4e00-\u9fff]{1,5}?起)+"
 )
 # One name for a recurring meeting however it is called: "standup", "daily sync", "早会".
 _THING_SYNONYMS: dict[str, str] = {
@@ -703,6 +705,11 @@ _ASK_ZH += (
     ("diet", r"怎么吃|(?:爱|喜欢)吃什么"),
     ("relationship", r"感情(?:状态|状况)"),
     (
+        "{noun}",
+        r"我(?:们)?(?:现在|目前|最早|以前|之前)?的(?P<noun>[\u4e00-\u9fff]{1,6}?)"
+        r"(?:是谁|是什么|是哪|叫什么)",
+    ),
+    (
         "schedule:{thing}",
         r"(?:几点|什么时候|哪天|星期几|周几)[^，。？?]{0,4}?(?P<thing>" + _ZH_THINGS + r")"
         r"|(?P<thing2>" + _ZH_THINGS + r")[^，。？?]{0,4}?(?:几点|什么时候|哪天|星期几|周几)",
@@ -712,8 +719,20 @@ _ASK_EN_COMPILED = tuple((name, re.compile(p, re.I)) for name, p in _ASK_EN)
 _ASK_ZH_COMPILED = tuple((name, re.compile(p)) for name, p in _ASK_ZH)
 
 
+# A question about someone else's things ("which school do my kids go to") asks for none of
+# the user's attributes.
+_ASK_OTHER = re.compile(
+    r"\b(?:my\s+(?:mother|mom|mum|father|dad|parents|sister|brother|kids|children|son|daughter|"
+    r"friends?|colleagues?|neighbou?rs?)\b|his|her|their|he|she|they)\b"
+    r"|(?:妈|爸|父母|孩子|儿子|女儿|哥|姐|弟|妹|朋友|同事|邻居|他|她)的",
+    re.I,
+)
+
+
 def asked_attributes(question: str) -> frozenset[str]:
     """The attributes whose value a question asks for (empty for any other text)."""
+    if _ASK_OTHER.search(question):
+        return frozenset()
     cjk = any("\u4e00" <= ch <= "\u9fff" for ch in question)
     found = set()
     for name, pattern in (*_ASK_EN_COMPILED, *(_ASK_ZH_COMPILED if cjk else ())):
