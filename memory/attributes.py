@@ -88,7 +88,7 @@ _NOUN_ATTRIBUTE: dict[str, str] = {
     **dict.fromkeys(["bedtime"], "bedtime"),
     **dict.fromkeys(["relationship status", "感情状态"], "relationship"),
 }
-_EN_NOUN = r"(?P<noun>(?:[a-z-]+\s+){0,2}?[a-z-]+)"
+_EN_NOUN = r"(?P<noun>(?:[a-z-]{1,24}\s+){0,2}?[a-z-]{1,24})"
 _THINGS_WORDS = (
     r"standup|stand-up|meeting|sync|class|lesson|workout|gym session|run|review|call|session|"
     r"practice|planning|retro|retrospective|demo|one-on-one|1:1"
@@ -191,7 +191,7 @@ _EN: tuple[tuple[str, str], ...] = (
     ("programming_language", r"\bmy\s+(?:main|primary|go-to)\s+language\s+is\s+(?:now\s+)?"),
     (
         "programming_language",
-        r"\bi\s+(?:\w+\s+){0,1}?(?:write|code)\s+(?=[A-Z][\w+#]*\s+(?:scripts|code|services|apps)\b)",
+        r"\bi\s+(?:\w+\s+){0,1}?(?:write|code)\s+(?=[A-Z][\w+#]{0,20}\s+(?:scripts|code|services|apps)\b)",
     ),
     ("learning", r"\bi(?:'m| am)\s+(?:\w+\s+){0,1}?learning\s+"),
     (
@@ -245,32 +245,32 @@ _EN: tuple[tuple[str, str], ...] = (
     # A recurring thing whose value is a day or a time: "sprint planning happens Wednesdays".
     (
         "schedule:{thing}",
-        r"\b(?P<thing>(?:[a-z-]+\s+){0,2}?[a-z-]+)\s+(?:is|are|happens|happen|takes place|"
-        r"moved to|has moved to|is now|now happens|starts|start)\s+(?:now\s+|still\s+)?"
+        r"\b(?P<thing>(?:[a-z-]{1,24}\s+){0,2}?[a-z-]{1,24})\s+(?:is|are|happens|happen|"
+        r"takes place|moved to|has moved to|is now|now happens|starts|start)\s+(?:now\s+|still\s+)?"
         r"(?:on\s+|at\s+|every\s+)?(?=(?:mondays?|tuesdays?|wednesdays?|thursdays?|fridays?|"
         r"saturdays?|sundays?|noon|midnight|\d{1,2}(?::\d\d)?\s*(?:am|pm)?)\b)",
     ),
     (
         "schedule:{thing}",
         r"\b(?:we|i)\s+(?:\w+\s+){0,1}?(?:hold|have|run|do)\s+(?:the\s+|our\s+)?"
-        r"(?P<thing>(?:[a-z-]+\s+){0,1}?(?:" + _THINGS_WORDS + r"))\s+(?:at|on|every)\s+",
+        r"(?P<thing>(?:[a-z-]{1,24}\s+){0,1}?(?:" + _THINGS_WORDS + r"))\s+(?:at|on|every)\s+",
     ),
     # A decision that names the thing and the new value: "we decided to expose the API over
     # GraphQL", "the platform team moved our deploys to GitHub Actions".
     (
         "decision:{thing}",
         r"\b(?:decided|agreed|chose)\s+to\s+\w+\s+(?:the\s+|our\s+|all\s+our\s+)?"
-        r"(?P<thing>(?:[a-z-]+\s+){0,2}?[a-z-]+)\s+(?:over|on|with|to|in|as)\s+",
+        r"(?P<thing>(?:[a-z-]{1,24}\s+){0,2}?[a-z-]{1,24})\s+(?:over|on|with|to|in|as)\s+",
     ),
     (
         "decision:{thing}",
         r"\b(?:moved|migrated|switched|changed)\s+(?:all\s+)?(?:of\s+)?(?:the\s+|our\s+)"
-        r"(?P<thing>(?:[a-z-]+\s+){0,1}?[a-z-]+)\s+(?:over\s+)?to\s+",
+        r"(?P<thing>(?:[a-z-]{1,24}\s+){0,1}?[a-z-]{1,24})\s+(?:over\s+)?to\s+",
     ),
     ("decision:{thing}", r"\bwe\s+(?P<thing>deploy|host|build|test|ship)\s+(?:with|on|via)\s+"),
     (
         "decision:{thing}",
-        r"\b(?:our|the)\s+(?P<thing>(?:[a-z-]+\s+){0,1}?(?:api|stack|framework|database|db|"
+        r"\b(?:our|the)\s+(?P<thing>(?:[a-z-]{1,24}\s+){0,1}?(?:api|stack|framework|database|db|"
         r"backend|frontend|ci|cd|protocol|architecture|language|cloud|platform|app|service|client|"
         r"auth|cache|queue|orm|pipeline))\s+"
         r"(?:is|runs on)\s+(?:now\s+)?",
@@ -311,7 +311,7 @@ _ZH: tuple[tuple[str, str], ...] = (
     (
         "schedule:{thing}",
         r"(?P<thing>[\u4e00-\u9fff]{0,4}?(?:" + _ZH_THINGS + r"))"
-        r"(?=每|周[一二三四五六日天]|星期|礼拜|[一二三四五六七八九十两\d]+点)",
+        r"(?=每|周[一二三四五六日天]|星期|礼拜|[一二三四五六七八九十两\d]{1,4}点)",
     ),
     # The possessive copula both ways and its change: "我的领导是X", "我的经理换成了X".
     (
@@ -338,7 +338,7 @@ _ZH: tuple[tuple[str, str], ...] = (
         r"[A-Za-z0-9\u4e00-\u9fff .+#-]{0,14}?)\s*来?(?:管理|写|做|跑|部署|存|实现|开发)"
         r"(?P<thing>[\u4e00-\u9fffA-Za-z]{1,8}?)(?=[了，。！？,.!?;；\s]|$)",
     ),
-    ("programming_language", r"写\s*(?=[A-Z][A-Za-z+#]*)"),
+    ("programming_language", r"写\s*(?=[A-Z][A-Za-z+#]{0,20})"),
     ("manager", r"向(?P<value>[\u4e00-\u9fffA-Za-z]{1,6}?)汇报"),
     ("relationship", r"我和(?P<value>[\u4e00-\u9fffA-Za-z]{1,6}?)在一起"),
     ("relationship", r"(?:领证)?(?=(?:结婚|订婚|离婚|分手)了)"),
@@ -347,11 +347,11 @@ _ZH: tuple[tuple[str, str], ...] = (
     (
         "team_size",
         r"(?:组|团队|组里|我们)[^，。]{0,4}?(?:一共|共|现在有|有|只剩|剩下?)了?"
-        r"(?=[一二三四五六七八九十两百\d]+个?人)",
+        r"(?=[一二三四五六七八九十两百\d]{1,4}个?人)",
     ),
     (
         "bedtime",
-        r"(?P<value>(?:凌晨|晚上|半夜)?[一二三四五六七八九十两\d]+点半?)[前左右]{0,2}"
+        r"(?P<value>(?:凌晨|晚上|半夜)?[一二三四五六七八九十两\d]{1,4}点半?)[前左右]{0,2}"
         r"(?:才|就)?(?:睡|上床)",
     ),
     ("car", r"(?:我|现在|如今|改|还在)开(?!会|始|心|发|车|着|了|学|玩笑|完)"),
@@ -653,8 +653,8 @@ _ASK_EN += (
     (
         "{noun}",
         r"\b(?:what|which|who)(?:'s|\s+is|\s+was|\s+are|\s+were)\s+my\s+"
-        r"(?P<noun>(?:[a-z-]+\s+){0,2}?[a-z-]+)(?=\s*[?.!]|\s+(?:now|these days|in \d|before|"
-        r"originally|at first)\b|\s*$)",
+        r"(?P<noun>(?:[a-z-]{1,24}\s+){0,2}?[a-z-]{1,24})"
+        r"(?=\s*[?.!]|\s+(?:now|these days|in \d|before|originally|at first)\b|\s*$)",
     ),
     (
         "{noun}",
