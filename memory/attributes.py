@@ -215,6 +215,9 @@ _EN: tuple[tuple[str, str], ...] = (
         r"\b(?:i|we)(?:'m| am|'re| are|'ve been| have been| got)\s+(?:\w+\s+){0,1}?"
         r"(?=(?:single|married|engaged|divorced|dating|in a relationship|seeing someone)\b)",
     ),
+    # A break-up or living alone ends the earlier status: "we split up", "I'm on my own".
+    ("relationship", r"\b(?:i|we)\s+(?=(?:broke up|split up|separated)\b)"),
+    ("relationship", r"\bi(?:'m|\s+am)\s+(?:\w+\s+){0,1}?(?=(?:on my own|by myself)\b)"),
     ("partner", r"\bmy\s+(?:girlfriend|boyfriend|partner|wife|husband|fiancée?)\s+is\s+"),
     (
         "commute",
@@ -342,6 +345,8 @@ _ZH: tuple[tuple[str, str], ...] = (
     ("manager", r"向(?P<value>[\u4e00-\u9fffA-Za-z]{1,6}?)汇报"),
     ("relationship", r"我和(?P<value>[\u4e00-\u9fffA-Za-z]{1,6}?)在一起"),
     ("relationship", r"(?:领证)?(?=(?:结婚|订婚|离婚|分手)了)"),
+    # Dating and living alone are statuses too: "在谈恋爱", "一个人过".
+    ("relationship", r"(?:在谈(?=(?:异地)?恋爱?)|(?=一个人过|单身))"),
     ("diet", r"(?=纯素|全素)"),
     # The size of the user's team: "我们组一共五个人", "组里现在有二十人".
     (
@@ -461,7 +466,11 @@ def _match(clause: str) -> Setting | None:
         hit = pattern.search(clause)
         if hit is None:
             continue
-        if cjk and name != "partner" and _ZH_OTHER.search(clause[: hit.start()]):
+        if (
+            cjk
+            and name not in ("partner", "relationship")
+            and _ZH_OTHER.search(clause[: hit.start()])
+        ):
             continue  # "我妈妈住在杭州" sets the mother's residence, not the user's
         value = _normalise(hit.group("value"), cjk)
         if not value:

@@ -39,6 +39,11 @@ from memory.attributes import asked_attributes, compare, same_attribute
         ("我主要写 Go。", "今年我的主力语言转到了 Rust。"),
         ("我的车是一辆大众朗逸。", "上个月把朗逸卖了，现在开比亚迪汉。"),
         ("I keep my notes in OneNote.", "I switched my notes over to Logseq in May."),
+        # A break-up or living alone ends a relationship status.
+        ("I'm dating a nurse from Leith.", "We split up over the summer."),
+        ("I'm engaged to Tom.", "I'm by myself these days."),
+        ("我和女朋友在谈恋爱。", "我们上个月分手了。"),
+        ("我已经结婚了。", "离婚以后我一个人过。"),
     ],
 )
 def test_an_update_is_found_by_its_class_of_phrasing(old: str, new: str) -> None:
