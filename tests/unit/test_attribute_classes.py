@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from memory.attributes import asked_attributes, compare, same_attribute
+from memory.gating.gate import gate
 
 
 @pytest.mark.parametrize(
@@ -115,3 +116,11 @@ def test_questions_name_the_attribute_by_class(question: str, attribute: str) ->
 )
 def test_a_question_about_someone_else_asks_for_no_attribute(question: str) -> None:
     assert asked_attributes(question) == frozenset()
+
+
+@pytest.mark.parametrize(
+    "text", ["My tablet is an iPad Mini.", "我的车是一辆五菱宏光。", "现在周报全放在语雀里了。"]
+)
+def test_the_gate_keeps_a_statement_that_sets_an_attribute(text: str) -> None:
+    # A dropped first value leaves nothing for the later update to replace.
+    assert gate(text).keep, gate(text).reason
