@@ -472,6 +472,9 @@ def _match(clause: str) -> Setting | None:
             and _ZH_OTHER.search(clause[: hit.start()])
         ):
             continue  # "我妈妈住在杭州" sets the mother's residence, not the user's
+        copula = name == "{noun}" or _MY_COPULA.search(clause[hit.start() : hit.start("value")])
+        if copula and not _names_a_value(clause, hit.start("value"), hit.group("value")):
+            continue  # "my manager is great" judges the manager, it names no new one
         value = _normalise(hit.group("value"), cjk)
         if not value:
             continue
@@ -533,6 +536,23 @@ def _thing(thing: str, cjk: bool) -> str:
         if name in words:
             return canonical
     return words
+
+
+# A possessive copula names a value when it is a name, a number or a noun with an article
+# ("my phone is a Pixel", "my team is four engineers"), not an opinion ("my boss is great").
+_NAMED_EN = re.compile(
+    r"^\s*(?:(?:now|still)\s+)?(?:[A-Z0-9]|(?:one|two|three|four|five|six|seven|eight|nine|ten|"
+    r"eleven|twelve|twenty|thirty|a dozen)\b)"
+)
+_MY_COPULA = re.compile(r"\bmy\s+(?:\w+\s+){0,2}?(?:is|are)\s+(?:now\s+)?(?:an?\s+)?$", re.I)
+_ARTICLE_BEFORE = re.compile(r"\b(?:an?|the)\s+$", re.I)
+_OPINION_ZH = re.compile(r"^(?:很|挺|太|非常|比较|特别|有点|超)|的$")
+
+
+def _names_a_value(clause: str, start: int, value: str) -> bool:
+    if any("\u4e00" <= ch <= "\u9fff" for ch in clause):
+        return not _OPINION_ZH.search(clause[start:].strip())
+    return bool(_NAMED_EN.match(value) or _ARTICLE_BEFORE.search(clause[max(0, start - 8) : start]))
 
 
 def _normalise(value: str, cjk: bool) -> str:

@@ -75,6 +75,10 @@ def test_agreeing_or_complementary_statements_are_no_update(old: str, new: str) 
         ("我的导师是张教授。", "我妈妈的导师是李教授。"),
         ("我的导师是张教授。", "我以前的导师是李教授。"),
         ("我住在杭州。", "我想搬到成都。"),
+        # An opinion about the thing names no new value.
+        ("My boss is Priya Nair.", "My boss is brilliant."),
+        ("My laptop is a Framework 13.", "My laptop is noisy these days."),
+        ("我的导师是张教授。", "我的导师是新来的。"),
     ],
 )
 def test_someone_else_a_wish_or_the_past_sets_no_current_value(old: str, new: str) -> None:
