@@ -412,6 +412,13 @@ _ZH_OTHER = re.compile(
     r"他|她|它|妈|爸|母|父|女儿|儿子|孩子|哥|姐|弟|妹|朋友|同事|老板|对象|老婆|老公"
 )
 # A full stop inside a token ("D.C", "3.5") or after an initial ("Fontaines D.") ends nothing.
+# Someone other than the user as the subject of an English clause (the user's "I" resets it).
+_EN_OTHER = re.compile(
+    r"\b(?:my\s+(?:mother|mom|mum|father|dad|parents?|sister|brother|wife|husband|partner|"
+    r"girlfriend|boyfriend|kids?|children|son|daughter|friends?|colleagues?|neighbou?rs?|"
+    r"boss|manager|roommate|flatmate)|he|she|they|his|her|their)\b(?![^,;]{0,60}\bi\b)",
+    re.I,
+)
 _CLAUSE = re.compile(r"(?:[^.;!?。；！？\n]|\.(?=\S)|(?<=\b[A-Z])\.)+")
 _FILLER = frozenset(
     "a an the my our now these days nowadays currently mostly mainly pretty much everything "
@@ -472,6 +479,12 @@ def _match(clause: str) -> Setting | None:
             and _ZH_OTHER.search(clause[: hit.start()])
         ):
             continue  # "我妈妈住在杭州" sets the mother's residence, not the user's
+        if (
+            not cjk
+            and name not in ("partner", "relationship")
+            and _EN_OTHER.search(clause[: hit.start()])
+        ):
+            continue  # "my sister uses an iPhone" sets the sister's phone, not the user's
         copula = name == "{noun}" or _MY_COPULA.search(clause[hit.start() : hit.start("value")])
         if copula and not _names_a_value(clause, hit.start("value"), hit.group("value")):
             continue  # "my manager is great" judges the manager, it names no new one

@@ -75,6 +75,9 @@ def test_agreeing_or_complementary_statements_are_no_update(old: str, new: str) 
         ("我的导师是张教授。", "我妈妈的导师是李教授。"),
         ("我的导师是张教授。", "我以前的导师是李教授。"),
         ("我住在杭州。", "我想搬到成都。"),
+        # Someone else's things in English too.
+        ("I use a Pixel 8.", "My sister uses an iPhone."),
+        ("I keep my notes in Bear.", "He keeps his notes in Obsidian."),
         # An opinion about the thing names no new value.
         ("My boss is Priya Nair.", "My boss is brilliant."),
         ("My laptop is a Framework 13.", "My laptop is noisy these days."),
