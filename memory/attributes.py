@@ -5,6 +5,12 @@ changes where they live without "actually". Two statements that set the same att
 (residence, employer, editor, drink, diet, ...) to different values are an update whatever
 their surface similarity; the same value is agreement. Each pattern is a plain alternation
 with bounded gaps, so matching stays linear in the text.
+
+The patterns read classes of phrasing rather than sentences: the possessive copula both ways
+("my X is Y", "Y has become my X", "我的X是Y"), a product whose class names the attribute (an
+editor, a phone, a notes app), move and switch verbs with an object ("switched my notes to",
+"把X迁到Y"), schedules whose value is a day or a time, and decisions whose things share a word.
+Questions are read the same way: a question word and a noun that names an attribute.
 """
 
 from __future__ import annotations
