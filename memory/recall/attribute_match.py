@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from memory.attributes import asked_attributes, settings
+from memory.attributes import asked_attributes, same_attribute, settings
 from memory.recall.history import past_question
 from memory.types import MemoryRecord, Relevance, ScoreBreakdown
 
@@ -24,7 +24,8 @@ MARGIN = 1e-3
 
 def _sets(record: MemoryRecord, asked: frozenset[str]) -> str | None:
     for found in settings(record.content):
-        if found.attribute in asked and not found.negative:
+        # "schedule:sprint planning" answers "schedule:planning": a shared thing word is enough.
+        if not found.negative and any(same_attribute(found.attribute, a) for a in asked):
             return found.attribute
     return None
 

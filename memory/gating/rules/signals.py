@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from memory.attributes import settings
 from memory.gating.rules import lexicon_en as lex
 from memory.gating.rules import lexicon_zh as zh
 from memory.gating.rules import meaning
@@ -148,6 +149,10 @@ def _fact(low: str, raw: str, specific: bool) -> Cue | None:
     if strong:
         bonus = 0.1 if specific else 0.0
         return Cue(Category.FACT, IMPORTANCE[Category.FACT] + bonus, 0.7, "personal fact")
+    # A statement that sets one of the user's attributes ("My phone is a Galaxy", "现在笔记全放在
+    # 飞书文档里了") is the fact a later update replaces; dropping it leaves nothing to replace.
+    if any(not found.negative for found in settings(raw)):
+        return Cue(Category.FACT, IMPORTANCE[Category.FACT], 0.7, "sets an attribute of the user")
     if personal and (lex.I_PAST.search(low) or specific) and content_words(raw) >= 2:
         return Cue(Category.FACT, _GENERIC_FACT, 0.5, "first-person statement")
     # Chinese drops inflection, so a first-person clause of some length is the signal.
