@@ -74,6 +74,7 @@ async def _history(store: MemoryStore, history: dict[str, Any]) -> list[dict[str
                 "baseline": _right(current_only, question["answer"]),
                 "top": hits[0].record.content if hits else "",
                 "updates": sum("superseded" in a for a in actions[1:]),
+                "later_actions": [",".join(a) or "none" for a in actions[1:]],
                 "statements": len(actions),
             }
         )
@@ -117,6 +118,13 @@ async def run(args: argparse.Namespace) -> int:
     later = sum(n - 1 for _, n in statements.values())
     print(f"{len(histories)} histories, {len(results)} questions; later statements that "
           f"superseded the earlier value: {updates}/{later}")  # fmt: skip
+    tally: dict[str, int] = defaultdict(int)
+    for r in {r["history"]: r for r in results}.values():
+        for action in r["later_actions"]:
+            tally[action] += 1
+    print(
+        "what the later statements did: " + ", ".join(f"{k} {v}" for k, v in sorted(tally.items()))
+    )
     print(f"{'split lang kind':<22} {'n':>4} {'right first':>12} {'baseline':>9}")
     for key, row in table.items():
         right, base = row["right_first"], row["baseline"]
