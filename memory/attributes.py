@@ -117,15 +117,18 @@ _EN: tuple[tuple[str, str], ...] = (
     ),
     (
         "{noun}",
-        r"^\s*(?P<value>[^,;:]{1,40}?)\s+(?:is|are|has become|have become|"
-        r"has been|is now|became|was)\s+(?:now\s+)?my\s+"
+        # Anchored, with bounded space runs: an unbounded run on both sides of the lazy value
+        # retried every split of a long run of spaces (quadratic).
+        r"^\s{0,8}(?P<value>[^,;:]{1,40}?)\s{1,8}(?:is|are|has become|have become|"
+        r"has been|is now|became|was)\s{1,8}(?:now\s+)?my\s+"
         + _EN_NOUN
         + r"(?=\s*[.,;:!?]|\s+(?:now|these days|nowadays|lately|since|for|from)\b|\s*$)",
     ),
-    ("residence", r"^\s*home\s+(?:is|has been)\s+(?:now\s+)?"),
+    ("residence", r"^\s{0,8}home\s+(?:is|has been)\s+(?:now\s+)?"),
     (
         "residence",
-        r"^\s*(?P<value>[^,;:]{1,30}?)\s+(?:is|has been)\s+(?:now\s+)?(?:my\s+)?home\b",
+        r"^\s{0,8}(?P<value>[^,;:]{1,30}?)\s{1,8}(?:is|has been)\s{1,8}(?:now\s+)?"
+        r"(?:my\s+)?home\b",
     ),
     # A move or switch of a named thing: "I switched my notes over to Obsidian".
     (
