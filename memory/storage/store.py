@@ -1249,6 +1249,9 @@ class MemoryStore:
     ) -> MemoryRecord | None:
         """Change a memory's status (supersede, expire, approve ...) with an audit event."""
         async with self.pool.acquire() as conn, conn.transaction():
+            # The forget lock before the row lock: the row's guard trigger takes it after
+            # locking the row, while a forget holding it waits for that row (a deadlock).
+            await lock_users_shared(conn, [scope])
             row = await conn.fetchrow(
                 "UPDATE memories SET status = $4, superseded_by = COALESCE($5, superseded_by),"
                 " updated_at = now(), version = version + 1"
@@ -1278,6 +1281,7 @@ class MemoryStore:
     ) -> MemoryRecord | None:
         """A near-duplicate was seen again: raise confidence and access stats, no new copy."""
         async with self.pool.acquire() as conn, conn.transaction():
+            await lock_users_shared(conn, [scope])  # before the row lock, as in `set_status`
             row = await conn.fetchrow(
                 "UPDATE memories SET confidence = LEAST(1.0, confidence + $4),"
                 " access_count = access_count + 1, last_accessed = now(), updated_at = now()"

@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from memory.storage.rows import RECORD_COLUMNS, record_from_row
+from memory.storage.tombstones import lock_users_shared
 from memory.storage.user_locks import user_write_lock
 from memory.types import MemoryRecord, Scope, Status
 
@@ -65,7 +66,8 @@ async def set_window(
 
     Called inside an update that already bumped the user's version (its supersede).
     """
-    async with store.pool.acquire() as conn:
+    async with store.pool.acquire() as conn, conn.transaction():
+        await lock_users_shared(conn, [scope])  # before the row lock (see `store.set_status`)
         await conn.execute(
             "UPDATE memories SET valid_from = COALESCE($4, valid_from),"
             " valid_to = COALESCE($5, valid_to)"
@@ -221,6 +223,7 @@ async def restore(
         store.pool.acquire() as conn,
         conn.transaction(),
     ):
+        await lock_users_shared(conn, [scope])  # before the row locks (see `store.set_status`)
         row = await conn.fetchrow(
             f"SELECT {RECORD_COLUMNS} FROM memories"
             " WHERE tenant_id = $1 AND user_id = $2 AND id = $3 FOR UPDATE",
