@@ -54,29 +54,32 @@ def window_text(record: MemoryRecord) -> str:
     return f"{start} – {record.valid_to.date().isoformat()}"
 
 
-async def set_window(
-    store: MemoryStore,
-    scope: Scope,
-    memory_id: str,
-    *,
-    valid_from: datetime | None = None,
-    valid_to: datetime | None = None,
+async def close_windows(
+    store: MemoryStore, scope: Scope, winner: str, replaced: Sequence[str], start: datetime
 ) -> None:
-    """Set a memory's window (only the bounds given); no version bump of its own.
+    """An update: `winner` holds from `start`, each replaced value until then, in one transaction.
 
-    Called inside an update that already bumped the user's version (its supersede).
+    A replaced value said after `start` ("moved in 2022", said of a 2023 statement) ends when it
+    was said rather than before it began. No version bump of its own: the supersede that called
+    it already bumped the user's version.
     """
     async with store.pool.acquire() as conn, conn.transaction():
-        await lock_users_shared(conn, [scope])  # before the row lock (see `store.set_status`)
+        await lock_users_shared(conn, [scope])  # before the row locks (see `store.set_status`)
         await conn.execute(
-            "UPDATE memories SET valid_from = COALESCE($4, valid_from),"
-            " valid_to = COALESCE($5, valid_to)"
+            "UPDATE memories SET valid_from = $4"
             " WHERE tenant_id = $1 AND user_id = $2 AND id = $3",
             scope.tenant_id,
             scope.user_id,
-            memory_id,
-            valid_from,
-            valid_to,
+            winner,
+            start,
+        )
+        await conn.execute(
+            "UPDATE memories SET valid_to = GREATEST($4, COALESCE(valid_from, occurred_at))"
+            " WHERE tenant_id = $1 AND user_id = $2 AND id = ANY($3::text[])",
+            scope.tenant_id,
+            scope.user_id,
+            list(replaced),
+            start,
         )
     store.cache.invalidate(scope)
 

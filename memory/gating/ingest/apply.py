@@ -27,7 +27,7 @@ from memory.recall.temporal import statement_start
 from memory.settings import ServiceLimits
 from memory.storage.quotas import over_quota, usage
 from memory.storage.store import MemoryStore
-from memory.storage.timeline import set_window
+from memory.storage.timeline import close_windows
 from memory.storage.user_locks import user_write_lock
 from memory.types import MemoryRecord, NewMemory, Scope, Status
 
@@ -165,23 +165,6 @@ async def supersede(
         )
 
 
-async def _close_windows(
-    store: MemoryStore, scope: Scope, item: NewMemory, winner: str, targets: Sequence[str]
-) -> None:
-    """An update: the new value holds from its own time words (else when said), the old until then.
-
-    An old value said after the new one's start ("moved in 2022", said of a 2023 statement)
-    ends when it was said rather than before it began.
-    """
-    start = statement_start(item.content, item.occurred_at or datetime.now(UTC))
-    await set_window(store, scope, winner, valid_from=start)
-    for target in targets:
-        old = await store.get(scope, target)
-        if old is not None:
-            end = max(start, old.valid_from or old.occurred_at)
-            await set_window(store, scope, target, valid_to=end)
-
-
 async def _conflict(
     store: MemoryStore, scope: Scope, item: NewMemory, verdict: Resolution
 ) -> Outcome:
@@ -210,7 +193,9 @@ async def _conflict(
     written = await store.write(scope, winner, reason=why)
     await supersede(store, scope, targets, written.id, why, merged=verdict.action == "merge")
     if verdict.action == "supersede" and verdict.conflict:
-        await _close_windows(store, scope, item, written.id, targets)
+        # An update: the new value holds from its own time words, else from when it was said.
+        start = statement_start(item.content, item.occurred_at or datetime.now(UTC))
+        await close_windows(store, scope, written.id, targets, start)
     if verdict.conflict:
         await store.record_event(scope, written.id, "conflict", why, {"replaced": list(targets)})
     action = "merged" if verdict.action == "merge" else "superseded"
