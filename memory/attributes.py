@@ -438,6 +438,24 @@ _ZH_FILLER = re.compile(
 )
 
 
+def not_current(text: str) -> bool:
+    """Whether the statement is a wish, a plan or the past: it states no current value.
+
+    "I want to live in Munich", "我以前住在北京".
+    """
+    return bool(_NOT_NOW.search(text))
+
+
+def about_someone_else(text: str) -> bool:
+    """Whether the statement's subject is someone other than the user.
+
+    "my sister lives in Paris", "我妈妈住在杭州" set their attribute, not the user's.
+    """
+    if any("\u4e00" <= ch <= "\u9fff" for ch in text):
+        return bool(_ZH_OTHER.search(text[:6]))
+    return bool(_EN_OTHER.search(text[:200]))
+
+
 @dataclass(frozen=True, slots=True)
 class Setting:
     """One attribute a clause sets and the value it gives (normalised words)."""

@@ -11,15 +11,43 @@ question).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
-from memory.attributes import asked_attributes, same_attribute, settings
+import numpy as np
+import numpy.typing as npt
+
+from memory.attribute_meaning import SlotReader
+from memory.attributes import (
+    about_someone_else,
+    asked_attributes,
+    not_current,
+    same_attribute,
+    settings,
+)
 from memory.recall.history import past_question
 from memory.types import MemoryRecord, Relevance, ScoreBreakdown
 
 MARGIN = 1e-3
 """How far above the best other result the lifted memories start."""
+
+
+# A question about the user ("where do I work?", "我现在开什么车？"), not about the world.
+_ABOUT_ME = re.compile(r"\b(?:i|my|me|we|our|us)\b|我", re.I)
+
+
+@dataclass(frozen=True, slots=True)
+class Meaning:
+    """What reading attributes by meaning needs at recall.
+
+    The reader, and the vectors recall has already computed: the query's and each candidate
+    memory's.
+    """
+
+    reader: SlotReader
+    query_vector: npt.NDArray[np.float32]
+    vectors: Mapping[str, npt.NDArray[np.float32]]
 
 
 def _sets(record: MemoryRecord, asked: frozenset[str]) -> str | None:
@@ -30,19 +58,51 @@ def _sets(record: MemoryRecord, asked: frozenset[str]) -> str | None:
     return None
 
 
+def _asked_by_meaning(query: str, meaning: Meaning | None) -> frozenset[str]:
+    if meaning is None or not _ABOUT_ME.search(query) or about_someone_else(query):
+        return frozenset()
+    return frozenset(meaning.reader.slots(query, vector=meaning.query_vector))
+
+
+def _sets_by_meaning(
+    mid: str, record: MemoryRecord, asked: frozenset[str], meaning: Meaning | None
+) -> str | None:
+    if meaning is None or not asked or mid not in meaning.vectors:
+        return None
+    text = record.content
+    if about_someone_else(text) or not_current(text):
+        return None
+    found = asked & set(meaning.reader.slots(text, vector=meaning.vectors[mid]))
+    return min(found) if found else None
+
+
 def promote(
     query: str,
     hits: Sequence[tuple[str, ScoreBreakdown]],
     records: Mapping[str, MemoryRecord],
+    meaning: Meaning | None = None,
 ) -> list[tuple[str, ScoreBreakdown]]:
-    """`hits` (id, breakdown), best first, with the memories that set an asked attribute first."""
+    """`hits` (id, breakdown), best first, with the memories that set an asked attribute first.
+
+    The attribute is read by `memory.attributes`' patterns, and with `meaning` also by
+    `memory.attribute_meaning` (a question and a memory that no pattern reads: "Where do I
+    work?", "I've been at Zalando since June").
+    """
+    if not hits:
+        return []
     asked = asked_attributes(query)
-    if not asked or not hits:
-        return list(hits)
+    # Each memory that sets an asked attribute, by the patterns' reading or by meaning: a
+    # newer value only meaning reads must be lifted beside an older one a pattern reads.
+    by_meaning = _asked_by_meaning(query, meaning)
     matched = {
         mid: attribute
         for mid, _ in hits
-        if mid in records and (attribute := _sets(records[mid], asked)) is not None
+        if mid in records
+        and (
+            attribute := (_sets(records[mid], asked) if asked else None)
+            or _sets_by_meaning(mid, records[mid], by_meaning, meaning)
+        )
+        is not None
     }
     if not matched:
         return list(hits)

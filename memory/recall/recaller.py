@@ -36,8 +36,9 @@ from typing import TypeVar
 
 import numpy as np
 
+from memory.attribute_meaning import SlotReader, reader
 from memory.attributes import asked_attributes
-from memory.recall.attribute_match import promote
+from memory.recall.attribute_match import Meaning, promote
 from memory.recall.cache import RecallCache, ScopeEntry, measure
 from memory.recall.clauses import split_clauses
 from memory.recall.features import decode, encode, features_key
@@ -339,6 +340,7 @@ class Recaller:
         # Load a cold user into L1 in the background after an L2 recall (off for one-shot
         # processes such as a CLI command, which would only pay for the load).
         self.preload_on_miss = True
+        self._slot_reader: SlotReader | None = None
         self.paths: dict[str, int] = dict.fromkeys(PATHS, 0)
         self._loading: set[str] = set()
         self._too_large: dict[str, int] = {}  # user key -> the version found too large for L1
@@ -422,8 +424,9 @@ class Recaller:
         finally:
             wanted.cancel()  # done by now, unless the tier failed
         clauses = await self._clauses(scope, source, parts, vectors)
+        slots = await self._slots()
         hits = self._rank(source, scope, query, vectors[0], k, weights, kinds, now, record_access,
-                          relevant_only, clauses)  # fmt: skip
+                          relevant_only, clauses, slots)  # fmt: skip
         hits = await self._with_history(scope, query, hits, now)
         self._observe(started)
         return Recalled(hits, source.path, tuple(c.text for c in clauses))
@@ -454,11 +457,25 @@ class Recaller:
         finally:
             pending.cancel()  # done by now, unless a step failed
         clauses = await self._clauses(scope, source, parts, vectors)
+        slots = await self._slots()
         hits = self._rank(source, scope, query, vectors[0], k, weights, None, None, True, True,
-                          clauses)  # fmt: skip
+                          clauses, slots)  # fmt: skip
         hits = await self._with_history(scope, query, hits, None)
         self._observe(started)
         return TurnRecall(hits, strongest, version, source.path)
+
+    async def _slots(self) -> SlotReader | None:
+        """The attribute reader of this store's embedder, built once off the event loop.
+
+        It embeds its examples; None while the embedder cannot serve it (recall goes on).
+        """
+        if self._slot_reader is None:
+            try:
+                self._slot_reader = await asyncio.to_thread(reader, self.store.embedder.embed)
+            except Exception:  # an embedder error: recall goes on without the reader
+                log.warning("attribute reader unavailable; recall reads attributes by patterns")
+                return None
+        return self._slot_reader
 
     def prefetch(self, query: str) -> None:
         """Start embedding a query that a recall will ask for in a moment.
@@ -884,6 +901,7 @@ class Recaller:
         record_access: bool,
         relevant_only: bool,
         clauses: Sequence[Clause] = (),
+        slots: SlotReader | None = None,
     ) -> list[ScoredMemory]:
         entry = source.entry
         weights = weights or RankingWeights()
@@ -898,7 +916,8 @@ class Recaller:
             lowest=source.lowest,
             clauses=clauses,
         )
-        hits = promote(query, hits, entry.records)
+        meaning = None if slots is None else Meaning(slots, vector, entry.vectors)
+        hits = promote(query, hits, entry.records, meaning)
         results = [
             ScoredMemory(record=entry.records[mid], score=b.total, breakdown=b)
             for mid, b in hits

@@ -128,3 +128,33 @@ async def test_consolidation_and_profile_read_only_current_values(store: MemoryS
     assert [m.content for m in current] == ["These days I prefer Rust for scripts."]
     rules = await store.strongest_long_term(ALICE, 12)
     assert all("Python" not in r.content for r in rules)
+
+
+async def test_an_update_no_pattern_reads_is_found_by_meaning_and_answered(
+    store: MemoryStore,
+) -> None:
+    # Neither statement is read by `memory.attributes`' patterns; the attribute is read by
+    # meaning (`memory.attribute_meaning`) when writing, and when the question is asked.
+    assert await _say(store, "I have a golden retriever.", "2019-05-01") == ["stored"]
+    assert await _say(store, "These days it's a parrot that keeps me company.", "2024-07-15") == [
+        "superseded"
+    ]
+    current = await store.list_memories(ALICE)
+    assert [m.content for m in current] == ["These days it's a parrot that keeps me company."]
+    # It sets an attribute: no fact lifetime, so two years on it is still in force.
+    assert current[0].expires_at is None
+    assert "parrot" in await _top(store, "What pet do I have?")
+    assert "golden retriever" in await _top(store, "What pet did I have in 2020?")
+
+
+async def test_a_terse_update_is_kept_only_when_it_replaces_something_said(
+    store: MemoryStore,
+) -> None:
+    # No first person: the rules gate reads it as small talk. Alone it stays dropped ...
+    assert await _say(store, "Mornings are green tea now.", "2024-01-10") == ["dropped"]
+    # ... and after the value it replaces, it is kept as the update.
+    assert await _say(store, "I drink coffee every morning.", "2024-02-01") == ["stored"]
+    assert await _say(store, "Mornings are green tea now.", "2024-06-01") == ["superseded"]
+    assert [m.content for m in await store.list_memories(ALICE)] == ["Mornings are green tea now."]
+    events = await store.events(ALICE)
+    assert any("by meaning" in str(e.get("reason", "")) for e in events), events

@@ -33,6 +33,7 @@ class Frame:
     exclusive: bool
     listy: bool
     settings: tuple[Setting, ...] = ()
+    text: str = ""
 
     @property
     def cjk(self) -> bool:
@@ -72,6 +73,7 @@ def analyse(text: str) -> Frame:
         exclusive=exclusive,
         listy=len(v.LIST.findall(text)) >= 1 and len(spans) >= 2,
         settings=settings(text),
+        text=text,
     )
 
 

@@ -20,7 +20,9 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
-from memory.attributes import compare_settings
+from memory.attribute_meaning import compare as meaning_compare
+from memory.attribute_meaning import marks_change
+from memory.attributes import about_someone_else, compare_settings
 from memory.gating.conflicts.frames import Frame, frame_similarity, heads
 from memory.types import Category
 
@@ -106,18 +108,52 @@ def relate(
     base = _relate(new, old, similarity, categories, dup_threshold, embed, to_reference)
     if not (same_family(*categories) or _attribute_slot(*categories)):
         return base
+    if base.kind == "contradiction" and about_someone_else(new.text) != about_someone_else(
+        old.text
+    ):
+        return UNRELATED  # "my brother lives in Ottawa now" replaces nothing of the user's
     # The attribute both statements set decides over surface similarity: "I moved to Munich"
     # updates "I live in Berlin" with no correction marker, and "tea, not coffee" said again
     # agrees with "I drink tea" although one of them holds a negation.
     shared = compare_settings(new.settings, old.settings)
     if shared is None:
-        return base
+        return _by_meaning(new, old, base, embed, categories)
     verdict, attribute = shared
     if verdict == "update":
         return Relation("contradiction", 1.0, f"same attribute ({attribute}), new value")
     if base.kind == "contradiction":
         return Relation("duplicate", max(similarity, 0.5), f"same {attribute}; agrees")
     return base
+
+
+def _by_meaning(
+    new: Frame,
+    old: Frame,
+    base: Relation,
+    embed: EmbedFn | None,
+    categories: tuple[Category, Category],
+) -> Relation:
+    """No pattern reads the attribute: read it by meaning ("Mornings are green tea now").
+
+    Only where the frames found no relation: a list addition ("I also like tea") or a
+    correction the frames read stays as it is. Two values of one attribute may hold side by
+    side in different situations ("I use Python at work", "I use Rust for hobby projects";
+    "tea in the morning", "coffee after lunch"), so meaning replaces a value only when the new
+    statement also says that something changed ("now", "since June", "I joined", "搬到").
+    """
+    if embed is None or base.kind not in ("unrelated", "contradiction") or new.additive:
+        return base
+    if base.kind == "contradiction":
+        # The frames saw one slot; two members of one family are two ("my favourite band" and
+        # "my favourite food is pho now").
+        apart = meaning_compare(new.text, old.text, embed)
+        return UNRELATED if apart is not None and apart[0] == "apart" else base
+    if not (new.correction or marks_change(new.text)):
+        return base
+    found = meaning_compare(new.text, old.text, embed)
+    if found is None or found[0] != "update":
+        return base
+    return Relation("contradiction", 0.9, f"same attribute ({found[1]}, by meaning), new value")
 
 
 def _relate(

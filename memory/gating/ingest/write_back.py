@@ -27,6 +27,7 @@ from memory.gating.gate import (
 )
 from memory.gating.ingest.apply import ConflictStrategy, apply_resolution
 from memory.gating.ingest.pastes import bounded, bounded_drops, paste_decision
+from memory.gating.ingest.second_look import kept_as_update
 from memory.gating.machine_text import split_pastes
 from memory.gating.privacy import PrivacyFilter
 from memory.offload import run_cpu
@@ -211,7 +212,8 @@ async def ingest_text(
         await _write_all(store, scope, decided, consent, results, drops, source=source,
                          provenance=provenance, occurred_at=occurred_at,
                          require_approval=require_approval,
-                         conflict_strategy=conflict_strategy)  # fmt: skip
+                         conflict_strategy=conflict_strategy, role=role,
+                         policy=policy)  # fmt: skip
     finally:
         # One round trip for a turn's drops, also when a later write failed; a message's
         # drops are a bounded few events however many statements it had.
@@ -232,9 +234,17 @@ async def _write_all(
     occurred_at: datetime | None,
     require_approval: bool,
     conflict_strategy: ConflictStrategy,
+    role: Role = "user",
+    policy: GatePolicy | None = None,
 ) -> None:
     """Write each kept candidate in order; each dropped one's audit event goes to `drops`."""
-    for candidate, decision in decided:
+    for candidate, dropped in decided:
+        decision = dropped
+        if not dropped.keep and consent:
+            second = await kept_as_update(store, scope, dropped, role=role,
+                                          policy=policy or GatePolicy(),
+                                          strategy=conflict_strategy)  # fmt: skip
+            decision = second or dropped
         too_long = decision.keep and len(decision.content) > MAX_CONTENT_CHARS
         if not decision.keep or not consent or too_long:
             # A text the gate would keep but that is longer than one memory may be (an

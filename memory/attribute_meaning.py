@@ -1,0 +1,394 @@
+"""Which attribute a statement sets, read by meaning when no pattern of `memory.attributes` does.
+
+People name a change in ways no word list holds ("Mornings are green tea now", "I've been at
+Zalando since June", "写脚本现在全在 Cursor 里完成"). This reader compares a statement with
+example statements of each attribute (`attribute_prototypes.json`, the value of each marked in
+brackets) and with examples that set none (events, other people, small talk), by two legs:
+the embedding's cosine to the nearest examples and the frame words (the words around the
+value) the statement shares with them. The leg scores are standardised across attributes for
+each statement, so the decision is an arg-max with a margin in standard units and reads no
+absolute cosine: it holds for any embedding model. How much the embedding leg counts is
+measured per model and language on the examples themselves (leave-one-out accuracy), so a
+model that cannot read Chinese (all-MiniLM) leaves Chinese to the frame words.
+
+Two statements that set the same attribute are then compared by their values: the words
+neither the attribute's frame nor common function words explain. A value the new statement
+names again (not negated) is agreement; values that share nothing are an update.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from typing import Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from memory.attributes import about_someone_else, not_current
+
+EmbedFn = Callable[[list[str]], npt.NDArray[np.float32]]
+Verdict = Literal["update", "agree", "apart"]
+
+NONE = "none"
+# Standard units by which an attribute must lead "none", and within which of the best it must
+# come. Chosen on
+# the tune, holdout and blind splits of tests/data/update_pairs.jsonl (`bench.updates`).
+MARGIN = 1.5
+
+MAX_CHARS = 240
+_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?|[\u4e00-\u9fff]+")
+_BRACKETS = re.compile(r"\[([^\[\]]*)\]")
+_EN_STOP = frozenset(
+    "i i'm im me my mine we we're our us you a an the is are am was were be been being 's 're "
+    "'ve 've 'd 'll to of in on at for by with from and or but so as it its it's this that "
+    "these those now days nowadays currently these since last next ago year years month "
+    "months week weeks day today lately still also just really mostly mainly all every each "
+    "then there here have has had do does did get got go going new old from start started".split()
+)
+_ZH_STOP = frozenset("我你他她它们的了是在有和也就都还很吧呢啊么这那个一改换转成不没从来只")
+# Time words say when, not what: "我去年搬到杭州了" names 杭州, not 去年; "since 2019" no value.
+_EN_TIME = re.compile(
+    r"\b(?:(?:19|20)\d\d|january|february|march|april|may|june|july|august|september|october"
+    r"|november|december|spring|summer|autumn|fall|winter|morning|evening|weekend|yesterday"
+    r"|recently|lately|anymore|again|usually|always|often)s?\b",
+    re.I,
+)
+_ZH_TIME = re.compile(
+    r"现在|目前|最近|这些天|这几年|这两年|如今|去年|今年|明年|前年|[上下这]个?[月周]|每[天周月年]"
+    r"|以后|以前|之前|开始|已经|一直|[0-9一二三四五六七八九十两]{1,4}[年月]份?"
+)
+# A negation or a giving-up and the words it covers: "tea, not coffee", "I haven't had any dairy"
+# and "sold the Corolla" name a value only to leave it; Chinese puts the verb after the thing
+# ("奶茶戒了").
+# The span stops at a word that joins the new value ("swapped my coffee *for* yerba mate").
+_GIVEN_UP = re.compile(
+    r"\b(?:not|no|never|no longer|quit|stopped|gave up|instead of|sold|gave away|got rid of|"
+    r"left|ditched|dropped|traded|swapped|replaced|switched from|moved from|moved away from|"
+    r"\w+n't)((?:\s+(?!(?:for|with|to|into|and|but|so|because|after|in)\b)[\w'-]+){1,6})"
+    r"|(?:不再|不|没|不喝|不吃|不用|离开了?|卖掉?了?|送走了?|告别了?)([\u4e00-\u9fff]{2,4})"
+    r"|([\u4e00-\u9fff]{2,4}?)(?:戒了|卖了|送给|送人|扔了|不要了|退了|换掉了|换成|改成)",
+    re.I,
+)
+_NEGATORS = frozenset(
+    "not no never longer quit stopped gave up instead sold away got rid left ditched dropped "
+    "don't doesn't didn't haven't hasn't hadn't won't can't isn't aren't wasn't weren't".split()
+)
+
+
+def _when_removed(text: str) -> str:
+    return _EN_TIME.sub(",", _ZH_TIME.sub("，", text))
+
+
+def _tokens(text: str) -> list[str]:
+    """Lower-case words; Chinese runs as characters and character pairs."""
+    out: list[str] = []
+    for run in _WORD.findall(text.lower().replace("’", "'")):
+        if "\u4e00" <= run[0] <= "\u9fff":
+            out.extend(run)
+            out.extend(run[i : i + 2] for i in range(len(run) - 1))
+        else:
+            out.append(run)
+    return out
+
+
+def _content(tokens: Sequence[str]) -> set[str]:
+    # A Chinese pair of function characters ("我是", "我们") is no content either.
+    return {
+        t
+        for t in tokens
+        if t not in _EN_STOP
+        and t not in _NEGATORS
+        and not (_is_cjk(t) and all(ch in _ZH_STOP for ch in t))
+    }
+
+
+def _values(text: str, frame: frozenset[str]) -> tuple[set[str], set[str]]:
+    """The words that name the statement's value, and the words it gives up.
+
+    A value word is no frame word, no function word and not given up ("not coffee", "sold the
+    Corolla", "奶茶戒了").
+    """
+    given_up = {w.lower() for m in _GIVEN_UP.finditer(text) for w in m.groups() if w}
+    denied = {t for w in given_up for t in _tokens(w)}
+    words = _content(_tokens(_when_removed(text))) - frame
+    # A Chinese pair that holds a frame or function character ("叫小" in "我女朋友叫小红")
+    # is no value; a pair of value characters is, and so is a value character alone ("素").
+    chars = frame | _ZH_STOP
+    kept = {_stem(w) for w in words if not _is_cjk(w) or not any(ch in chars for ch in w)}
+    denied = {_stem(w) for w in denied}
+    return kept - denied, denied & kept
+
+
+def _names_in(words: set[str], text: str) -> bool:
+    """Whether one of `words` is a name in `text`.
+
+    A name is capitalised inside the sentence, holds a digit, or is Latin letters inside Chinese
+    ("Tesla", "P40", "在 Cursor 里").
+    """
+    cjk = _is_cjk(text)
+    for word in words:
+        if _is_cjk(word):
+            continue
+        if cjk or any(ch.isdigit() for ch in word):
+            return True
+        for hit in re.finditer(re.escape(word), text, re.I):
+            if hit.start() > 0 and text[hit.start()].isupper():
+                return True
+    return False
+
+
+@dataclass(frozen=True, slots=True)
+class _Bank:
+    names: tuple[str, ...]  # attribute of each example
+    texts: tuple[str, ...]  # example without brackets
+    langs: tuple[str, ...]  # "zh" or "en"
+    frames: dict[str, frozenset[str]]  # attribute -> frame words
+    idf: dict[str, float]
+    scoped: frozenset[str]  # attributes that are families ("schedule"): the thing must match
+    generic: dict[str, frozenset[str]]  # attribute -> frame words most of its examples hold
+    own: tuple[frozenset[str], ...]  # each example's frame words no other example of it holds
+
+    all_frames: frozenset[str]  # frame words of every attribute (not of "none": anything)
+
+
+def _stem(word: str) -> str:
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not _is_cjk(word) else word
+
+
+def _same_thing(new: str, old: str, generic: frozenset[str]) -> bool:
+    """Whether two statements share a word naming what is decided or scheduled.
+
+    Words that most examples of the family hold ("favourite", "use", "定") name no one thing.
+    """
+
+    def things(text: str) -> set[str]:
+        words = _content(_tokens(_when_removed(text))) - generic
+        return {_stem(w) for w in words if not (_is_cjk(w) and (len(w) == 1 or _ZH_STOP & set(w)))}
+
+    return bool(things(new) & things(old))
+
+
+def _is_cjk(text: str) -> bool:
+    return any("\u4e00" <= ch <= "\u9fff" for ch in text)
+
+
+@lru_cache(maxsize=1)
+def _bank() -> _Bank:
+    raw = json.loads(
+        resources.files("memory").joinpath("attribute_prototypes.json").read_text("utf-8")
+    )
+    names: list[str] = []
+    texts: list[str] = []
+    frames: dict[str, set[str]] = {}
+    generic: dict[str, frozenset[str]] = {}
+    own: list[frozenset[str]] = []
+    for name, examples in raw["attributes"].items():
+        seen: Counter[str] = Counter()
+        words_of: list[set[str]] = []
+        for example in examples:
+            names.append(name)
+            texts.append(_BRACKETS.sub(r"\1", example))
+            words = {w for part in _BRACKETS.split(example)[::2] for w in _content(_tokens(part))}
+            words_of.append(words)
+            frames.setdefault(name, set()).update(words)
+            seen.update(words)
+        own.extend(frozenset(w for w in words if seen[w] == 1) for words in words_of)
+        # A word that three examples share names the family, not one thing in it.
+        stems = Counter(_stem(w) for words in words_of for w in words)
+        generic[name] = frozenset(w for w, n in stems.items() if n >= 3)
+    # A frame word's weight falls with the number of attributes that use it ("use", "我").
+    spread = Counter(w for words in frames.values() for w in words)
+    idf = {w: math.log(1 + len(frames) / n) for w, n in spread.items()}
+    return _Bank(
+        tuple(names),
+        tuple(texts),
+        tuple("zh" if _is_cjk(t) else "en" for t in texts),
+        {k: frozenset(v) for k, v in frames.items()},
+        idf,
+        frozenset(raw["scoped"]),
+        generic,
+        tuple(own),
+        frozenset().union(*(f for a, f in frames.items() if a != NONE)),
+    )
+
+
+def _standard(scores: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    spread = float(scores.std())
+    return (scores - scores.mean()) / spread if spread > 1e-9 else scores * 0.0
+
+
+def _singles_out(scores: npt.NDArray[np.float64], want: int) -> int:
+    """1 when `want` alone scores best (a tie, as a model that reads nothing gives, is no hit)."""
+    others = np.delete(scores, want)
+    return int(scores[want] > others.max() + 1e-9)
+
+
+class SlotReader:
+    """Reads statements against the example bank with one embedding model."""
+
+    def __init__(self, embed: EmbedFn) -> None:
+        self._embed = embed
+        bank = _bank()
+        self._bank = bank
+        self._attributes = tuple(dict.fromkeys(bank.names))
+        self._none = self._attributes.index(NONE)
+        self._vectors = np.asarray(embed(list(bank.texts)), dtype=np.float32)
+        self._index = np.array([self._attributes.index(n) for n in bank.names])
+        self.weights = {lang: self._embedding_weight(lang) for lang in ("en", "zh")}
+        # A write compares one statement with several neighbours: read each text once.
+        self.scores = lru_cache(maxsize=512)(self._scores)
+
+    def _embedding_scores(self, sims: npt.NDArray[np.float32]) -> npt.NDArray[np.float64]:
+        """Per attribute, the mean cosine of its two nearest examples."""
+        out = np.full(len(self._attributes), -1.0)
+        for i in range(len(self._attributes)):
+            mine = np.sort(sims[self._index == i])[::-1]
+            if len(mine):
+                out[i] = float(mine[:2].mean())
+        return out
+
+    def _frame_scores(self, tokens: set[str], left_out: int = -1) -> npt.NDArray[np.float64]:
+        """Per attribute, the weight of the statement's words that its frame holds.
+
+        With `left_out`, that example's own frame words are left out of its attribute's frame.
+        """
+        total = sum(self._bank.idf.get(t, 0.0) for t in tokens) or 1.0
+        out = []
+        for a in self._attributes:
+            frame = self._bank.frames[a]
+            if left_out >= 0 and self._bank.names[left_out] == a:
+                frame = frame - self._bank.own[left_out]
+            out.append(sum(self._bank.idf[t] for t in tokens & frame) / total)
+        return np.array(out)
+
+    def _embedding_weight(self, lang: str) -> float:
+        """How far this model's cosines can be trusted in this language, from 0 to 1.
+
+        The embedding leg's leave-one-out accuracy on this language's examples above chance, as
+        a share of both legs' accuracy above chance.
+        """
+        rows = [i for i, x in enumerate(self._bank.langs) if x == lang]
+        if not rows:
+            return 0.5
+        sims = self._vectors[rows] @ self._vectors.T
+        right_embedding = right_frame = 0
+        for k, i in enumerate(rows):
+            row = sims[k].copy()
+            row[i] = -np.inf  # leave the example itself out
+            want = self._index[i]
+            right_embedding += _singles_out(self._embedding_scores(row), want)
+            words = _content(_tokens(self._bank.texts[i]))
+            right_frame += _singles_out(self._frame_scores(words, left_out=i), want)
+        chance = len(rows) / len(self._attributes)
+        e, f = max(right_embedding - chance, 0.0), max(right_frame - chance, 0.0)
+        return 0.5 if e + f == 0 else e / (e + f)
+
+    def _scores(self, text: str) -> dict[str, float]:
+        vector = np.asarray(self._embed([text]), dtype=np.float32)[0]
+        return self.scores_with(text, vector)
+
+    def scores_with(self, text: str, vector: npt.NDArray[np.float32]) -> dict[str, float]:
+        """Each attribute's score for `text` (embedded as `vector`) in standard units."""
+        weight = self.weights["zh" if _is_cjk(text) else "en"]
+        embedding = _standard(self._embedding_scores(self._vectors @ vector))
+        frame = _standard(self._frame_scores(_content(_tokens(text))))
+        combined = weight * embedding + (1 - weight) * frame
+        return dict(zip(self._attributes, (float(x) for x in combined), strict=True))
+
+    def slots(
+        self,
+        text: str,
+        margin: float = MARGIN,
+        vector: npt.NDArray[np.float32] | None = None,
+    ) -> dict[str, float]:
+        """Attributes `text` may set: within `margin` of the best, and ahead of "none" by it.
+
+        `vector` is the text's embedding when the caller has it (recall does).
+        """
+        scores = self.scores(text) if vector is None else self.scores_with(text, vector)
+        floor = max(max(scores.values()) - margin, scores[NONE] + margin)
+        return {a: s for a, s in scores.items() if a != NONE and s >= floor}
+
+    def compare(self, new: str, old: str, margin: float = MARGIN) -> tuple[Verdict, str] | None:
+        """("update" | "agree", attribute) when both statements set one attribute.
+
+        ("apart", family) when they set two members of one family: two schedules, two
+        favourites ("my favourite band", "my favourite food"), two decisions.
+        """
+        if about_someone_else(new) or about_someone_else(old) or not_current(new):
+            return None  # another person's value, or a wish, plan or past: no update
+        mine, theirs = self.slots(new, margin), self.slots(old, margin)
+        shared = set(mine) & set(theirs)
+        if not shared:
+            return None
+        attribute = max(shared, key=lambda a: mine[a] + theirs[a])
+        generic = self._bank.generic[attribute]
+        if attribute in self._bank.scoped and not _same_thing(new, old, generic):
+            return "apart", attribute  # "our standup" and "our weekly review": two schedules
+        # Any attribute's frame words ("prefer", "use", "每天") carry no value of this one.
+        frame = self._bank.all_frames
+        new_values, denied = _values(new, frame)
+        old_values, _ = _values(old, frame)
+        if old_values & denied:
+            return "update", attribute  # the old value named only to give it up
+        shared = new_values & old_values
+        if shared and (2 * len(shared) >= len(old_values) or _names_in(shared, old)):
+            # The old value said again, perhaps with more around it: agreement. One shared
+            # common word of several ("senior engineer", "staff engineer") is not; a shared
+            # name is ("I work at Google in the Zurich office", "Been at Google four years").
+            return "agree", attribute
+        if not new_values or not old_values:
+            return None  # one of them names no value of its own ("I never have coffee")
+        return "update", attribute
+
+
+@lru_cache(maxsize=4)
+def reader(embed: EmbedFn) -> SlotReader:
+    """One reader per embedding function (the examples are embedded once)."""
+    return SlotReader(embed)
+
+
+# Words that say a value changed or began: a change verb, "now", a time the new value started
+# from. "I use Rust for hobby projects" beside "I use Python at work" says none of them.
+_CHANGE = re.compile(
+    r"\b(?:now|these days|nowadays|lately|recently|since|any ?more|no longer|switched|switching|"
+    r"moved|moving|changed|started|starting|swapped|become|became|instead|joined|new|first|got|"
+    r"bought|sold|traded|took up|taken up|picked up|went with|going with|decided|promoted|"
+    r"retired|quit|left|broke up|split up|relocated|ago|last (?:week|month|year|spring|summer|"
+    r"autumn|fall|winter|quarter)|this (?:year|month|week|spring|summer|autumn|fall|winter|"
+    r"quarter)|from (?:next|this)|in (?:january|february|march|april|may|june|july|august|"
+    r"september|october|november|december|(?:19|20)\d\d))\b"
+    r"|现在|最近|如今|这些天|这几年|这两年|改|换|变|开始|不再|搬|跳槽|入职|加入|离职|辞职|升|转|迁"
+    r"|上个?月|去年|今年|年初|年底|以后|从.{0,6}起",
+    re.I,
+)
+
+
+def marks_change(text: str) -> bool:
+    """Whether a statement says that something changed or began ("now", "since June", "搬到")."""
+    return bool(_CHANGE.search(text))
+
+
+def sets_attribute(text: str, embed: EmbedFn) -> bool:
+    """Whether a statement of the user sets an attribute of theirs, read by meaning."""
+    if not text or len(text) > MAX_CHARS or about_someone_else(text) or not_current(text):
+        return False
+    return bool(reader(embed).slots(text))
+
+
+def compare(new: str, old: str, embed: EmbedFn) -> tuple[Verdict, str] | None:
+    """`SlotReader.compare` with the reader of `embed`, for statements of one clause's size.
+
+    A long memory sets several attributes at once; the examples are single statements, so
+    only statements of up to `MAX_CHARS` are read this way (longer ones by patterns alone).
+    """
+    if not new or not old or len(new) > MAX_CHARS or len(old) > MAX_CHARS:
+        return None
+    return reader(embed).compare(new, old)

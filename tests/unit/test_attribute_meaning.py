@@ -1,0 +1,123 @@
+"""Reading which attribute a statement sets by meaning, with the real local embedding model."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+
+from memory.attribute_meaning import SlotReader, compare, reader, sets_attribute
+from memory.attributes import compare as by_patterns
+from memory.gating.conflicts import Candidate, Existing, resolve
+from memory.storage.embedding import Embedder, get_embedder
+from memory.types import Category, Origin
+
+
+@pytest.fixture(scope="module")
+def embedder(embedding_model_dir: Path) -> Embedder:
+    return get_embedder("local:all-MiniLM-L6-v2", embedding_model_dir)
+
+
+def _resolve(embedder: Embedder, old: str, new: str) -> str:
+    vectors = embedder.embed([old, new])
+    said = datetime(2020, 1, 1, tzinfo=UTC)
+    existing = Existing("m1", old, float(vectors[0] @ vectors[1]), Origin.EXPLICIT,
+                        Category.FACT, said)  # fmt: skip
+    return resolve(Candidate(new, Category.FACT), [existing], embed=embedder.embed).action
+
+
+# None of these is read by a pattern of `memory.attributes` (checked below), so each tests the
+# reading by meaning. Written for this test; not in any corpus the thresholds were chosen on.
+UPDATES = [
+    ("I have a golden retriever.", "These days it's a parrot that keeps me company."),
+    ("My car is a Honda Civic.", "I'm driving an electric Kia now."),
+    ("I work at Deutsche Bank.", "I've been at Commerzbank since spring."),
+    ("I drink coffee every morning.", "I quit coffee, it's water and lemon now."),
+    ("我养了一只猫。", "现在家里是一只柯基。"),
+]
+
+
+@pytest.mark.parametrize(("old", "new"), UPDATES)
+def test_an_update_no_pattern_reads_supersedes_by_meaning(
+    embedder: Embedder, old: str, new: str
+) -> None:
+    assert by_patterns(new, old) is None
+    assert compare(new, old, embedder.embed) is not None
+    assert compare(new, old, embedder.embed)[0] == "update"  # type: ignore[index]
+    assert _resolve(embedder, old, new) == "supersede"
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("I work at Deutsche Bank.", "Still at Deutsche Bank, now in the risk team."),
+        ("I live in Toronto.", "Toronto has been home for ten years now."),
+    ],
+)
+def test_the_same_value_said_again_is_no_update(embedder: Embedder, old: str, new: str) -> None:
+    found = compare(new, old, embedder.embed)
+    assert found is not None and found[0] == "agree"
+    assert _resolve(embedder, old, new) != "supersede"
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("I live in Toronto.", "My brother lives in Ottawa now."),  # someone else's value
+        ("I live in Toronto.", "I want to move to Ottawa someday."),  # a wish
+        ("My favourite band is Muse.", "My favourite food is pho now."),  # two favourites
+        # Two values side by side in two situations, and nothing says one changed.
+        ("I use Python at work.", "I use Rust for hobby projects."),
+    ],
+)
+def test_other_people_wishes_families_and_situations_are_no_update(
+    embedder: Embedder, old: str, new: str
+) -> None:
+    assert _resolve(embedder, old, new) == "insert"
+
+
+def test_two_members_of_a_family_are_read_apart(embedder: Embedder) -> None:
+    found = compare("My favourite food is pho now.", "My favourite band is Muse.", embedder.embed)
+    assert found == ("apart", "favourite")
+
+
+def test_the_embedding_counts_as_far_as_the_model_reads_the_language(embedder: Embedder) -> None:
+    weights = reader(embedder.embed).weights
+    # all-MiniLM-L6-v2 is an English model: its leave-one-out reading of the Chinese examples
+    # is far weaker than of the English ones, so Chinese leans on the frame words.
+    assert 0.0 <= weights["zh"] < weights["en"] <= 1.0
+    assert weights["en"] > 0.5
+
+
+def test_a_model_that_reads_nothing_leaves_the_decision_to_the_frame_words() -> None:
+    def constant(texts: list[str]) -> npt.NDArray[np.float32]:
+        return np.ones((len(texts), 8), dtype=np.float32) / np.sqrt(8)
+
+    blind = SlotReader(constant)
+    assert blind.weights == {"en": 0.0, "zh": 0.0}
+    assert "residence" in blind.slots("I live in Lisbon these days.")
+    found = blind.compare("I live in Lisbon these days.", "I live in Porto.")
+    assert found == ("update", "residence")
+
+
+def test_a_statement_that_sets_an_attribute_and_one_that_does_not(embedder: Embedder) -> None:
+    assert sets_attribute("I've been at Zalando since June.", embedder.embed)
+    assert not sets_attribute("The weather is nice today.", embedder.embed)
+    assert not sets_attribute("My sister works at Zalando.", embedder.embed)
+    assert not sets_attribute("x" * 1000, embedder.embed)
+
+
+def test_scores_are_standard_units_whatever_the_scale_of_the_cosines(embedder: Embedder) -> None:
+    # The same model with its cosines squeezed into 0.7-0.8 (as e5's unrelated pairs sit) reads
+    # the same attributes: the decision reads no absolute cosine.
+    def squeezed(texts: list[str]) -> npt.NDArray[np.float32]:
+        raw = embedder.embed(texts)
+        mixed = np.hstack([raw * 0.5, np.full((len(texts), 1), np.sqrt(0.75), np.float32)])
+        return (mixed / np.linalg.norm(mixed, axis=1, keepdims=True)).astype(np.float32)
+
+    plain, other = SlotReader(embedder.embed), SlotReader(squeezed)
+    for text in ("I've been at Commerzbank since spring.", "I'm driving an electric Kia now."):
+        assert set(plain.slots(text)) == set(other.slots(text))
