@@ -1252,6 +1252,17 @@ class MemoryStore:
             # The forget lock before the row lock: the row's guard trigger takes it after
             # locking the row, while a forget holding it waits for that row (a deadlock).
             await lock_users_shared(conn, [scope])
+            if superseded_by is not None:
+                # The foreign key locks the successor's row after this one's; a batch that
+                # locks both in the global order (the indexer) would deadlock with that. Both
+                # rows are locked in that order first.
+                await conn.execute(
+                    f"SELECT id FROM memories WHERE tenant_id = $1 AND user_id = $2"
+                    f" AND id = ANY($3::text[]) {LOCK_IN_ID_ORDER}",
+                    scope.tenant_id,
+                    scope.user_id,
+                    [memory_id, superseded_by],
+                )
             row = await conn.fetchrow(
                 "UPDATE memories SET status = $4, superseded_by = COALESCE($5, superseded_by),"
                 " updated_at = now(), version = version + 1"

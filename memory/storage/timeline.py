@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from memory.storage.rows import RECORD_COLUMNS, record_from_row
+from memory.storage.rows import LOCK_IN_ID_ORDER, RECORD_COLUMNS, record_from_row
 from memory.storage.tombstones import lock_users_shared
 from memory.storage.user_locks import user_write_lock
 from memory.types import MemoryRecord, Scope, Status
@@ -65,6 +65,15 @@ async def close_windows(
     """
     async with store.pool.acquire() as conn, conn.transaction():
         await lock_users_shared(conn, [scope])  # before the row locks (see `store.set_status`)
+        # All the rows at once, in the global order: the indexer marking a batch that holds
+        # the winner and a replaced value locks them in that order too (else they deadlock).
+        await conn.execute(
+            f"SELECT id FROM memories WHERE tenant_id = $1 AND user_id = $2"
+            f" AND id = ANY($3::text[]) {LOCK_IN_ID_ORDER}",
+            scope.tenant_id,
+            scope.user_id,
+            [winner, *replaced],
+        )
         await conn.execute(
             "UPDATE memories SET valid_from = $4"
             " WHERE tenant_id = $1 AND user_id = $2 AND id = $3",
