@@ -94,7 +94,8 @@ def _tokens(text: str) -> list[str]:
             out.extend(run)
             out.extend(run[i : i + 2] for i in range(len(run) - 1))
         else:
-            out.append(run)
+            # "Lisbon's been home" names Lisbon.
+            out.append(run[:-2] if run.endswith("'s") else run)
     return out
 
 
@@ -170,7 +171,9 @@ def _same_thing(new: str, old: str, generic: frozenset[str]) -> bool:
 
     def things(text: str) -> set[str]:
         words = _content(_tokens(_when_removed(text))) - generic
-        return {_stem(w) for w in words if not (_is_cjk(w) and (len(w) == 1 or _ZH_STOP & set(w)))}
+        # Chinese words have no spaces: one content character in common is a shared word
+        # ("房租", "房东"), as long as it is not a function character.
+        return {_stem(w) for w in words if not (_is_cjk(w) and _ZH_STOP & set(w))}
 
     return bool(things(new) & things(old))
 
@@ -195,7 +198,8 @@ def _bank() -> _Bank:
         for example in examples:
             names.append(name)
             texts.append(_BRACKETS.sub(r"\1", example))
-            words = {w for part in _BRACKETS.split(example)[::2] for w in _content(_tokens(part))}
+            parts = _BRACKETS.split(example)[::2]
+            words = {w for part in parts for w in _content(_tokens(_when_removed(part)))}
             words_of.append(words)
             frames.setdefault(name, set()).update(words)
             seen.update(words)
@@ -284,7 +288,7 @@ class SlotReader:
             row[i] = -np.inf  # leave the example itself out
             want = self._index[i]
             right_embedding += _singles_out(self._embedding_scores(row), want)
-            words = _content(_tokens(self._bank.texts[i]))
+            words = _content(_tokens(_when_removed(self._bank.texts[i])))
             right_frame += _singles_out(self._frame_scores(words, left_out=i), want)
         chance = len(rows) / len(self._attributes)
         e, f = max(right_embedding - chance, 0.0), max(right_frame - chance, 0.0)
@@ -298,7 +302,7 @@ class SlotReader:
         """Each attribute's score for `text` (embedded as `vector`) in standard units."""
         weight = self.weights["zh" if _is_cjk(text) else "en"]
         embedding = _standard(self._embedding_scores(self._vectors @ vector))
-        frame = _standard(self._frame_scores(_content(_tokens(text))))
+        frame = _standard(self._frame_scores(_content(_tokens(_when_removed(text)))))
         combined = weight * embedding + (1 - weight) * frame
         return dict(zip(self._attributes, (float(x) for x in combined), strict=True))
 
@@ -324,11 +328,18 @@ class SlotReader:
         """
         if about_someone_else(new) or about_someone_else(old) or not_current(new):
             return None  # another person's value, or a wish, plan or past: no update
-        mine, theirs = self.slots(new, margin), self.slots(old, margin)
-        shared = set(mine) & set(theirs)
-        if not shared:
+        # The stored statement must set an attribute clearly; the new one must rank that
+        # attribute among its two best (a terse update often reads close to "none":
+        # "上周刚去米哈游报到，还是干策划").
+        theirs = self.slots(old, margin)
+        if not theirs:
             return None
-        attribute = max(shared, key=lambda a: mine[a] + theirs[a])
+        mine = self.scores(new)
+        best = sorted((a for a in mine if a != NONE), key=lambda a: -mine[a])[:2]
+        both = [a for a in theirs if a in best and mine[a] > 0]
+        if not both:
+            return None
+        attribute = max(both, key=lambda a: mine[a] + theirs[a])
         generic = self._bank.generic[attribute]
         if attribute in self._bank.scoped and not _same_thing(new, old, generic):
             return "apart", attribute  # "our standup" and "our weekly review": two schedules
@@ -338,6 +349,14 @@ class SlotReader:
         old_values, _ = _values(old, frame)
         if old_values & denied:
             return "update", attribute  # the old value named only to give it up
+        if denied:
+            return None  # a denial of something else sets no new value ("haven't eaten meat")
+        numbers_new = {w for w in new_values if any(ch.isdigit() for ch in w)}
+        numbers_old = {w for w in old_values if any(ch.isdigit() for ch in w)}
+        if numbers_new and numbers_old and not numbers_new & numbers_old:
+            # The amount or time is the value: "long runs have crept up to 21k" after "my
+            # long run on Sundays is about 10k" changes it, whatever else they share.
+            return "update", attribute
         shared = new_values & old_values
         if shared and (2 * len(shared) >= len(old_values) or _names_in(shared, old)):
             # The old value said again, perhaps with more around it: agreement. One shared
@@ -355,8 +374,9 @@ def reader(embed: EmbedFn) -> SlotReader:
     return SlotReader(embed)
 
 
-# Words that say a value changed or began: a change verb, "now", a time the new value started
-# from. "I use Rust for hobby projects" beside "I use Python at work" says none of them.
+# Words that say a value changed or began: a change verb or any verb in the past ("ported",
+# "went platinum blonde"), "now", a time the new value started from. "I use Rust
+# for hobby projects" beside "I use Python at work" says none of them.
 _CHANGE = re.compile(
     r"\b(?:now|these days|nowadays|lately|recently|since|any ?more|no longer|switched|switching|"
     r"moved|moving|changed|started|starting|swapped|become|became|instead|joined|new|first|got|"
@@ -365,6 +385,8 @@ _CHANGE = re.compile(
     r"autumn|fall|winter|quarter)|this (?:year|month|week|spring|summer|autumn|fall|winter|"
     r"quarter)|from (?:next|this)|in (?:january|february|march|april|may|june|july|august|"
     r"september|october|november|december|(?:19|20)\d\d))\b"
+    r"|\b(?!(?:need|used|based|married|interested|called|named|excited|obsessed)\b)[a-z]{3,}ed\b"
+    r"|\b(?:went|got|took|began|became|won|made|gave|found|split|put|ended up)\b"
     r"|现在|最近|如今|这些天|这几年|这两年|改|换|变|开始|不再|搬|跳槽|入职|加入|离职|辞职|升|转|迁"
     r"|上个?月|去年|今年|年初|年底|以后|从.{0,6}起",
     re.I,

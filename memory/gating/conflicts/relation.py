@@ -146,8 +146,10 @@ def _by_meaning(
     if base.kind == "contradiction":
         # The frames saw one slot; two members of one family are two ("my favourite band" and
         # "my favourite food is pho now").
-        apart = meaning_compare(new.text, old.text, embed)
-        return UNRELATED if apart is not None and apart[0] == "apart" else base
+        found = meaning_compare(new.text, old.text, embed)
+        if found is not None and found[0] == "apart":
+            return UNRELATED
+        return base
     if not (new.correction or marks_change(new.text)):
         return base
     found = meaning_compare(new.text, old.text, embed)
