@@ -21,7 +21,8 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections import Counter
+import threading
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -43,6 +44,7 @@ NONE = "none"
 MARGIN = 1.5
 
 MAX_CHARS = 240
+READ_CACHE = 4096  # texts whose reading is kept (a few hundred bytes each)
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?|[\u4e00-\u9fff]+")
 _BRACKETS = re.compile(r"\[([^\[\]]*)\]")
 _EN_STOP = frozenset(
@@ -242,21 +244,26 @@ class SlotReader:
         bank = _bank()
         self._bank = bank
         self._attributes = tuple(dict.fromkeys(bank.names))
-        self._none = self._attributes.index(NONE)
         self._vectors = np.asarray(embed(list(bank.texts)), dtype=np.float32)
         self._index = np.array([self._attributes.index(n) for n in bank.names])
+        # Each attribute's examples as a row of indexes into the bank, padded with a sentinel
+        # that scores -inf: the two nearest of every attribute in one vectorised step.
+        width = int(np.bincount(self._index).max())
+        rows = [np.flatnonzero(self._index == i) for i in range(len(self._attributes))]
+        sentinel = len(bank.names)
+        self._rows = np.array([np.pad(r, (0, width - len(r)), constant_values=sentinel)
+                               for r in rows])  # fmt: skip
         self.weights = {lang: self._embedding_weight(lang) for lang in ("en", "zh")}
-        # A write compares one statement with several neighbours: read each text once.
-        self.scores = lru_cache(maxsize=512)(self._scores)
+        # A write compares one statement with several neighbours, and recall reads the same
+        # memories turn after turn: each text is read once (its vector is the embedder's).
+        self._read: OrderedDict[str, dict[str, float]] = OrderedDict()
+        self._lock = threading.Lock()  # writes read in threads, recall on the event loop
 
     def _embedding_scores(self, sims: npt.NDArray[np.float32]) -> npt.NDArray[np.float64]:
         """Per attribute, the mean cosine of its two nearest examples."""
-        out = np.full(len(self._attributes), -1.0)
-        for i in range(len(self._attributes)):
-            mine = np.sort(sims[self._index == i])[::-1]
-            if len(mine):
-                out[i] = float(mine[:2].mean())
-        return out
+        padded = np.append(sims.astype(np.float64), -np.inf)[self._rows]
+        two = -np.partition(-padded, 1, axis=1)[:, :2]
+        return np.where(np.isfinite(two[:, 1]), two.mean(axis=1), two[:, 0])
 
     def _frame_scores(self, tokens: set[str], left_out: int = -1) -> npt.NDArray[np.float64]:
         """Per attribute, the weight of the statement's words that its frame holds.
@@ -294,17 +301,32 @@ class SlotReader:
         e, f = max(right_embedding - chance, 0.0), max(right_frame - chance, 0.0)
         return 0.5 if e + f == 0 else e / (e + f)
 
-    def _scores(self, text: str) -> dict[str, float]:
+    def scores(self, text: str) -> dict[str, float]:
+        """Each attribute's score for `text` in standard units (both legs, weighted)."""
+        with self._lock:
+            known = self._read.get(text)
+        if known is not None:
+            return known
         vector = np.asarray(self._embed([text]), dtype=np.float32)[0]
         return self.scores_with(text, vector)
 
     def scores_with(self, text: str, vector: npt.NDArray[np.float32]) -> dict[str, float]:
-        """Each attribute's score for `text` (embedded as `vector`) in standard units."""
+        """`scores` of `text`, embedded as `vector` by this reader's model."""
+        with self._lock:
+            known = self._read.get(text)
+            if known is not None:
+                self._read.move_to_end(text)
+                return known
         weight = self.weights["zh" if _is_cjk(text) else "en"]
         embedding = _standard(self._embedding_scores(self._vectors @ vector))
         frame = _standard(self._frame_scores(_content(_tokens(_when_removed(text)))))
         combined = weight * embedding + (1 - weight) * frame
-        return dict(zip(self._attributes, (float(x) for x in combined), strict=True))
+        scores = dict(zip(self._attributes, (float(x) for x in combined), strict=True))
+        with self._lock:
+            self._read[text] = scores
+            if len(self._read) > READ_CACHE:
+                self._read.popitem(last=False)
+        return scores
 
     def slots(
         self,
