@@ -33,8 +33,17 @@ MARGIN = 1e-3
 """How far above the best other result the lifted memories start."""
 
 
-# A question about the user ("where do I work?", "我现在开什么车？"), not about the world.
-_ABOUT_ME = re.compile(r"\b(?:i|my|me|we|our|us)\b|我", re.I)
+# A question for a value of the user's ("where do I work?", "what car do I drive?", "我现在开
+# 什么车？"), not about the world or how to do something ("How do I reverse a linked list?",
+# "我怎么学Python", "what should I cook tonight?"): a question word for a thing, a place, a
+# person, a time or an amount.
+_ASKS_MINE = re.compile(
+    r"^\W{0,3}(?:what|which|where|who|whose|when|how (?:much|many|far|long|often|old))\b"
+    r"(?!\W{1,3}(?:\w{1,20}\W{1,3})?(?:should|could|would|can|shall|might)\b)"
+    r"(?:\W{1,3}\w{1,20}){0,6}?\W{1,3}(?:i|my|me|we|our|us)\b"
+    r"|我[^？?。]{0,12}?(?:什么|哪|谁|几|多少)|(?:什么|哪|谁|几|多少)[^？?。]{0,12}?我",
+    re.I,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +68,7 @@ def _sets(record: MemoryRecord, asked: frozenset[str]) -> str | None:
 
 
 def _asked_by_meaning(query: str, meaning: Meaning | None) -> frozenset[str]:
-    if meaning is None or not _ABOUT_ME.search(query) or about_someone_else(query):
+    if meaning is None or not _ASKS_MINE.search(query) or about_someone_else(query):
         return frozenset()
     return frozenset(meaning.reader.slots(query, vector=meaning.query_vector))
 

@@ -16,9 +16,11 @@ from pathlib import Path
 
 import pytest
 
+from memory.attribute_meaning import reader
 from memory.gating.ingest import ingest_text
 from memory.storage.calibration import reference_set
 from memory.storage.calibrations import load_scale
+from memory.storage.embedding import get_embedder
 from memory.storage.store import MemoryStore, open_store
 from memory.system import recaller
 from memory.types import NewMemory, Scope
@@ -121,3 +123,25 @@ async def test_a_paraphrase_merges_and_an_unrelated_text_does_not(store: MemoryS
     assert await actions("My sister's wedding will be in Lisbon next June.") == ["reinforced"]
     # Raw e5 cosine ~0.92 to the first (the duplicate threshold); ~0.73 on the reference scale.
     assert await actions("My brother's birthday party is in Porto next July.") == ["stored"]
+
+
+async def test_updates_are_read_by_meaning_with_this_model(
+    store: MemoryStore, embedding_model_dir: Path
+) -> None:
+    # The attribute reader weighs the embedding per language by how well the model reads it:
+    # e5 is multilingual, all-MiniLM is not.
+    e5 = reader(store.embedder.embed).weights
+    minilm = reader(get_embedder("local:all-MiniLM-L6-v2", embedding_model_dir).embed).weights
+    assert e5["zh"] > minilm["zh"] + 0.2
+
+    async def actions(text: str) -> list[str]:
+        return [r.action for r in await ingest_text(store, USER, text, require_approval=False)]
+
+    assert await actions("I work at Deutsche Bank.") == ["stored"]
+    assert await actions("I've been at Commerzbank since spring.") == ["superseded"]
+    assert await actions("我养了一只猫。") == ["stored"]
+    assert await actions("现在家里是一只柯基。") == ["superseded"]
+    assert await actions("I live in Toronto.") == ["stored"]
+    assert await actions("Toronto has been home for ten years now.") != ["superseded"]
+    hits = await recaller(store).recall(USER, "Where do I work?", k=5)
+    assert hits and "Commerzbank" in hits[0].record.content

@@ -158,3 +158,22 @@ async def test_a_terse_update_is_kept_only_when_it_replaces_something_said(
     assert [m.content for m in await store.list_memories(ALICE)] == ["Mornings are green tea now."]
     events = await store.events(ALICE)
     assert any("by meaning" in str(e.get("reason", "")) for e in events), events
+
+
+OFF_TOPIC = [
+    "What do I need to bring to a job interview?",
+    "When do I need to renew my passport?",
+    "What did I just ask you?",
+    "Which of these two laptops is lighter?",
+    "我明天需要带什么去面试？",
+]
+
+
+async def test_a_question_that_asks_no_value_of_the_user_lifts_nothing(store: MemoryStore) -> None:
+    for text in ("I work at Siemens.", "I live in Berlin.", "I drive a Golf.",
+                 "I drink coffee every morning.", "我在腾讯工作。"):  # fmt: skip
+        await _say(store, text, "2024-01-01")
+    for query in OFF_TOPIC:
+        hits = await recaller(store).recall(ALICE, query, k=5, now=NOW, record_access=False)
+        lifted = [h.record.content for h in hits if h.breakdown.attribute > 0]
+        assert lifted == [], (query, lifted)
