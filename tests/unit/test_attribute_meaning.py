@@ -53,13 +53,20 @@ def test_an_update_no_pattern_reads_supersedes_by_meaning(
 @pytest.mark.parametrize(
     ("old", "new"),
     [
-        ("I work at Deutsche Bank.", "Still at Deutsche Bank, now in the risk team."),
+        ("I work at Deutsche Bank.", "I have worked at Deutsche Bank for six years now."),
         ("I live in Toronto.", "Toronto has been home for ten years now."),
+        ("I drive a Honda Civic.", "Still driving the Civic, it just passed 200k km."),
     ],
 )
 def test_the_same_value_said_again_is_no_update(embedder: Embedder, old: str, new: str) -> None:
     found = compare(new, old, embedder.embed)
     assert found is not None and found[0] == "agree"
+    assert _resolve(embedder, old, new) != "supersede"
+
+
+def test_a_restatement_read_less_clearly_is_still_no_update(embedder: Embedder) -> None:
+    old, new = "I work at Deutsche Bank.", "Still at Deutsche Bank, now in the risk team."
+    assert compare(new, old, embedder.embed) is None  # no attribute both rank
     assert _resolve(embedder, old, new) != "supersede"
 
 
