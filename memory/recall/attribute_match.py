@@ -134,11 +134,15 @@ def _order(
 
     Two values may both still be active (after an ambiguous conflict, or in a store that keeps
     every turn); a question about the past keeps the ranking's order, and
-    `memory.recall.history` answers it from the update chain.
+    `memory.recall.history` answers it from the update chain. Statements of the same day keep
+    the ranking's order: they are not a value and its successor ("My car's brakes squeal" and
+    "I drive a Golf", said together).
     """
     if past_question(query) is not None:
         return [mid for mid, _ in lifted]
-    return [mid for mid, _ in sorted(lifted, key=lambda h: records[h[0]].occurred_at, reverse=True)]
+    rank = {mid: i for i, (mid, _) in enumerate(lifted)}
+    day = {mid: records[mid].occurred_at.date().toordinal() for mid, _ in lifted}
+    return sorted(rank, key=lambda mid: (-day[mid], rank[mid]))
 
 
 def _passed(relevance: Relevance | None, attribute: str) -> Relevance | None:

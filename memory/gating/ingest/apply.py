@@ -21,7 +21,6 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Literal
 
-from memory.attribute_meaning import sets_attribute
 from memory.gating.conflicts import Candidate, Existing, Resolution, resolve
 from memory.recall.recaller import recaller_for
 from memory.recall.temporal import statement_start
@@ -140,7 +139,6 @@ async def _apply(
     if item.status is Status.PENDING_APPROVAL:
         written = await store.write(scope, item, reason=reason)
         return Outcome("pending_approval", written.id, reason)
-    item = await _holds_until_replaced(store, item)
     verdict = await decide(store, scope, item, strategy)
     targets = verdict.target_ids
     if verdict.action == "update_existing":
@@ -150,18 +148,6 @@ async def _apply(
         written = await store.write(scope, item, reason=reason)
         return Outcome("stored", written.id, reason)
     return await _conflict(store, scope, item, verdict)
-
-
-async def _holds_until_replaced(store: MemoryStore, item: NewMemory) -> NewMemory:
-    """`item` without a lifetime when it sets an attribute of the user, read by meaning.
-
-    "I've been at Zalando since June" holds until an update replaces it. The gate already
-    exempts what `memory.attributes`' patterns read (`write_back.to_new_memory`).
-    """
-    if item.ttl_days is None or item.provenance.get("trust") == "low":
-        return item
-    sets = await asyncio.to_thread(sets_attribute, item.content, store.embedder.embed)
-    return replace(item, ttl_days=None) if sets else item
 
 
 async def supersede(

@@ -12,10 +12,11 @@ import asyncio
 import hashlib
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from memory.attribute_meaning import sets_attribute
 from memory.attributes import settings
 from memory.gating.gate import (
     GateDecision,
@@ -264,13 +265,26 @@ async def _write_all(
             results.append(IngestResult(action, decision, None, reason))
             continue
         item = to_new_memory(
-            decision,
+            await _holds_until_replaced(store, decision),
             source=source,
             provenance=provenance or {},
             occurred_at=occurred_at,
             require_approval=require_approval,
         )
         results.append(await _write(store, scope, decision, item, conflict_strategy))
+
+
+async def _holds_until_replaced(store: MemoryStore, decision: GateDecision) -> GateDecision:
+    """The gate's decision without the fact lifetime when it sets an attribute, read by meaning.
+
+    "I've been at Zalando since June" holds until an update replaces it, as what the patterns
+    read does (`to_new_memory`). Only the gate's default lifetime is dropped this way: a
+    lifetime a caller asked for (a store put's `ttl`) never passes here.
+    """
+    if decision.ttl_days is None or decision.trust == "low" or settings(decision.content):
+        return decision
+    sets = await asyncio.to_thread(sets_attribute, decision.content, store.embedder.embed)
+    return replace(decision, ttl_days=None) if sets else decision
 
 
 async def _write(
