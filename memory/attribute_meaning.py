@@ -11,9 +11,11 @@ absolute cosine: it holds for any embedding model. How much the embedding leg co
 measured per model and language on the examples themselves (leave-one-out accuracy), so a
 model that cannot read Chinese (all-MiniLM) leaves Chinese to the frame words.
 
-Two statements that set the same attribute are then compared by their values: the words
-neither the attribute's frame nor common function words explain. A value the new statement
-names again (not negated) is agreement; values that share nothing are an update.
+Two statements that set the same attribute are then compared by their values: the words no
+attribute's frame and no function word explains. The old value said again (at least half its
+words, or a shared name) is agreement; the old value given up ("not coffee", "sold the
+Corolla") or a different number is an update, and so are values that share nothing. Members of
+one family (two schedules, two favourites) are told apart by the thing they name.
 """
 
 from __future__ import annotations
@@ -39,8 +41,8 @@ Verdict = Literal["update", "agree", "apart"]
 
 NONE = "none"
 # Standard units by which an attribute must lead "none", and within which of the best it must
-# come. Chosen on
-# the tune, holdout and blind splits of tests/data/update_pairs.jsonl (`bench.updates`).
+# come. Chosen on the tune, holdout, blind and blind2 splits of tests/data/update_pairs.jsonl
+# (`bench.updates`).
 MARGIN = 1.5
 
 MAX_CHARS = 240
@@ -157,7 +159,6 @@ class _Bank:
     scoped: frozenset[str]  # attributes that are families ("schedule"): the thing must match
     generic: dict[str, frozenset[str]]  # attribute -> frame words most of its examples hold
     own: tuple[frozenset[str], ...]  # each example's frame words no other example of it holds
-
     all_frames: frozenset[str]  # frame words of every attribute (not of "none": anything)
 
 
@@ -322,10 +323,11 @@ class SlotReader:
         frame = _standard(self._frame_scores(_content(_tokens(_when_removed(text)))))
         combined = weight * embedding + (1 - weight) * frame
         scores = dict(zip(self._attributes, (float(x) for x in combined), strict=True))
-        with self._lock:
-            self._read[text] = scores
-            if len(self._read) > READ_CACHE:
-                self._read.popitem(last=False)
+        if len(text) <= MAX_CHARS:  # the cache holds statements, never a long paste
+            with self._lock:
+                self._read[text] = scores
+                if len(self._read) > READ_CACHE:
+                    self._read.popitem(last=False)
         return scores
 
     def slots(

@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import numpy.typing as npt
 
-from memory.attribute_meaning import SlotReader
+from memory.attribute_meaning import MAX_CHARS, SlotReader
 from memory.attributes import (
     about_someone_else,
     asked_attributes,
@@ -68,7 +68,9 @@ def _sets(record: MemoryRecord, asked: frozenset[str]) -> str | None:
 
 
 def _asked_by_meaning(query: str, meaning: Meaning | None) -> frozenset[str]:
-    if meaning is None or not _ASKS_MINE.search(query) or about_someone_else(query):
+    if meaning is None or len(query) > MAX_CHARS or not _ASKS_MINE.search(query):
+        return frozenset()
+    if about_someone_else(query):
         return frozenset()
     return frozenset(meaning.reader.slots(query, vector=meaning.query_vector))
 
@@ -79,7 +81,8 @@ def _sets_by_meaning(
     if meaning is None or not asked or mid not in meaning.vectors:
         return None
     text = record.content
-    if about_someone_else(text) or not_current(text):
+    # The examples are single statements; a long memory is read by the patterns alone.
+    if len(text) > MAX_CHARS or about_someone_else(text) or not_current(text):
         return None
     found = asked & set(meaning.reader.slots(text, vector=meaning.vectors[mid]))
     return min(found) if found else None
