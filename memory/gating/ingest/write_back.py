@@ -27,7 +27,13 @@ from memory.gating.gate import (
     split_candidates,
 )
 from memory.gating.ingest.apply import ConflictStrategy, apply_resolution
-from memory.gating.ingest.pastes import bounded, bounded_drops, paste_decision
+from memory.gating.ingest.pastes import (
+    MAX_MEMORIES_PER_MESSAGE,
+    MAX_MEMORIES_PER_PASTE,
+    bounded,
+    bounded_drops,
+    paste_decision,
+)
 from memory.gating.ingest.second_look import kept_as_update
 from memory.gating.machine_text import split_pastes
 from memory.gating.privacy import PrivacyFilter
@@ -239,13 +245,19 @@ async def _write_all(
     policy: GatePolicy | None = None,
 ) -> None:
     """Write each kept candidate in order; each dropped one's audit event goes to `drops`."""
+    # A second look keeps a dropped statement only within the message's bound on writes.
+    pasted = any(d.reason.startswith("pasted ") for _, d in decided)
+    room = (MAX_MEMORIES_PER_PASTE if pasted else MAX_MEMORIES_PER_MESSAGE) - sum(
+        d.keep for _, d in decided
+    )
     for candidate, dropped in decided:
         decision = dropped
-        if not dropped.keep and consent:
+        if not dropped.keep and consent and room > 0:
             second = await kept_as_update(store, scope, dropped, role=role,
                                           policy=policy or GatePolicy(),
                                           strategy=conflict_strategy)  # fmt: skip
             decision = second or dropped
+            room -= second is not None
         too_long = decision.keep and len(decision.content) > MAX_CONTENT_CHARS
         if not decision.keep or not consent or too_long:
             # A text the gate would keep but that is longer than one memory may be (an
