@@ -24,6 +24,7 @@ from memory.types import Category, MemoryKind, Origin
 # A message with a paste keeps at most the paste's account and two statements of its prose
 # (the lesson and its cause, say): the prose around a paste is a sentence or two.
 MAX_MEMORIES_PER_PASTE = 3
+PASTED = "pasted"  # how the reason of a paste's account begins (`is_paste_account`)
 # A list typed by hand (one fact a line) rarely runs past a dozen; past that a message is a
 # document, and each memory costs an embedding and a conflict search on the write path.
 MAX_MEMORIES_PER_MESSAGE = 12
@@ -69,7 +70,7 @@ def paste_decision(
         importance=policy.keep_threshold if explicit else policy.low_trust_max_importance,
         confidence=0.9,
         origin=Origin.EXPLICIT if explicit else Origin.INFERRED,
-        reason=f"pasted {largest.kind}: kept as one episode, never as a rule or preference",
+        reason=f"{PASTED} {largest.kind}: kept as one episode, never as a rule or preference",
         content=content,
         # Machine text is not the user's word: like tool output, it never steers anything.
         trust="low",
@@ -77,6 +78,11 @@ def paste_decision(
         findings=findings,
     )
     return raw, decision
+
+
+def is_paste_account(decision: GateDecision) -> bool:
+    """Whether `decision` is the account of a message's pastes (`paste_decision`)."""
+    return decision.reason.startswith(f"{PASTED} ")
 
 
 def bounded(

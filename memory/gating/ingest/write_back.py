@@ -32,6 +32,7 @@ from memory.gating.ingest.pastes import (
     MAX_MEMORIES_PER_PASTE,
     bounded,
     bounded_drops,
+    is_paste_account,
     paste_decision,
 )
 from memory.gating.ingest.second_look import kept_as_update
@@ -246,7 +247,7 @@ async def _write_all(
 ) -> None:
     """Write each kept candidate in order; each dropped one's audit event goes to `drops`."""
     # A second look keeps a dropped statement only within the message's bound on writes.
-    pasted = any(d.reason.startswith("pasted ") for _, d in decided)
+    pasted = any(is_paste_account(d) for _, d in decided)
     room = (MAX_MEMORIES_PER_PASTE if pasted else MAX_MEMORIES_PER_MESSAGE) - sum(
         d.keep for _, d in decided
     )
