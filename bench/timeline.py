@@ -151,8 +151,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--split",
         default="all",
-        help="tune, holdout, blind2, blind3, blind4, blind5 (each blind batch written by someone who"
-        " had not read the code), or all",
+        help="tune, holdout, blind2, blind3, blind4, blind5 (each blind batch written by someone"
+        " who had not read the code), or all",
     )
     parser.add_argument("--database-url", default=None, help="default: an embedded PostgreSQL")
     parser.add_argument("--chroma-url", default=None, help="default: embedded Chroma")

@@ -34,7 +34,7 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
-from memory.attributes import about_someone_else, not_current
+from memory.attributes import about_someone_else, different_subjects, not_current
 
 EmbedFn = Callable[[list[str]], npt.NDArray[np.float32]]
 Verdict = Literal["update", "agree", "apart"]
@@ -77,7 +77,10 @@ _GIVEN_UP = re.compile(
     r"left|ditched|dropped|traded|swapped|replaced|switched from|moved from|moved away from|"
     r"\w+n't)((?:\s+(?!(?:for|with|to|into|and|but|so|because|after|in)\b)[\w'-]+){1,6})"
     r"|(?:不再|不|没|不喝|不吃|不用|离开了?|卖掉?了?|送走了?|告别了?)([\u4e00-\u9fff]{2,4})"
-    r"|([\u4e00-\u9fff]{2,4}?)(?:戒了|卖了|送给|送人|扔了|不要了|退了|换掉了|换成|改成)",
+    r"|([\u4e00-\u9fff]{2,4}?)(?:戒了|卖了|送给|送人|扔了|不要了|退了|换掉了|换成|改成)"
+    # The topic of a Chinese clause that a negation comments on: "豆浆好久没碰了".
+    r"|(?:^|[，。；！？,;])\s*(?!我|你|他|她)([\u4e00-\u9fff]{2,4}?)[\u4e00-\u9fff]{0,4}?"
+    r"(?:没|不)(?!错|少|过|然|久|同|太|算)",
     re.I,
 )
 _NEGATORS = frozenset(
@@ -350,7 +353,7 @@ class SlotReader:
         ("apart", family) when they set two members of one family: two schedules, two
         favourites ("my favourite band", "my favourite food"), two decisions.
         """
-        if about_someone_else(new) or about_someone_else(old) or not_current(new):
+        if different_subjects(new, old) or not_current(new):
             return None  # another person's value, or a wish, plan or past: no update
         # The stored statement must set an attribute clearly; the new one must rank that
         # attribute among its two best (a terse update often reads close to "none":

@@ -416,10 +416,14 @@ _ZH_COMPILED = tuple(
     (name, re.compile(pattern + ("" if "(?P<value>" in pattern else _ZH_VALUE + _ZH_END)))
     for name, pattern in _ZH
 )
-# Someone other than the user as the subject of a Chinese clause.
+# Someone other than the user as the subject of a Chinese statement: at the start of its first
+# clause, after "我(的)" or up to two characters of a name ("刘姐"), so a person named later as
+# the object ("仓鼠送给表妹了") is not the subject.
 _ZH_OTHER = re.compile(
-    r"他|她|它|妈|爸|母|父|女儿|儿子|孩子|哥|姐|弟|妹|朋友|同事|老板|对象|老婆|老公"
+    r"^(?:我们?的?|我家的?|咱们?的?)?(?P<who>[\u4e00-\u9fff]{0,2}?"
+    r"(?:他|她|它|妈|爸|母|父|女儿|儿子|孩子|哥|姐|弟|妹|朋友|同事|老板|对象|老婆|老公))"
 )
+_ZH_CLAUSE_END = re.compile(r"[，。；！？,.;!?\s]")
 # A full stop inside a token ("D.C", "3.5") or after an initial ("Fontaines D.") ends nothing.
 # Someone other than the user as the subject of an English clause (the user's "I" resets it).
 _EN_OTHER = re.compile(
@@ -446,14 +450,45 @@ def not_current(text: str) -> bool:
     return bool(_NOT_NOW.search(text))
 
 
-def about_someone_else(text: str) -> bool:
-    """Whether the statement's subject is someone other than the user.
+def someone_else(text: str) -> str | None:
+    """Who the statement is about when that is not the user ("my sister", "他", "刘姐").
 
     "my sister lives in Paris", "我妈妈住在杭州" set their attribute, not the user's.
     """
     if any("\u4e00" <= ch <= "\u9fff" for ch in text):
-        return bool(_ZH_OTHER.search(text[:6]))
-    return bool(_EN_OTHER.search(text[:200]))
+        head = text[:24]
+        end = _ZH_CLAUSE_END.search(head)
+        found = _ZH_OTHER.match(head[: end.start()] if end else head)
+        return found.group("who") if found else None
+    match = _EN_OTHER.search(text[:200])
+    return match.group(0).split()[-1].lower() if match else None
+
+
+def about_someone_else(text: str) -> bool:
+    """Whether the statement's subject is someone other than the user (`someone_else`)."""
+    return someone_else(text) is not None
+
+
+def different_subjects(new: str, old: str) -> bool:
+    """Whether two statements are about different people, so one cannot replace the other.
+
+    A statement about someone the other one names is about the same person:
+    "刘姐调去别的部门了" after "我的直属领导是刘姐", "女儿这学期转学了" after
+    "我女儿在实验小学读书"; "my brother lives in Ottawa now" after "I live in Toronto" is not.
+    """
+    theirs, mine = someone_else(new), someone_else(old)
+    if theirs is None and mine is None:
+        return False
+    return not (
+        (theirs is not None and _names_person(old, theirs))
+        or (mine is not None and _names_person(new, mine))
+    )
+
+
+def _names_person(text: str, who: str) -> bool:
+    if who.isascii():
+        return re.search(rf"\b{re.escape(who)}\b", text[:400], re.I) is not None
+    return who in text
 
 
 @dataclass(frozen=True, slots=True)

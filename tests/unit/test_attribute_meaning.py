@@ -128,3 +128,48 @@ def test_scores_are_standard_units_whatever_the_scale_of_the_cosines(embedder: E
     plain, other = SlotReader(embedder.embed), SlotReader(squeezed)
     for text in ("I've been at Commerzbank since spring.", "I'm driving an electric Kia now."):
         assert set(plain.slots(text)) == set(other.slots(text))
+
+
+# Chinese puts the thing first and comments on it ("绿茶好久没喝了"); a person named after the
+# topic ("送给邻居") is not the subject; a statement about the person the earlier one named is
+# about the same person.
+@pytest.mark.parametrize(
+    ("old", "new", "attribute"),
+    [
+        ("我每天晚上喝绿茶。", "绿茶好久没喝了，现在晚上只喝温水。", "drink"),
+        ("我周末去攀岩。", "攀岩很久没去了，最近改练拳击。", "sport"),
+        ("家里养了一只鹦鹉。", "鹦鹉送给邻居了，现在养了两只乌龟。", "pet"),
+        ("我女儿在红星幼儿园。", "女儿今年转到了阳光幼儿园。", "school"),
+    ],
+)
+def test_chinese_topic_given_up_or_same_person_is_an_update(
+    embedder: Embedder, old: str, new: str, attribute: str
+) -> None:
+    assert compare(new, old, embedder.embed) == ("update", attribute)
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("我妈住在苏州。", "我搬到苏州了。"),  # the mother's city, then the user's
+        ("我住在杭州。", "我妈妈最近搬到杭州了。"),  # the user's city, then the mother's
+        ("我不喝咖啡。", "咖啡我还是不碰。"),  # the same refusal said again
+    ],
+)
+def test_other_people_and_repeated_refusals_update_nothing(
+    embedder: Embedder, old: str, new: str
+) -> None:
+    found = compare(new, old, embedder.embed)
+    assert found is None or found[0] != "update"
+
+
+def test_who_a_statement_is_about() -> None:
+    from memory.attributes import different_subjects, someone_else
+
+    assert someone_else("我妈妈住在杭州。") == "妈"
+    assert someone_else("刘姐调去别的部门了，现在汇报给赵总。") == "刘姐"
+    assert someone_else("仓鼠送给表妹了。") is None
+    assert someone_else("My sister lives in Paris.") == "sister"
+    assert not different_subjects("刘姐调去别的部门了，现在汇报给赵总。", "我的直属领导是刘姐。")
+    assert different_subjects("My brother lives in Ottawa now.", "I live in Toronto.")
+    assert not different_subjects("My brother moved to Ottawa.", "My brother lives in Toronto.")

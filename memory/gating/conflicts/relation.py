@@ -22,7 +22,7 @@ import numpy.typing as npt
 
 from memory.attribute_meaning import compare as meaning_compare
 from memory.attribute_meaning import marks_change
-from memory.attributes import about_someone_else, compare_settings
+from memory.attributes import compare_settings, different_subjects
 from memory.gating.conflicts.frames import Frame, frame_similarity, heads
 from memory.types import Category
 
@@ -108,9 +108,7 @@ def relate(
     base = _relate(new, old, similarity, categories, dup_threshold, embed, to_reference)
     if not (same_family(*categories) or _attribute_slot(*categories)):
         return base
-    if base.kind == "contradiction" and about_someone_else(new.text) != about_someone_else(
-        old.text
-    ):
+    if base.kind == "contradiction" and different_subjects(new.text, old.text):
         return UNRELATED  # "my brother lives in Ottawa now" replaces nothing of the user's
     # The attribute both statements set decides over surface similarity: "I moved to Munich"
     # updates "I live in Berlin" with no correction marker, and "tea, not coffee" said again
