@@ -51,7 +51,7 @@ async def _history(store: MemoryStore, history: dict[str, Any]) -> list[dict[str
     """Write one history, then ask its questions; one result per question."""
     scope = Scope("bench-timeline", history["id"])
     said = sorted(history["statements"] + history.get("fillers", []), key=lambda s: s["at"])
-    actions = []
+    actions, texts = [], []
     for statement in said:
         results = await ingest_text(
             store, scope, statement["text"], occurred_at=_day(statement["at"]),
@@ -59,6 +59,7 @@ async def _history(store: MemoryStore, history: dict[str, Any]) -> list[dict[str
         )  # fmt: skip
         if statement in history["statements"]:
             actions.append([r.action for r in results])
+            texts.append(statement["text"])
     out = []
     for question in history["questions"]:
         hits = await recaller(store).recall(scope, question["q"], k=5, now=NOW, record_access=False)
@@ -76,6 +77,9 @@ async def _history(store: MemoryStore, history: dict[str, Any]) -> list[dict[str
                 "top": hits[0].record.content if hits else "",
                 "updates": sum("superseded" in a for a in actions[1:]),
                 "later_actions": [",".join(a) or "none" for a in actions[1:]],
+                "later_dropped": [
+                    t for t, a in zip(texts[1:], actions[1:], strict=True) if "dropped" in a
+                ],
                 "statements": len(actions),
             }
         )
@@ -131,6 +135,9 @@ async def run(args: argparse.Namespace) -> int:
         right, base = row["right_first"], row["baseline"]
         print(f"{key:<22} {row['questions']:>4} {right:>12.3f} {base:>9.3f}")
     if args.show_errors:
+        for r in {r["history"]: r for r in results}.values():
+            for text in r["later_dropped"]:
+                print(f"  dropped [{r['history']}] {text!r}")
         for r in results:
             if not r["right"]:
                 print(f"  miss [{r['history']} {r['kind']}] {r['q']!r} want {r['answer']!r},"
