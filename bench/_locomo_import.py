@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing import Any
 
 from tqdm import tqdm
 
+from bench._workdir import scratch_dir
 from memory.gating.gate import GatePolicy
 from memory.gating.ingest.history import file_digest, import_messages, read_messages, to_memory
 from memory.gating.privacy import PrivacyFilter
@@ -63,7 +63,7 @@ async def import_benchmark(
     progress: bool = True,
 ) -> dict[str, Any]:
     """Import the turns of `path` (the first `limit`) raw and gated, plus the baseline."""
-    data = Path(tempfile.mkdtemp(prefix="lma-import-"))
+    data = scratch_dir("lma-import-")
     settings = replace(
         settings,
         database_url=database_url,

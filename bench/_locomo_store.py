@@ -9,15 +9,14 @@ temporary folder unless `--database-url` is given.
 
 from __future__ import annotations
 
-import tempfile
 import time
 from collections.abc import Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
 
 from bench._locomo_backends import Hit
+from bench._workdir import scratch_dir
 from memory.recall.ranking import RankingWeights
 from memory.settings import Settings
 from memory.storage.store import MemoryStore, open_store
@@ -43,7 +42,7 @@ class StoreBackend:
         cls, base: Settings, database_url: str | None, recall_path: str = "l1"
     ) -> StoreBackend:
         """A backend on fresh embedded stores (or a given database) in a temp folder."""
-        data = Path(tempfile.mkdtemp(prefix="lma-locomo-"))
+        data = scratch_dir("lma-locomo-")
         settings = Settings(
             database_url=database_url,
             data_dir=data,

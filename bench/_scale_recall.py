@@ -58,6 +58,7 @@ from typing import Any
 
 import numpy as np
 
+from bench._workdir import scratch_dir
 from memory.recall.features import encode, features_key
 from memory.recall.recaller import Recaller
 from memory.recall.representation import indexed_memory
@@ -290,7 +291,7 @@ async def _one_scale(args: Any, scale: str) -> dict[str, Any]:
         base,
         database_url=getattr(args, "database_url", None) or base.database_url,
         chroma_url=getattr(args, "chroma_url", None) or base.chroma_url,
-        data_dir=Path(tempfile.mkdtemp(prefix="lma-scale-recall-")),
+        data_dir=scratch_dir("lma-scale-recall-"),
         chroma_prefix=f"scale{uuid.uuid4().hex[:8]}",
         recall_cache_bytes=budget,
         # The large user must not fit L1 (it is measured through L2); no large user: as set.

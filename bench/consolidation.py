@@ -16,7 +16,6 @@ import argparse
 import asyncio
 import json
 import resource
-import tempfile
 import time
 import tracemalloc
 from pathlib import Path
@@ -24,6 +23,7 @@ from typing import Any
 
 from agent.consolidate_graph import RECURSION_LIMIT, build_graph
 from bench._consolidation_data import user_memories
+from bench._workdir import scratch_dir
 from memory.longterm.consolidation import rollback
 from memory.settings import Settings, apply_privacy_defaults
 from memory.storage.pg import embedded_database_url
@@ -65,7 +65,7 @@ async def _consolidate(store: MemoryStore, batch_size: int, trace: bool) -> dict
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
     """Seed, consolidate, consolidate again (nothing left to do), roll back, and report."""
-    workdir = Path(tempfile.mkdtemp(prefix="lma-bench-consolidation-"))
+    workdir = scratch_dir("lma-bench-consolidation-")
     url = args.database_url or await asyncio.to_thread(embedded_database_url, workdir)
     settings = Settings(
         database_url=url,

@@ -22,12 +22,12 @@ import asyncio
 import json
 import random
 import statistics
-import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from bench._workdir import scratch_dir
 from memory.recall.ranking import RankingWeights
 from memory.settings import Settings, apply_privacy_defaults
 from memory.storage.store import MemoryStore, open_store
@@ -161,7 +161,7 @@ def _summary(ms: list[float]) -> dict[str, float]:
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
     """Ingest in stages and time recall at each checkpoint."""
-    data = Path(tempfile.mkdtemp(prefix="lma-bench-"))
+    data = scratch_dir("lma-bench-")
     settings = Settings.from_env()
     settings = Settings(
         database_url=args.database_url,

@@ -22,7 +22,6 @@ import asyncio
 import json
 import random
 import statistics
-import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -32,6 +31,7 @@ from langchain_core.embeddings import Embeddings
 from langgraph.store.base import PutOp
 from langgraph.store.memory import InMemoryStore
 
+from bench._workdir import scratch_dir
 from bench.recall_latency import _SUBJECTS, _pct, _text
 from memory.governed_store import GovernedStore
 from memory.settings import Settings, apply_privacy_defaults
@@ -90,7 +90,7 @@ async def _time(search: Callable[[str], Awaitable[Any]], queries: list[str]) -> 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
     """Load one user's memories into both stores and time the same searches."""
-    data = Path(tempfile.mkdtemp(prefix="lma-bench-store-"))
+    data = scratch_dir("lma-bench-store-")
     base = Settings.from_env()
     settings = Settings(
         database_url=args.database_url,

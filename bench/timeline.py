@@ -20,13 +20,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import tempfile
 from collections import defaultdict
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from bench._workdir import scratch_dir
 from memory.gating.ingest import ingest_text
 from memory.settings import Settings, apply_privacy_defaults
 from memory.storage.pg import embedded_database_url
@@ -108,7 +108,7 @@ async def run(args: argparse.Namespace) -> int:
     histories = [json.loads(line) for line in lines if line.strip()]
     if args.split != "all":
         histories = [h for h in histories if h["split"] == args.split]
-    workdir = Path(tempfile.mkdtemp(prefix="lma-bench-timeline-"))
+    workdir = scratch_dir("lma-bench-timeline-")
     url = args.database_url or await asyncio.to_thread(embedded_database_url, workdir)
     settings = replace(
         Settings.from_env(), database_url=url, chroma_url=args.chroma_url, data_dir=workdir
