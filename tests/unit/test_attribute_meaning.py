@@ -173,3 +173,11 @@ def test_who_a_statement_is_about() -> None:
     assert not different_subjects("刘姐调去别的部门了，现在汇报给赵总。", "我的直属领导是刘姐。")
     assert different_subjects("My brother lives in Ottawa now.", "I live in Toronto.")
     assert not different_subjects("My brother moved to Ottawa.", "My brother lives in Toronto.")
+
+
+def test_too_before_a_word_is_no_addition(embedder: Embedder) -> None:
+    # "too fast" intensifies; "too" at the end of a clause adds a value beside the old one.
+    assert _resolve(
+        embedder, "I use Sublime Text.", "Zed won me over, it is too fast to ignore."
+    ) == ("supersede")
+    assert _resolve(embedder, "I like tea.", "I like coffee too.") == "insert"

@@ -35,8 +35,11 @@ NEGATION = re.compile(
     r"|can't stand|hate|dislike)\b|不再|不喜欢|不要|不吃|不喝|不用|戒了|讨厌|没有",
     re.IGNORECASE,
 )
+# "too" adds only at the end of its clause ("I like tea too"); before a word it is the
+# intensifier ("the extensions are too good", "too far to cycle").
 ADDITIVE = re.compile(
-    r"\b(?:also|too|as well|another|add|plus|in addition|besides)\b|也|还|另外|加上|再加",
+    r"\b(?:also|as well|another|add|plus|in addition|besides)\b"
+    r"|\btoo\b(?!\s+(?!and\b|but\b|so\b|because\b)[a-z])|也|还|另外|加上|再加",
     re.IGNORECASE,
 )
 CLITICS = frozenset({"m", "s", "re", "ve", "d", "ll"})
