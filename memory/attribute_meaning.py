@@ -395,6 +395,41 @@ class SlotReader:
         return "update", attribute
 
 
+# A name or an amount: a capitalised word inside an English sentence, Latin letters inside
+# Chinese ("Vim", "小米14"), a number ("21k", "1600").
+_EN_NAME = re.compile(r"(?<=[\w,;:.] )[A-Z][\w-]{1,30}")
+_LATIN_IN_ZH = re.compile(r"[A-Za-z][\w.+-]{0,30}")
+_AMOUNT = re.compile(r"\d[\w.,:]{0,15}")
+
+
+def names_something_new(new: str, old: str) -> bool:
+    """Whether `new` names a thing or an amount (a name, a product, a number) `old` lacks.
+
+    "Been at Google four years and I still enjoy the Zurich team" names nothing new beside "I
+    work at Google in the Zurich office"; "Google was great, but I'm at Meta now" does, and so
+    does "Sunday long runs are up to 21k" beside "My long run on Sundays is 10k". A number
+    counts only where the old statement holds one: "I can read 300 kanji now" adds detail to
+    "I'm learning Japanese".
+    """
+    text = new[: MAX_CHARS * 4]
+    found = _LATIN_IN_ZH.findall(text) if _is_cjk(text) else _EN_NAME.findall(text)
+    if _AMOUNT.search(old[: MAX_CHARS * 4]):
+        found += _AMOUNT.findall(text)  # the old value holds an amount: a new one replaces it
+    said = old.casefold()
+    return any(name.strip(".,:").casefold() not in said for name in found)
+
+
+def restates_a_name(new: str, old: str) -> bool:
+    """Whether `new` says again a name of `old`'s value ("Google", "Zurich", "11", "Japanese").
+
+    Shared common words ("dark mode" / "light mode", "window seats" / "aisle seats") are no
+    agreement: the value is the word that differs.
+    """
+    frame = _bank().all_frames
+    shared = _values(new, frame)[0] & _values(old, frame)[0]
+    return bool(shared) and _names_in(shared, old)
+
+
 @lru_cache(maxsize=4)
 def reader(embed: EmbedFn) -> SlotReader:
     """One reader per embedding function (the examples are embedded once)."""

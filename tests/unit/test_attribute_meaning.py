@@ -181,3 +181,24 @@ def test_too_before_a_word_is_no_addition(embedder: Embedder) -> None:
         embedder, "I use Sublime Text.", "Zed won me over, it is too fast to ignore."
     ) == ("supersede")
     assert _resolve(embedder, "I like tea.", "I like coffee too.") == "insert"
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        (
+            "I work at Airbus in the Toulouse office.",
+            "Six years at Airbus now, and Toulouse still feels like home.",
+        ),
+        ("I'm learning Portuguese.", "Portuguese is coming along, I can follow podcasts now."),
+    ],
+)
+def test_the_old_name_said_again_with_detail_agrees(embedder: Embedder, old: str, new: str) -> None:
+    assert _resolve(embedder, old, new) != "supersede"
+
+
+def test_a_new_name_beside_the_old_one_still_updates(embedder: Embedder) -> None:
+    # The old name comes back only as what was left; the new name is the value.
+    assert _resolve(
+        embedder, "I work at Airbus.", "Airbus was great, but I joined Boeing in May."
+    ) == ("supersede")

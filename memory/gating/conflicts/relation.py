@@ -21,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from memory.attribute_meaning import compare as meaning_compare
-from memory.attribute_meaning import marks_change
+from memory.attribute_meaning import marks_change, names_something_new, restates_a_name
 from memory.attributes import compare_settings, different_subjects
 from memory.gating.conflicts.frames import Frame, frame_similarity, heads
 from memory.types import Category
@@ -147,6 +147,11 @@ def _by_meaning(
         found = meaning_compare(new.text, old.text, embed)
         if found is not None and found[0] == "apart":
             return UNRELATED
+        if restates_a_name(new.text, old.text) and not names_something_new(new.text, old.text):
+            # The frames saw other words in the slot, but the old value's name is said again
+            # with more around it and nothing new named beside it ("Been at Google four years,
+            # still enjoy the Zurich team" after "I work at Google in the Zurich office").
+            return Relation("duplicate", 0.5, "the old value's name said again; agrees")
         return base
     if not (new.correction or marks_change(new.text)):
         return base
