@@ -421,7 +421,8 @@ _ZH_COMPILED = tuple(
 # the object ("仓鼠送给表妹了") is not the subject.
 _ZH_OTHER = re.compile(
     r"^(?:我们?的?|我家的?|咱们?的?)?(?P<who>[\u4e00-\u9fff]{0,2}?"
-    r"(?:他|她|它|妈|爸|母|父|女儿|儿子|孩子|哥|姐|弟|妹|朋友|同事|老板|对象|老婆|老公))"
+    r"(?:他|她|它|妈|爸|母|父|女儿|儿子|孩子|哥|姐|弟|妹|朋友|同事|老板|对象|老婆|老公|邻居|同学"
+    r"|室友|老师|队友))"
 )
 _ZH_CLAUSE_END = re.compile(r"[，。；！？,.;!?\s]")
 # A full stop inside a token ("D.C", "3.5") or after an initial ("Fontaines D.") ends nothing.

@@ -169,6 +169,7 @@ def test_who_a_statement_is_about() -> None:
     assert someone_else("我妈妈住在杭州。") == "妈"
     assert someone_else("刘姐调去别的部门了，现在汇报给赵总。") == "刘姐"
     assert someone_else("仓鼠送给表妹了。") is None
+    assert someone_else("邻居新养了一条边牧。") == "邻居"
     assert someone_else("My sister lives in Paris.") == "sister"
     assert not different_subjects("刘姐调去别的部门了，现在汇报给赵总。", "我的直属领导是刘姐。")
     assert different_subjects("My brother lives in Ottawa now.", "I live in Toronto.")
@@ -202,3 +203,12 @@ def test_a_new_name_beside_the_old_one_still_updates(embedder: Embedder) -> None
     assert _resolve(
         embedder, "I work at Airbus.", "Airbus was great, but I joined Boeing in May."
     ) == ("supersede")
+
+
+@pytest.mark.parametrize(
+    "text", ["I've gotten really into squash.", "跳到美团了。", "新东家是美团。", "健身卡到期了。"]
+)
+def test_change_words(text: str) -> None:
+    from memory.attribute_meaning import marks_change
+
+    assert marks_change(text)
