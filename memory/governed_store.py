@@ -539,7 +539,12 @@ class GovernedStore(BaseStore):
         current = await self._record(target, key)
         previous = current.id if current is not None else None
         outcome = await apply_resolution(
-            self.memory, scope, item, self.conflict_strategy, reason=decision.reason
+            self.memory,
+            scope,
+            item,
+            self.conflict_strategy,
+            reason=decision.reason,
+            lifetime_asked=ttl is not None,
         )
         if outcome.memory_id is not None:
             replaced = outcome.action not in _KEEPS_PREVIOUS

@@ -171,6 +171,20 @@ async def test_ttl_minutes_become_the_memory_expiry(store: GovernedStore) -> Non
     assert 59 * 60 <= lifetime.total_seconds() <= 61 * 60
 
 
+async def test_an_asked_lifetime_is_kept_when_the_put_replaces_a_value(
+    store: GovernedStore, memory: MemoryStore
+) -> None:
+    # An update holds until replaced unless the caller asked for a lifetime (ttl).
+    await store.aput(NS_A, "d1", {"content": "My morning drink is a flat white."})
+    await store.aput(
+        NS_A, "d2", {"content": "Got really into matcha, it's my morning thing now."}, ttl=60
+    )
+    item = await store.aget(NS_A, "d2")
+    assert item is not None and item.value["expires_at"] is not None
+    replaced = await memory.list_memories(ALICE, statuses=("superseded",))
+    assert [m.content for m in replaced] == ["My morning drink is a flat white."]
+
+
 async def test_sync_api_from_a_worker_thread(store: GovernedStore) -> None:
     def work() -> list[str]:
         store.put(NS_A, "s", {"content": "I am allergic to peanuts."})

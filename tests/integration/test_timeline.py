@@ -177,3 +177,15 @@ async def test_a_question_that_asks_no_value_of_the_user_lifts_nothing(store: Me
         hits = await recaller(store).recall(ALICE, query, k=5, now=NOW, record_access=False)
         lifted = [h.record.content for h in hits if h.breakdown.attribute > 0]
         assert lifted == [], (query, lifted)
+
+
+async def test_a_value_that_replaces_another_holds_until_it_is_replaced(store: MemoryStore) -> None:
+    # The gate files the new statement as a fact with its default lifetime; once it replaces
+    # the earlier value it holds until an update replaces it, not for the fact's 90 days.
+    assert await _say(store, "My morning drink is a flat white.", "2021-02-01") == ["stored"]
+    assert await _say(
+        store, "Got really into matcha, it's my morning thing now.", "2023-03-01"
+    ) == ["superseded"]
+    current = await store.list_memories(ALICE)
+    assert [m.expires_at for m in current] == [None]
+    assert "matcha" in await _top(store, "What do I drink in the morning now?")

@@ -95,10 +95,13 @@ async def apply_resolution(
     strategy: ConflictStrategy,
     *,
     reason: str,
+    lifetime_asked: bool = False,
 ) -> Outcome:
     """Insert, reinforce a near-duplicate, supersede, merge, reject or flag, then audit.
 
-    `reason` (the gate's, usually) is recorded when the memory is stored as it is.
+    `reason` (the gate's, usually) is recorded when the memory is stored as it is. A memory
+    that replaces an earlier value holds until it is replaced in turn: the gate's default
+    lifetime is dropped from it, a lifetime the caller asked for (`lifetime_asked`) is kept.
 
     Runs under the user's write lock (across processes): a concurrent writer of the same user
     waits, then sees this write, so the conflict policy decides instead of a race.
@@ -110,7 +113,7 @@ async def apply_resolution(
             # turn goes on: the memory is dropped with an audited reason, as the gate drops.
             await store.record_event(scope, None, "gate_drop", full, {"via": "quota"})
             return Outcome("dropped", None, full)
-        return await _apply(store, scope, item, strategy, reason)
+        return await _apply(store, scope, item, strategy, reason, lifetime_asked)
 
 
 async def _over_quota(store: MemoryStore, scope: Scope, item: NewMemory) -> str | None:
@@ -134,7 +137,12 @@ async def write_with_policy(
 
 
 async def _apply(
-    store: MemoryStore, scope: Scope, item: NewMemory, strategy: ConflictStrategy, reason: str
+    store: MemoryStore,
+    scope: Scope,
+    item: NewMemory,
+    strategy: ConflictStrategy,
+    reason: str,
+    lifetime_asked: bool = False,
 ) -> Outcome:
     if item.status is Status.PENDING_APPROVAL:
         written = await store.write(scope, item, reason=reason)
@@ -147,7 +155,7 @@ async def _apply(
     if verdict.action == "insert":
         written = await store.write(scope, item, reason=reason)
         return Outcome("stored", written.id, reason)
-    return await _conflict(store, scope, item, verdict)
+    return await _conflict(store, scope, item, verdict, lifetime_asked)
 
 
 async def supersede(
@@ -166,7 +174,7 @@ async def supersede(
 
 
 async def _conflict(
-    store: MemoryStore, scope: Scope, item: NewMemory, verdict: Resolution
+    store: MemoryStore, scope: Scope, item: NewMemory, verdict: Resolution, lifetime_asked: bool
 ) -> Outcome:
     targets, why = verdict.target_ids, verdict.reason
     if verdict.action == "reject":
@@ -190,6 +198,10 @@ async def _conflict(
         return Outcome("conflict", written.id, why, targets)
     content = verdict.merged_content if verdict.action == "merge" else None
     winner = replace(item, content=content) if content else item
+    if verdict.action == "supersede" and verdict.conflict and not lifetime_asked:
+        # The newest value of something the user stated: it holds until an update replaces
+        # it ("Got hooked on matcha lattes" expired 90 days after replacing "green tea").
+        winner = replace(winner, ttl_days=None)
     written = await store.write(scope, winner, reason=why)
     await supersede(store, scope, targets, written.id, why, merged=verdict.action == "merge")
     if verdict.action == "supersede" and verdict.conflict:
