@@ -51,7 +51,7 @@ async def _history(store: MemoryStore, history: dict[str, Any]) -> list[dict[str
     """Write one history, then ask its questions; one result per question."""
     scope = Scope("bench-timeline", history["id"])
     said = sorted(history["statements"] + history.get("fillers", []), key=lambda s: s["at"])
-    actions, texts = [], []
+    actions, texts, fillers = [], [], []
     for statement in said:
         results = await ingest_text(
             store, scope, statement["text"], occurred_at=_day(statement["at"]),
@@ -60,6 +60,8 @@ async def _history(store: MemoryStore, history: dict[str, Any]) -> list[dict[str
         if statement in history["statements"]:
             actions.append([r.action for r in results])
             texts.append(statement["text"])
+        else:
+            fillers.append((statement["text"], [r.action for r in results]))
     out = []
     for question in history["questions"]:
         hits = await recaller(store).recall(scope, question["q"], k=5, now=NOW, record_access=False)
@@ -81,6 +83,8 @@ async def _history(store: MemoryStore, history: dict[str, Any]) -> list[dict[str
                     t for t, a in zip(texts[1:], actions[1:], strict=True) if "dropped" in a
                 ],
                 "statements": len(actions),
+                "fillers": len(fillers),
+                "fillers_superseding": [t for t, a in fillers if "superseded" in a],
             }
         )
     return out
@@ -130,6 +134,10 @@ async def run(args: argparse.Namespace) -> int:
     print(
         "what the later statements did: " + ", ".join(f"{k} {v}" for k, v in sorted(tally.items()))
     )
+    per_history = {r["history"]: r for r in results}.values()
+    wrong = sum(len(r["fillers_superseding"]) for r in per_history)
+    print(f"unrelated statements (fillers) that superseded a value: {wrong}/"
+          f"{sum(r['fillers'] for r in per_history)}")  # fmt: skip
     print(f"{'split lang kind':<22} {'n':>4} {'right first':>12} {'baseline':>9}")
     for key, row in table.items():
         right, base = row["right_first"], row["baseline"]
@@ -138,6 +146,8 @@ async def run(args: argparse.Namespace) -> int:
         for r in {r["history"]: r for r in results}.values():
             for text in r["later_dropped"]:
                 print(f"  dropped [{r['history']}] {text!r}")
+            for text in r["fillers_superseding"]:
+                print(f"  filler superseded [{r['history']}] {text!r}")
         for r in results:
             if not r["right"]:
                 print(f"  miss [{r['history']} {r['kind']}] {r['q']!r} want {r['answer']!r},"

@@ -367,6 +367,10 @@ class SlotReader:
         if not both:
             return None
         attribute = max(both, key=lambda a: mine[a] + theirs[a])
+        # Read as its second best, the new statement may be about something else that shares
+        # a frame word ("Ran my first 10k" beside "First day at Accenture"): only a value it
+        # gives up makes it an update then.
+        clear = attribute == best[0] or attribute in self.slots(new, margin)
         generic = self._bank.generic[attribute]
         if attribute in self._bank.scoped and not _same_thing(new, old, generic):
             return "apart", attribute  # "our standup" and "our weekly review": two schedules
@@ -380,7 +384,7 @@ class SlotReader:
             return None  # a denial of something else sets no new value ("haven't eaten meat")
         numbers_new = {w for w in new_values if any(ch.isdigit() for ch in w)}
         numbers_old = {w for w in old_values if any(ch.isdigit() for ch in w)}
-        if numbers_new and numbers_old and not numbers_new & numbers_old:
+        if numbers_new and numbers_old and not numbers_new & numbers_old and clear:
             # The amount or time is the value: "long runs have crept up to 21k" after "my
             # long run on Sundays is about 10k" changes it, whatever else they share.
             return "update", attribute
@@ -390,7 +394,7 @@ class SlotReader:
             # common word of several ("senior engineer", "staff engineer") is not; a shared
             # name is ("I work at Google in the Zurich office", "Been at Google four years").
             return "agree", attribute
-        if not new_values or not old_values:
+        if not new_values or not old_values or not clear:
             return None  # one of them names no value of its own ("I never have coffee")
         return "update", attribute
 
