@@ -33,6 +33,18 @@ MARGIN = 1e-3
 """How far above the best other result the lifted memories start."""
 
 
+# An assistant or a tool asks about "the user" ("Which editor does the user use now?",
+# "用户现在住在哪？"): for reading what is asked, that is the first person.
+_THE_USERS = re.compile(r"\b(?:the|this) user's\b", re.I)
+_THE_USER = re.compile(r"\b(?:the|this) user\b", re.I)
+
+
+def as_the_user_asks(question: str) -> str:
+    """The question as the user would ask it: "the user's team" -> "my team", 用户 -> 我."""
+    text = _THE_USER.sub("I", _THE_USERS.sub("my", question))
+    return text.replace("用户", "我")
+
+
 # A question for a value of the user's ("where do I work?", "what car do I drive?", "我现在开
 # 什么车？"), not about the world or how to do something ("How do I reverse a linked list?",
 # "我怎么学Python", "what should I cook tonight?"): a question word for a thing, a place, a
@@ -102,6 +114,7 @@ def promote(
     """
     if not hits:
         return []
+    query = as_the_user_asks(query)
     asked = asked_attributes(query)
     # Each memory that sets an asked attribute, by the patterns' reading or by meaning: a
     # newer value only meaning reads must be lifted beside an older one a pattern reads.

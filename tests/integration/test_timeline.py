@@ -189,3 +189,12 @@ async def test_a_value_that_replaces_another_holds_until_it_is_replaced(store: M
     current = await store.list_memories(ALICE)
     assert [m.expires_at for m in current] == [None]
     assert "matcha" in await _top(store, "What do I drink in the morning now?")
+
+
+async def test_a_question_about_the_user_finds_the_users_value(store: MemoryStore) -> None:
+    # An assistant or a tool asks about "the user" (the MCP recall tool's callers do); the
+    # statement shares no word with the question.
+    assert await _say(store, "I work at Siemens.", "2020-01-10") == ["stored"]
+    assert await _say(store, "I joined Tidewell in March.", "2023-04-01") == ["superseded"]
+    assert "Tidewell" in await _top(store, "Who is the user's employer now?")
+    assert "Siemens" in await _top(store, "Where did the user work in 2021?")

@@ -212,3 +212,13 @@ def test_change_words(text: str) -> None:
     from memory.attribute_meaning import marks_change
 
     assert marks_change(text)
+
+
+def test_a_question_about_the_user_is_read_as_the_users_own() -> None:
+    from memory.recall.attribute_match import as_the_user_asks
+
+    assert as_the_user_asks("Which CI tool does the user's team use now?") == (
+        "Which CI tool does my team use now?"
+    )
+    assert as_the_user_asks("Where did the user work in 2021?") == "Where did I work in 2021?"
+    assert as_the_user_asks("用户现在住在哪？") == "我现在住在哪？"
