@@ -198,3 +198,19 @@ async def test_a_question_about_the_user_finds_the_users_value(store: MemoryStor
     assert await _say(store, "I joined Tidewell in March.", "2023-04-01") == ["superseded"]
     assert "Tidewell" in await _top(store, "Who is the user's employer now?")
     assert "Siemens" in await _top(store, "Where did the user work in 2021?")
+
+
+async def test_flagged_text_that_replaces_a_value_keeps_its_short_lifetime(
+    store: MemoryStore,
+) -> None:
+    from memory.gating.ingest.apply import write_with_policy
+    from memory.types import MemoryKind, NewMemory, Source
+
+    assert await _say(store, "I live in Berlin.", "2021-03-10") == ["stored"]
+    flagged = NewMemory(content="I moved to Munich last month.", kind=MemoryKind.EPISODIC,
+                        source=Source.TOOL, ttl_days=7, provenance={"trust": "low"},
+                        occurred_at=_at("2023-06-15"))  # fmt: skip
+    outcome = await write_with_policy(store, ALICE, flagged)
+    assert outcome.action == "superseded"
+    [current] = await store.list_memories(ALICE)
+    assert current.expires_at == _at("2023-06-22")

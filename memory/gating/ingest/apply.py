@@ -198,9 +198,11 @@ async def _conflict(
         return Outcome("conflict", written.id, why, targets)
     content = verdict.merged_content if verdict.action == "merge" else None
     winner = replace(item, content=content) if content else item
-    if verdict.action == "supersede" and verdict.conflict and not lifetime_asked:
+    trusted = item.provenance.get("trust") != "low"
+    if verdict.action == "supersede" and verdict.conflict and trusted and not lifetime_asked:
         # The newest value of something the user stated: it holds until an update replaces
-        # it ("Got hooked on matcha lattes" expired 90 days after replacing "green tea").
+        # it ("Got hooked on matcha lattes" expired 90 days after replacing "green tea"). Text
+        # the screen flagged keeps its short lifetime.
         winner = replace(winner, ttl_days=None)
     written = await store.write(scope, winner, reason=why)
     await supersede(store, scope, targets, written.id, why, merged=verdict.action == "merge")
