@@ -423,6 +423,11 @@ def names_something_new(new: str, old: str) -> bool:
     return any(name.strip(".,:").casefold() not in said for name in found)
 
 
+def names_a_value(text: str) -> bool:
+    """Whether `text` holds a word no attribute's frame explains: a value ("Arsenal", "红烧肉")."""
+    return bool(_values(text[: MAX_CHARS * 4], _bank().all_frames)[0])
+
+
 def restates_a_name(new: str, old: str) -> bool:
     """Whether `new` says again a name of `old`'s value ("Google", "Zurich", "11", "Japanese").
 

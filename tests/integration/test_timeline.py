@@ -214,3 +214,19 @@ async def test_flagged_text_that_replaces_a_value_keeps_its_short_lifetime(
     assert outcome.action == "superseded"
     [current] = await store.list_memories(ALICE)
     assert current.expires_at == _at("2023-06-22")
+
+
+async def test_a_short_statement_of_a_value_is_kept_and_reactions_are_not(
+    store: MemoryStore,
+) -> None:
+    # Too short for the gate's score, but each states a value of the user's (read by meaning).
+    assert await _say(store, "I support Celtic.", "2024-01-10") == ["stored"]
+    assert await _say(store, "I wear contact lenses.", "2024-01-11") == ["stored"]
+    # First person too, but reactions: nothing about the user.
+    assert await _say(store, "I love that idea!", "2024-01-12") == ["dropped"]
+    assert await _say(store, "I see what you mean.", "2024-01-13") == ["dropped"]
+    kept = await store.list_memories(ALICE)
+    assert sorted(m.content for m in kept) == ["I support Celtic.", "I wear contact lenses."]
+    assert all(m.expires_at is None for m in kept)
+    events = await store.events(ALICE)
+    assert any("states a value" in str(e.get("reason", "")) for e in events), events

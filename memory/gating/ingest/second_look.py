@@ -1,4 +1,4 @@
-"""A statement the rules gate dropped as small talk, kept when it updates what the user said.
+"""A statement the rules gate dropped, kept when by meaning it states or updates a value.
 
 "Mornings are green tea now." or "These days it's a parrot that keeps me company." names no
 first person, so the rules gate reads it as small talk; said after "I drink coffee every
@@ -7,24 +7,37 @@ stated. Such a statement gets a second look: when it says that something changed
 setting an attribute (`memory.attribute_meaning`), and the conflict policy finds that it
 replaces one of the user's memories, it is kept as a fact. Alone, with nothing it updates, it
 stays dropped, so chat that only sounds like news is not stored.
+
+A short statement that opens in the first person and names a value of an attribute of the
+user's ("I support Arsenal.", "I'm red-green colour-blind.", "我平时主要写 C++。") says too
+little for the gate's score; it is kept when it tells (asks and requests nothing), is no
+reaction or thanks, and reads as setting an attribute. On the gate corpora this keeps two more
+statements that should be kept and nothing that should not (docs/benchmarks.md).
 """
 
 from __future__ import annotations
 
 import asyncio
+import re
 from dataclasses import replace
 
-from memory.attribute_meaning import MAX_CHARS, marks_change, sets_attribute
+from memory.attribute_meaning import MAX_CHARS, marks_change, names_a_value, sets_attribute
 from memory.gating.decision import GateDecision, GatePolicy
 from memory.gating.gate import Role
 from memory.gating.ingest.apply import ConflictStrategy, decide
+from memory.gating.rules.chatter import clause_kind
 from memory.gating.rules.decide import kept_text, kind_for
-from memory.gating.rules.meaning import asks
+from memory.gating.rules.meaning import asks, told
 from memory.gating.rules.signals import NOISE
 from memory.storage.store import MemoryStore
 from memory.types import Category, NewMemory, Scope, Source
 
 REASON = "updates a value the user stated before, read by meaning (fact)"
+STATES = "states a value of the user's, read by meaning (fact)"
+# The statement opens with the user as its subject or owner.
+_FIRST_PERSON = re.compile(r"^\W{0,3}(?:i|i'm|i've|i'd|my|we|we're|our)\b|^\W{0,3}我", re.I)
+# Drops the first look may reconsider: read as small talk, or a fact that scored too low.
+_LOW = (NOISE.reason, "first-person statement")
 
 
 def _candidate(decision: GateDecision, role: Role) -> bool:
@@ -40,6 +53,28 @@ def _candidate(decision: GateDecision, role: Role) -> bool:
     )
 
 
+def states_own_value(decision: GateDecision, role: Role) -> bool:
+    """A dropped short statement that opens in the first person, tells, and names a value."""
+    content = decision.content
+    return (
+        role == "user"
+        and not decision.keep
+        and decision.reason.startswith(_LOW)
+        and not decision.findings
+        and 0 < len(content) <= MAX_CHARS
+        and _FIRST_PERSON.search(content) is not None
+        and bool(told(content))
+        and not asks(content)
+        and clause_kind(content) == "content"
+        and names_a_value(content)
+    )
+
+
+def worth_a_look(decision: GateDecision, role: Role) -> bool:
+    """Whether a dropped statement may be kept by a second look (cheap tests, no embedding)."""
+    return _candidate(decision, role) or states_own_value(decision, role)
+
+
 async def kept_as_update(
     store: MemoryStore,
     scope: Scope,
@@ -50,7 +85,8 @@ async def kept_as_update(
     strategy: ConflictStrategy,
 ) -> GateDecision | None:
     """The decision to keep `decision`'s statement as a fact, or None to leave it dropped."""
-    if not _candidate(decision, role):
+    update, states = _candidate(decision, role), states_own_value(decision, role)
+    if not (update or states):
         return None
     content = decision.content
     if not await asyncio.to_thread(sets_attribute, content, store.embedder.embed):
@@ -61,11 +97,14 @@ async def kept_as_update(
         category=Category.FACT,
         kind=kind_for(Category.FACT, "user"),
         importance=round(max(decision.importance, policy.keep_threshold), 3),
-        reason=REASON,
+        reason=STATES,
         content=kept_text(content, "user"),
         ttl_days=None,  # it sets an attribute: it holds until an update replaces it
     )
-    item = NewMemory(content=kept.content, kind=kept.kind, source=Source.CHAT,
-                     origin=kept.origin, category=kept.category)  # fmt: skip
-    verdict = await decide(store, scope, item, strategy)
-    return kept if verdict.action == "supersede" and verdict.conflict else None
+    if update:
+        item = NewMemory(content=kept.content, kind=kept.kind, source=Source.CHAT,
+                         origin=kept.origin, category=kept.category)  # fmt: skip
+        verdict = await decide(store, scope, item, strategy)
+        if verdict.action == "supersede" and verdict.conflict:
+            return replace(kept, reason=REASON)
+    return kept if states else None

@@ -35,7 +35,7 @@ from memory.gating.ingest.pastes import (
     is_paste_account,
     paste_decision,
 )
-from memory.gating.ingest.second_look import kept_as_update
+from memory.gating.ingest.second_look import kept_as_update, worth_a_look
 from memory.gating.machine_text import split_pastes
 from memory.gating.privacy import PrivacyFilter
 from memory.offload import run_cpu
@@ -246,14 +246,15 @@ async def _write_all(
     policy: GatePolicy | None = None,
 ) -> None:
     """Write each kept candidate in order; each dropped one's audit event goes to `drops`."""
-    # A second look keeps a dropped statement only within the message's bound on writes.
+    # A second look keeps a dropped statement only within the message's bound on writes, and
+    # reads (embeds) at most that many: a message of a thousand short statements costs a few.
     pasted = any(is_paste_account(d) for _, d in decided)
-    room = (MAX_MEMORIES_PER_PASTE if pasted else MAX_MEMORIES_PER_MESSAGE) - sum(
-        d.keep for _, d in decided
-    )
+    bound = MAX_MEMORIES_PER_PASTE if pasted else MAX_MEMORIES_PER_MESSAGE
+    room, looks = bound - sum(d.keep for _, d in decided), bound
     for candidate, dropped in decided:
         decision = dropped
-        if not dropped.keep and consent and room > 0:
+        if not dropped.keep and consent and room > 0 and looks > 0 and worth_a_look(dropped, role):
+            looks -= 1
             second = await kept_as_update(store, scope, dropped, role=role,
                                           policy=policy or GatePolicy(),
                                           strategy=conflict_strategy)  # fmt: skip
