@@ -200,9 +200,8 @@ async def _conflict(
     winner = replace(item, content=content) if content else item
     trusted = item.provenance.get("trust") != "low"
     if verdict.action == "supersede" and verdict.conflict and trusted and not lifetime_asked:
-        # The newest value of something the user stated: it holds until an update replaces
-        # it ("Got hooked on matcha lattes" expired 90 days after replacing "green tea"). Text
-        # the screen flagged keeps its short lifetime.
+        # The newest value of something the user stated holds until an update replaces it,
+        # not for a fact's default lifetime. Text the screen flagged keeps its short one.
         winner = replace(winner, ttl_days=None)
     written = await store.write(scope, winner, reason=why)
     await supersede(store, scope, targets, written.id, why, merged=verdict.action == "merge")

@@ -11,8 +11,8 @@ stays dropped, so chat that only sounds like news is not stored.
 A short statement that opens in the first person and names a value of an attribute of the
 user's ("I support Arsenal.", "I'm red-green colour-blind.", "我平时主要写 C++。") says too
 little for the gate's score; it is kept when it tells (asks and requests nothing), is no
-reaction or thanks, and reads as setting an attribute. On the gate corpora this keeps two more
-statements that should be kept and nothing that should not (docs/benchmarks.md).
+reaction or thanks, names a value and reads as setting an attribute. The reader alone is no
+gate ("I see." reads as an attribute too), hence the other tests.
 """
 
 from __future__ import annotations
