@@ -251,9 +251,11 @@ async def _write_all(
     pasted = any(is_paste_account(d) for _, d in decided)
     bound = MAX_MEMORIES_PER_PASTE if pasted else MAX_MEMORIES_PER_MESSAGE
     room, looks = bound - sum(d.keep for _, d in decided), bound
-    for candidate, dropped in decided:
+    # Patterns on user text run off the event loop (a message may hold a thousand statements).
+    worth = await asyncio.to_thread(lambda: [worth_a_look(d, role) for _, d in decided])
+    for (candidate, dropped), look in zip(decided, worth, strict=True):
         decision = dropped
-        if not dropped.keep and consent and room > 0 and looks > 0 and worth_a_look(dropped, role):
+        if not dropped.keep and consent and room > 0 and looks > 0 and look:
             looks -= 1
             second = await kept_as_update(store, scope, dropped, role=role,
                                           policy=policy or GatePolicy(),
