@@ -7,10 +7,11 @@ from datetime import UTC, datetime
 import pytest
 
 from memory.gating.ingest import ingest_text
+from memory.gating.ingest.apply import write_with_policy
 from memory.storage.store import MemoryStore
 from memory.storage.timeline import NotRestorable, restore, timeline
 from memory.system import recaller
-from memory.types import Scope, Status
+from memory.types import MemoryKind, NewMemory, Scope, Source, Status
 
 ALICE = Scope("acme", "alice")
 NOW = datetime(2026, 12, 1, tzinfo=UTC)
@@ -203,9 +204,6 @@ async def test_a_question_about_the_user_finds_the_users_value(store: MemoryStor
 async def test_flagged_text_that_replaces_a_value_keeps_its_short_lifetime(
     store: MemoryStore,
 ) -> None:
-    from memory.gating.ingest.apply import write_with_policy
-    from memory.types import MemoryKind, NewMemory, Source
-
     assert await _say(store, "I live in Berlin.", "2021-03-10") == ["stored"]
     flagged = NewMemory(content="I moved to Munich last month.", kind=MemoryKind.EPISODIC,
                         source=Source.TOOL, ttl_days=7, provenance={"trust": "low"},

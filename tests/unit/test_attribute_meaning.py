@@ -9,9 +9,11 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from memory.attribute_meaning import SlotReader, compare, reader, sets_attribute
+from memory.attribute_meaning import SlotReader, compare, marks_change, reader, sets_attribute
 from memory.attributes import compare as by_patterns
+from memory.attributes import different_subjects, someone_else
 from memory.gating.conflicts import Candidate, Existing, resolve
+from memory.recall.attribute_match import as_the_user_asks
 from memory.storage.embedding import Embedder, get_embedder
 from memory.types import Category, Origin
 
@@ -164,8 +166,6 @@ def test_other_people_and_repeated_refusals_update_nothing(
 
 
 def test_who_a_statement_is_about() -> None:
-    from memory.attributes import different_subjects, someone_else
-
     assert someone_else("我妈妈住在杭州。") == "妈"
     assert someone_else("刘姐调去别的部门了，现在汇报给赵总。") == "刘姐"
     assert someone_else("仓鼠送给表妹了。") is None
@@ -209,14 +209,10 @@ def test_a_new_name_beside_the_old_one_still_updates(embedder: Embedder) -> None
     "text", ["I've gotten really into squash.", "跳到美团了。", "新东家是美团。", "健身卡到期了。"]
 )
 def test_change_words(text: str) -> None:
-    from memory.attribute_meaning import marks_change
-
     assert marks_change(text)
 
 
 def test_a_question_about_the_user_is_read_as_the_users_own() -> None:
-    from memory.recall.attribute_match import as_the_user_asks
-
     assert as_the_user_asks("Which CI tool does the user's team use now?") == (
         "Which CI tool does my team use now?"
     )
