@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from memory.attribute_meaning import MAX_CHARS, marks_change, names_a_value, sets_attribute
 from memory.gating.decision import GateDecision, GatePolicy
@@ -70,24 +70,33 @@ def states_own_value(decision: GateDecision, role: Role) -> bool:
     )
 
 
-def worth_a_look(decision: GateDecision, role: Role) -> bool:
-    """Whether a dropped statement may be kept by a second look (cheap tests, no embedding)."""
-    return _candidate(decision, role) or states_own_value(decision, role)
+@dataclass(frozen=True, slots=True)
+class Look:
+    """Which second look a dropped statement gets (from cheap tests, no embedding)."""
+
+    update: bool  # it says that something changed: kept if it replaces a value
+    states: bool  # a short first-person statement naming a value: kept as it is
+
+
+def worth_a_look(decision: GateDecision, role: Role) -> Look | None:
+    """The second look a dropped statement may get, or None (pattern work: off the loop)."""
+    look = Look(_candidate(decision, role), states_own_value(decision, role))
+    return look if look.update or look.states else None
 
 
 async def kept_as_update(
     store: MemoryStore,
     scope: Scope,
     decision: GateDecision,
+    look: Look,
     *,
-    role: Role,
     policy: GatePolicy,
     strategy: ConflictStrategy,
 ) -> GateDecision | None:
-    """The decision to keep `decision`'s statement as a fact, or None to leave it dropped."""
-    update, states = _candidate(decision, role), states_own_value(decision, role)
-    if not (update or states):
-        return None
+    """The decision to keep `decision`'s statement as a fact, or None to leave it dropped.
+
+    `look` is `worth_a_look`'s answer for `decision`.
+    """
     content = decision.content
     if not await asyncio.to_thread(sets_attribute, content, store.embedder.embed):
         return None
@@ -101,10 +110,10 @@ async def kept_as_update(
         content=kept_text(content, "user"),
         ttl_days=None,  # it sets an attribute: it holds until an update replaces it
     )
-    if update:
+    if look.update:
         item = NewMemory(content=kept.content, kind=kept.kind, source=Source.CHAT,
                          origin=kept.origin, category=kept.category)  # fmt: skip
         verdict = await decide(store, scope, item, strategy)
         if verdict.action == "supersede" and verdict.conflict:
             return replace(kept, reason=REASON)
-    return kept if states else None
+    return kept if look.states else None

@@ -255,9 +255,9 @@ async def _write_all(
     worth = await asyncio.to_thread(lambda: [worth_a_look(d, role) for _, d in decided])
     for (candidate, dropped), look in zip(decided, worth, strict=True):
         decision = dropped
-        if not dropped.keep and consent and room > 0 and looks > 0 and look:
+        if look is not None and consent and room > 0 and looks > 0:
             looks -= 1
-            second = await kept_as_update(store, scope, dropped, role=role,
+            second = await kept_as_update(store, scope, dropped, look,
                                           policy=policy or GatePolicy(),
                                           strategy=conflict_strategy)  # fmt: skip
             decision = second or dropped
