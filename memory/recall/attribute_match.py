@@ -11,9 +11,11 @@ question).
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 
 import numpy as np
 import numpy.typing as npt
@@ -26,7 +28,7 @@ from memory.attributes import (
     same_attribute,
     settings,
 )
-from memory.recall.history import past_question
+from memory.recall.history import PastQuestion, past_question, pick
 from memory.types import MemoryRecord, Relevance, ScoreBreakdown
 
 MARGIN = 1e-3
@@ -105,6 +107,7 @@ def promote(
     hits: Sequence[tuple[str, ScoreBreakdown]],
     records: Mapping[str, MemoryRecord],
     meaning: Meaning | None = None,
+    now: datetime | None = None,
 ) -> list[tuple[str, ScoreBreakdown]]:
     """`hits` (id, breakdown), best first, with the memories that set an asked attribute first.
 
@@ -114,6 +117,7 @@ def promote(
     """
     if not hits:
         return []
+    now = now or datetime.now(UTC)
     query = as_the_user_asks(query)
     asked = asked_attributes(query)
     # Each memory that sets an asked attribute, by the patterns' reading or by meaning: a
@@ -132,7 +136,7 @@ def promote(
     if not matched:
         return list(hits)
     top = max(b.total for _, b in hits)
-    order = _order(query, [(mid, b) for mid, b in hits if mid in matched], records)
+    order = _order(query, [(mid, b) for mid, b in hits if mid in matched], records, now)
     out = []
     for mid, b in hits:
         if mid in matched:
@@ -144,21 +148,51 @@ def promote(
 
 
 def _order(
-    query: str, lifted: list[tuple[str, ScoreBreakdown]], records: Mapping[str, MemoryRecord]
+    query: str,
+    lifted: list[tuple[str, ScoreBreakdown]],
+    records: Mapping[str, MemoryRecord],
+    now: datetime,
 ) -> list[str]:
     """The order of the lifted memories: newest statement first for a current question.
 
-    Two values may both still be active (after an ambiguous conflict, or in a store that keeps
-    every turn); a question about the past keeps the ranking's order, and
-    `memory.recall.history` answers it from the update chain. Statements of the same day keep
-    the ranking's order: they are not a value and its successor ("My car's brakes squeal" and
-    "I drive a Golf", said together).
+    Two values may both still be active (after an ambiguous conflict, a later statement the
+    write path did not read as an update, or in a store that keeps every turn); a question
+    about the past puts the one that held at the asked time first (`_held_then`; an update's
+    own chain is followed by `memory.recall.history`). Statements of the same day keep the
+    ranking's order: they are not a value and its successor ("My car's brakes squeal" and "I
+    drive a Golf", said together).
     """
-    if past_question(query) is not None:
-        return [mid for mid, _ in lifted]
     rank = {mid: i for i, (mid, _) in enumerate(lifted)}
+    question = past_question(query, now)
+    if question is not None:
+        chosen = _held_then(question, [records[mid] for mid, _ in lifted], now)
+        return sorted(rank, key=lambda mid: (mid != chosen, rank[mid]))
     day = {mid: records[mid].occurred_at.date().toordinal() for mid, _ in lifted}
     return sorted(rank, key=lambda mid: (-day[mid], rank[mid]))
+
+
+def _held_then(question: PastQuestion, found: Sequence[MemoryRecord], now: datetime) -> str | None:
+    """Which of several values of one attribute, all still stored, the past question asks for.
+
+    When no update linked them (the later statement was stored beside the earlier one), the
+    values said on different days are read as a chain anyway: each held from the day it was
+    said until the next one was said. None when they do not make such a chain (fewer than two
+    days) or the question asks for the newest.
+    """
+    newest_first = sorted(found, key=_start, reverse=True)
+    days = {_start(r).date() for r in newest_first}
+    if len(days) < 2 or len(days) < len(newest_first):
+        return None  # said together, they are not a value and its successor
+    chain = [newest_first[0]]
+    for later, record in itertools.pairwise(newest_first):
+        until = record.valid_to or _start(later)
+        chain.append(replace(record, valid_to=min(until, _start(later))))
+    chosen = pick(question, chain[0], chain[1:], now)
+    return None if chosen is None else chosen.id
+
+
+def _start(record: MemoryRecord) -> datetime:
+    return record.valid_from or record.occurred_at
 
 
 def _passed(relevance: Relevance | None, attribute: str) -> Relevance | None:

@@ -917,7 +917,7 @@ class Recaller:
             clauses=clauses,
         )
         meaning = None if slots is None else Meaning(slots, vector, entry.vectors)
-        hits = promote(query, hits, entry.records, meaning)
+        hits = promote(query, hits, entry.records, meaning, now)
         results = [
             ScoredMemory(record=entry.records[mid], score=b.total, breakdown=b)
             for mid, b in hits

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import pytest
@@ -146,6 +147,37 @@ def test_a_current_question_lifts_the_newest_of_two_values_that_both_hold() -> N
     assert [m for m, _ in promote("Where do I live?", ranked, records)] == ["new", "old"]
     past = promote("Where did I live in 2021?", ranked, records)
     assert [m for m, _ in past] == ["old", "new"]
+
+
+@pytest.mark.parametrize(
+    ("question", "want"),
+    [
+        ("Where did I live in 2021?", "berlin"),
+        ("Where did I live in 2023?", "munich"),
+        ("Where did I live before Hamburg?", "munich"),
+        ("Where did I live before Munich?", "berlin"),
+        ("Where did I live originally?", "berlin"),
+        ("Where did I use to live?", "munich"),
+        ("我2021年住在哪？", "berlin"),
+    ],
+)
+def test_values_stored_side_by_side_are_read_as_a_chain_for_a_past_question(
+    question: str, want: str
+) -> None:
+    # No update linked them (the later statements were stored beside the earlier ones): each
+    # held from the day it was said until the next was said.
+    records = {
+        "berlin": _record("berlin", "I live in Berlin.", "2020-01-01", None, None),
+        "munich": _record("munich", "I live in Munich now.", "2022-06-01", None, None),
+        "hamburg": _record("hamburg", "I live in Hamburg these days.", "2024-03-01", None, None),
+    }
+    # The ranking puts the newest first: the chain, not the ranking, decides.
+    ranked = [(m, _scored(records[m], s).breakdown)
+              for m, s in (("hamburg", 0.9), ("munich", 0.5), ("berlin", 0.3))]  # fmt: skip
+    assert promote(question, ranked, records, now=NOW)[0][0] == want
+    # Said the same day, two statements are no value and its successor: the ranking decides.
+    same_day = {m: replace(r, occurred_at=_day("2022-06-01")) for m, r in records.items()}
+    assert promote(question, ranked, same_day, now=NOW)[0][0] == "hamburg"
 
 
 def test_replaced_values_are_read_directly_when_no_recalled_value_leads_back() -> None:
