@@ -29,6 +29,7 @@ from typing import Any
 import jwt
 from dotenv import find_dotenv, load_dotenv
 
+from memory.sharing.events import reserved_user
 from memory.types import Scope, ScopeError
 
 ALGORITHM = "HS256"
@@ -85,6 +86,8 @@ def mint_token(
 ) -> str:
     """A signed token for `scope`, valid for `ttl_s` seconds (None: until the secret changes)."""
     _check_secret(secret)
+    if reserved_user(scope.user_id):
+        raise TokenError(f"user id {scope.user_id!r} is reserved for the system; pick another")
     issued = int(now if now is not None else time.time())
     claims: dict[str, Any] = {
         "sub": scope.user_id,
@@ -182,6 +185,10 @@ def verify_token(token: str, secret: str, *, now: float | None = None) -> TokenC
         scope = Scope(tenant, user)
     except ScopeError as exc:
         raise TokenError(f"bad token payload: {exc}") from exc
+    if reserved_user(scope.user_id):
+        # The tenant's shared agent memory is recalled into every user's prompt: a token for
+        # its user id would let one person write into everyone's context.
+        raise TokenError("bad token payload: sub names a user id reserved for the system")
     return TokenClaims(scope, None if expires is None else int(expires), tuple(roles))
 
 

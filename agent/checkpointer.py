@@ -48,6 +48,7 @@ from memory.gating.privacy.deep import StructureRedactor
 from memory.settings import Settings, apply_privacy_defaults
 from memory.storage.availability import is_unavailable, unavailable_from
 from memory.storage.pg import database_url, release_embedded_databases
+from memory.storage.threads import RECORDS_PRESENT_SQL, UNRECORD_THREAD_SQL
 from memory.storage.tombstones import ATTACH_CHECKPOINT_GUARDS_SQL
 
 KEY_ENV = "MEMORY_CHECKPOINT_KEY"
@@ -232,8 +233,23 @@ class GovernedPostgresSaver(AsyncPostgresSaver):
         return result
 
     async def adelete_thread(self, thread_id: str) -> None:
-        """Delete a thread's checkpoints."""
+        """Delete a thread's checkpoints, and every user's record of it (`user_threads`).
+
+        The id is free again once the thread is gone, and another user may create a thread
+        with it: a record left behind would name the new owner's thread as the old owner's,
+        for their forget to delete.
+        """
         await self._guard(super().adelete_thread, thread_id)
+        await self._guard(self._unrecord, thread_id)
+
+    async def _unrecord(self, thread_id: str) -> None:
+        async with self._cursor() as cur:
+            # Absent until the memory store's migrations ran (a checkpointer used alone).
+            await cur.execute(RECORDS_PRESENT_SQL)
+            row = await cur.fetchone()
+            present = row["present"] if isinstance(row, dict) else bool(row and row[0])
+            if present:
+                await cur.execute(UNRECORD_THREAD_SQL, (str(thread_id),))
 
     async def _guard(self, call: Callable[..., Any], *args: Any) -> Any:
         """Run one read or write; an outage is reported as `MemoryStoreUnavailable`.

@@ -18,7 +18,8 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 
 from agent.context import Context
-from memory.types import Scope
+from memory.sharing.events import reserved_user
+from memory.types import Scope, ScopeError
 
 OPEN_AUTH_MARKER = "open"
 AUTH_MODE_FIELD = "memory_auth"
@@ -47,7 +48,15 @@ def scope_of_user(user: Any, identity: Any = None) -> Scope:
     """The scope of an authenticated (not open) user; raises ScopeError if it has none."""
     identity = identity or auth_field(user, "identity")
     tenant = auth_field(user, "tenant_id")
-    return Scope(str(tenant or DEFAULT_TENANT), str(identity or ""))
+    return _person(Scope(str(tenant or DEFAULT_TENANT), str(identity or "")))
+
+
+def _person(scope: Scope) -> Scope:
+    if reserved_user(scope.user_id):
+        # The tenant's shared agent memory is recalled into every user's prompt and written
+        # only by the sharing bus: no identity, token or run context may act as its user.
+        raise ScopeError(f"user id {scope.user_id!r} is reserved for the system")
+    return scope
 
 
 def verified_user(config: RunnableConfig | None) -> tuple[Any, str] | None:
@@ -64,8 +73,8 @@ def verified_user(config: RunnableConfig | None) -> tuple[Any, str] | None:
 
 
 def resolve_scope(context: Context, config: RunnableConfig | None) -> Scope:
-    """The tenant+user scope of this run."""
+    """The tenant+user scope of this run; raises ScopeError for a user id the system keeps."""
     verified = verified_user(config)
     if verified is not None:
         return scope_of_user(*verified)
-    return Scope(context.tenant_id, context.user_id)
+    return _person(Scope(context.tenant_id, context.user_id))

@@ -17,8 +17,8 @@ from typing import Any
 
 from agent.resources import get_store
 from memory.storage.availability import is_unavailable
-from memory.storage.deletion_outbox import clear, server_work
-from memory.types import Scope
+from memory.storage.deletion_outbox import clear, owner_digest, server_work
+from memory.types import Scope, ScopeError
 
 log = logging.getLogger(__name__)
 
@@ -45,14 +45,32 @@ async def owned_thread_ids(scope: Scope) -> list[str]:
             return ids
 
 
-async def _delete(client: Any, thread_id: str) -> bool:
+async def _delete(client: Any, row: dict[str, Any]) -> bool:
     from langgraph_sdk.errors import NotFoundError
 
+    thread_id = str(row["item"])
     try:
+        thread = await client.threads.get(thread_id)
+        if not _still_theirs(thread, str(row["owner_user"])):
+            # Deleted by its owner since, and created again by someone else with the same id.
+            log.warning("server thread %s belongs to another user now; kept", thread_id)
+            return False
         await client.threads.delete(thread_id)
     except NotFoundError:
         return False  # already gone (deleted earlier, or never on this server)
     return True
+
+
+def _still_theirs(thread: Any, owner_digest_: str) -> bool:
+    """Whether the thread carries the forgotten owner's stamp (or none: made without auth)."""
+    metadata = (thread or {}).get("metadata") or {}
+    owner, tenant = metadata.get("owner"), metadata.get("tenant_id")
+    if owner is None:
+        return True
+    try:
+        return owner_digest(Scope(str(tenant or ""), str(owner))) == owner_digest_
+    except ScopeError:
+        return False
 
 
 async def sweep() -> int:
@@ -76,7 +94,7 @@ async def sweep() -> int:
         client = _loopback()
         deleted = 0
         for row in work:
-            deleted += await _delete(client, row["item"])
+            deleted += await _delete(client, row)
             await clear(store.pool, [row["id"]])
     finally:
         _SWEEPING.reset(token)

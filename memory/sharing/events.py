@@ -17,10 +17,20 @@ from memory.types import Scope
 # Outcomes worth keeping beyond the live broadcast: a finished task, something learned.
 DURABLE_TYPES: frozenset[str] = frozenset({"task_completed", "knowledge_learned"})
 # Memories an agent publishes without naming a user belong to the tenant's agents, stored under
-# this reserved user id (identity providers must not hand it to a person).
-SHARED_USER = "agents:shared"
+# this reserved user id. Every user id under `RESERVED_PREFIX` is the system's: no token or run
+# context may name one (`reserved_user`), whatever an identity provider hands out.
+RESERVED_PREFIX = "agents:"
+SHARED_USER = f"{RESERVED_PREFIX}shared"
 MAX_DATA_BYTES = 64_000
 _EVENT_TYPE = re.compile(r"[a-z][a-z0-9_.:-]{0,63}")
+
+
+def reserved_user(user_id: str) -> bool:
+    """Whether `user_id` is one the system keeps for itself (the tenant's shared agent memory).
+
+    Compared without case and surrounding space, so no spelling of it passes for a person.
+    """
+    return user_id.strip().casefold().startswith(RESERVED_PREFIX)
 
 
 class BusInputError(ValueError):

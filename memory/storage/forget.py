@@ -27,6 +27,7 @@ from memory.storage.cache_sync import CACHE_CHANNEL
 from memory.storage.db import Connection
 from memory.storage.deletion_outbox import CHROMA_TARGETS, enqueue, owner_digest, pending_targets
 from memory.storage.store import MemoryStore
+from memory.storage.threads import others_threads
 from memory.storage.tombstones import DERIVED_FROM, bury_threads, seal, tombstone
 from memory.storage.vector import VectorIndexError
 from memory.storage.vector_log import purge_log
@@ -153,7 +154,7 @@ async def _delete_rows(
 
 
 async def user_thread_ids(store: MemoryStore, scope: Scope) -> list[str]:
-    """The threads recorded as this user's (`user_threads`)."""
+    """The threads recorded as this user's (`user_threads`) and not since taken by another."""
     async with store.pool.acquire() as conn:
         rows = await conn.fetch(
             "SELECT thread_id FROM user_threads WHERE tenant_id = $1 AND user_id = $2"
@@ -161,7 +162,9 @@ async def user_thread_ids(store: MemoryStore, scope: Scope) -> list[str]:
             scope.tenant_id,
             scope.user_id,
         )
-    return [r["thread_id"] for r in rows]
+        ids = [r["thread_id"] for r in rows]
+        taken = await others_threads(conn, scope, ids)
+    return [i for i in ids if i not in taken]
 
 
 async def _owned_checkpoint_threads(conn: Connection, scope: Scope) -> set[str]:
@@ -252,7 +255,8 @@ async def _forget_rows(
             scope.user_id,
         )
         found = {r["thread_id"] for r in recorded} | await _owned_checkpoint_threads(conn, scope)
-        threads = sorted(found | {str(t) for t in extra_threads})
+        found |= {str(t) for t in extra_threads}
+        threads = sorted(found - await others_threads(conn, scope, sorted(found)))
         receipt.threads = threads
         # Before their checkpoints go: a turn still running on another worker cannot write
         # them back (its checkpoint writes wait for this transaction, then are refused).

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from memory.storage.db import Connection
 from memory.storage.store import MemoryStore
+from memory.storage.threads import others_threads
 from memory.types import Scope
 
 DERIVED_CHANNELS = ("evidence", "preferences", "rules_recalled", "prompt")
@@ -67,7 +68,8 @@ async def delete_memory(
             scope.tenant_id,
             scope.user_id,
         )
-        threads = [r["thread_id"] for r in rows]
+        recorded = [r["thread_id"] for r in rows]
+        threads = sorted(set(recorded) - await others_threads(conn, scope, recorded))
         if threads:
             receipt["checkpoint_copies"] = await _scrub(conn, threads, needles)
     return receipt

@@ -21,11 +21,16 @@ from collections.abc import Sequence
 from typing import Any
 
 from memory.storage.cache_sync import Change
-from memory.storage.db import Database
+from memory.storage.db import Connection, Database
 from memory.types import MemoryRecord, Scope
 
 REFRESH_S = 300.0
 MAX_REMEMBERED = 20_000  # ~100 bytes each: a couple of MB at most
+
+# Run by the checkpointer (psycopg, `%s` parameters) when a thread is deleted: every user's
+# record of it goes with it. The table exists once the store's migrations ran.
+RECORDS_PRESENT_SQL = "SELECT to_regclass('user_threads') IS NOT NULL AS present"
+UNRECORD_THREAD_SQL = "DELETE FROM user_threads WHERE thread_id = %s"
 
 
 class ThreadRegistry:
@@ -100,4 +105,33 @@ class ThreadRegistry:
         self._recorded.clear()
 
 
-__all__ = ["MAX_REMEMBERED", "REFRESH_S", "ThreadRegistry"]
+async def others_threads(conn: Connection, scope: Scope, thread_ids: Sequence[str]) -> set[str]:
+    """Of `thread_ids`, those whose checkpoints the server stamped with another owner.
+
+    A thread id is the client's choice: once its owner deleted a thread, another user may
+    create one with the same id. A `user_threads` row the first owner left (or any other list
+    of their threads) must not let their forget, or a memory's deletion, reach the new
+    owner's checkpoints. Checkpoints with no owner stamp (graphs run without the server) are
+    nobody else's.
+    """
+    if not thread_ids or await conn.fetchval("SELECT to_regclass('checkpoints')") is None:
+        return set()
+    rows = await conn.fetch(
+        "SELECT DISTINCT thread_id FROM checkpoints WHERE thread_id = ANY($3::text[])"
+        " AND metadata->>'owner' IS NOT NULL"
+        " AND (metadata->>'owner' <> $2 OR metadata->>'tenant_id' IS DISTINCT FROM $1)",
+        scope.tenant_id,
+        scope.user_id,
+        list(thread_ids),
+    )
+    return {r["thread_id"] for r in rows}
+
+
+__all__ = [
+    "MAX_REMEMBERED",
+    "RECORDS_PRESENT_SQL",
+    "REFRESH_S",
+    "UNRECORD_THREAD_SQL",
+    "ThreadRegistry",
+    "others_threads",
+]

@@ -9,12 +9,14 @@ user in any table of the server's database.
 from __future__ import annotations
 
 import json
+import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import asyncpg
 import httpx
+import jwt
 import pytest
 from langgraph_sdk import get_client
 
@@ -204,6 +206,43 @@ async def test_forget_through_the_route_leaves_nothing(
     alice = get_client(url=server.url, headers=as_alice)
     assert await alice.threads.search(limit=100) == []
     assert any(MARK[BOB] in c for c in (await _ids(http, BOB)).values())
+
+
+async def test_a_thread_id_reused_after_deletion_is_safe_from_its_old_owners_forget(
+    server: LangGraphServer, http: httpx.AsyncClient
+) -> None:
+    """Thread ids are the client's choice: a deleted one can be taken by another user."""
+    dan, eve = Scope("acme", f"dan-{TAG}"), Scope("acme", f"eve-{TAG}")
+    thread = str(uuid.uuid5(uuid.NAMESPACE_URL, f"predictable-{TAG}"))
+    body = {"assistant_id": "agent", "input": {"messages": [{"role": "user", "content": "hi"}]}}
+    for who in (dan, eve):
+        made = await http.post("/threads", json={"thread_id": thread}, headers=_headers(who))
+        assert made.status_code == 200, made.text
+        ran = await http.post(f"/threads/{thread}/runs/wait", json=body, headers=_headers(who))
+        assert ran.status_code == 200, ran.text
+        if who == dan:
+            gone = await http.delete(f"/threads/{thread}", headers=_headers(dan))
+            assert gone.status_code == 204
+    forget = await http.post("/memory/forget", json={"confirm": True}, headers=_headers(dan))
+    assert forget.status_code == 200, forget.text
+    # Eve's thread, its state and its runs are hers still.
+    state = await http.get(f"/threads/{thread}/state", headers=_headers(eve))
+    assert state.status_code == 200 and state.json()["values"]["messages"]
+    again = await http.post(f"/threads/{thread}/runs/wait", json=body, headers=_headers(eve))
+    assert again.status_code == 200 and "error" not in again.json(), again.text
+
+
+async def test_no_token_acts_as_the_tenants_shared_agent_memory(
+    server: LangGraphServer, http: httpx.AsyncClient
+) -> None:
+    # Its memories are recalled into every user's prompt; mint_token refuses the id, so forge.
+    claims = {"sub": "agents:shared", "tenant": "acme", "iat": int(time.time())}
+    shared = {"Authorization": f"Bearer {jwt.encode(claims, SECRET, algorithm='HS256')}"}
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+    mcp = {**shared, "Accept": "application/json, text/event-stream"}
+    assert (await http.post("/memory/mcp", json=call, headers=mcp)).status_code == 401
+    assert (await http.get("/memory/memories", headers=shared)).status_code == 401
+    assert (await http.post("/threads", json={}, headers=shared)).status_code == 401
 
 
 async def test_open_local_mode_runs_without_tokens_but_has_no_memory_api(

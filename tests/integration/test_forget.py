@@ -266,3 +266,59 @@ async def test_delete_one_memory_clears_its_recalled_copies_from_thread_state(
     assert marks[1] not in json.dumps(stub_llm.requests())
     # Where Dave said it himself, his own message stays (forget-me removes the conversation).
     assert await _thread_rows_with(store, told, marks[1]) > 0
+
+
+async def test_a_thread_id_taken_over_after_deletion_is_not_the_old_owners_to_forget(
+    settings: Settings, store: MemoryStore, stub_llm: StubLLM
+) -> None:
+    """Bob deletes his thread; Alice creates one with the same id; Bob's forget spares hers."""
+    load_chat_model.cache_clear()
+    bob, _ = _person("bob")
+    alice, _ = _person("alice")
+    thread = uuid.uuid4().hex  # a client's choice, as predictable as the client makes it
+
+    async def turn(scope: Scope, text: str) -> None:
+        ctx = Context(tenant_id=scope.tenant_id, user_id=scope.user_id)
+        async with open_checkpointer(settings) as saver:
+            graph = build_graph().compile(checkpointer=saver)
+            config: Any = {
+                "configurable": {"thread_id": thread, "memory_store": store},
+                # The owner stamp the server's auth puts on every thread and its checkpoints.
+                "metadata": {"owner": scope.user_id, "tenant_id": scope.tenant_id},
+            }
+            await graph.ainvoke({"messages": [("user", text)]}, config, context=ctx)
+
+    async def recorded() -> set[str]:
+        async with store.pool.acquire() as conn:
+            rows = await conn.fetch("SELECT user_id FROM user_threads WHERE thread_id = $1", thread)
+        return {r["user_id"] for r in rows}
+
+    await turn(bob, "I prefer tabs over spaces in every project.")
+    assert await recorded() == {bob.user_id}
+    async with open_checkpointer(settings) as saver:
+        await saver.adelete_thread(thread)  # what the server's DELETE /threads/{id} calls
+    assert await recorded() == set()  # the id is free: nobody's record names it
+
+    await turn(alice, "My sister's name is Ingrid and she lives in Oslo.")
+    async with store.pool.acquire() as conn:
+        # A record of Bob's left from before (an older version, or a deletion that bypassed
+        # the checkpointer): it must still not make Alice's thread his.
+        await conn.execute(
+            "INSERT INTO user_threads (tenant_id, user_id, thread_id) VALUES ($1, $2, $3)",
+            bob.tenant_id, bob.user_id, thread,
+        )  # fmt: skip
+        alices = await conn.fetchval(
+            "SELECT count(*) FROM checkpoints WHERE thread_id = $1", thread
+        )
+    assert alices > 0
+
+    receipt = await forget_user(store, bob)
+
+    assert thread not in receipt.threads
+    async with store.pool.acquire() as conn:
+        left = await conn.fetchval("SELECT count(*) FROM checkpoints WHERE thread_id = $1", thread)
+        buried = await conn.fetchval(
+            "SELECT count(*) FROM forgotten_threads WHERE thread_id = $1", thread
+        )
+    assert left == alices and buried == 0
+    await turn(alice, "Ingrid is visiting next week.")  # her thread still works

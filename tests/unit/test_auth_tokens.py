@@ -16,7 +16,7 @@ from agent.auth import OPEN_IDENTITY, authenticate
 from agent.auth_tokens import LEEWAY_S, TokenError, mint_token, verify_token
 from agent.context import Context
 from agent.identity import resolve_scope
-from memory.types import Scope
+from memory.types import Scope, ScopeError
 
 SECRET = "unit-test-secret-0123456789"
 ALICE = Scope("acme", "alice")
@@ -117,6 +117,26 @@ async def test_open_mode_only_under_langgraph_dev(monkeypatch: pytest.MonkeyPatc
     with pytest.raises(Auth.exceptions.HTTPException) as info:
         await authenticate("Bearer anything")
     assert info.value.status_code == 401  # fails closed without a secret
+
+
+@pytest.mark.parametrize("user", ["agents:shared", "AGENTS:Shared", "Agents:x"])
+def test_no_token_or_run_acts_as_the_tenants_shared_agent_memory(user: str) -> None:
+    # Its memories are recalled into every user's prompt: a token (however an identity
+    # provider spelled the id) or a run context naming it would write into everyone's context.
+    forged = jwt.encode(
+        {"sub": user, "tenant": "acme", "iat": int(time.time())}, SECRET, algorithm="HS256"
+    )
+    with pytest.raises(TokenError, match="reserved"):
+        verify_token(forged, SECRET)
+    with pytest.raises(TokenError, match="reserved"):
+        mint_token(Scope("acme", user), SECRET)
+    with pytest.raises(ScopeError, match="reserved"):
+        resolve_scope(Context(tenant_id="acme", user_id=user), None)
+    verified = {"configurable": {"langgraph_auth_user": {"identity": user, "tenant_id": "acme"}}}
+    with pytest.raises(ScopeError, match="reserved"):
+        resolve_scope(Context(), verified)  # type: ignore[arg-type]
+    # A person's id that merely contains the word is theirs.
+    assert verify_token(mint_token(Scope("acme", "agents-fan"), SECRET), SECRET).scope.user_id
 
 
 def test_the_authenticated_identity_beats_the_context() -> None:
