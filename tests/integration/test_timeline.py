@@ -228,3 +228,19 @@ async def test_a_short_statement_of_a_value_is_kept_and_reactions_are_not(
     assert all(m.expires_at is None for m in kept)
     events = await store.events(ALICE)
     assert any("states a value" in str(e.get("reason", "")) for e in events), events
+
+
+async def test_a_statement_that_leaves_out_its_subject_is_the_users_own_news(
+    store: MemoryStore,
+) -> None:
+    # Chat drops the subject ("Left ...", "跳到..."): said to the assistant, it is the user's.
+    # The rules gate reads both as small talk (no first person); nothing earlier is replaced.
+    coffee = "Cutting back on caffeine, so it's a decaf flat white for me these days."
+    assert await _say(store, coffee, "2024-01-10") == ["stored"]
+    assert await _say(store, "跳到米哈游了，还是做策划。", "2024-01-11") == ["stored"]
+    # A question that leaves out its subject states nothing.
+    assert await _say(store, "Switched to dark mode yet?", "2024-01-12") == ["dropped"]
+    assert await _say(store, "Moved the meeting to Friday?", "2024-01-13") == ["dropped"]
+    kept = sorted(m.content for m in await store.list_memories(ALICE))
+    assert kept == [coffee, "跳到米哈游了，还是做策划。"]
+    assert await _top(store, "Which company do I work for now?") == "跳到米哈游了，还是做策划。"

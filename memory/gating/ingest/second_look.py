@@ -12,7 +12,9 @@ A short statement that opens in the first person and names a value of an attribu
 user's ("I support Arsenal.", "I'm red-green colour-blind.", "我平时主要写 C++。") says too
 little for the gate's score; it is kept when it tells (asks and requests nothing), is no
 reaction or thanks, names a value and reads as setting an attribute. The reader alone is no
-gate ("I see." reads as an attribute too), hence the other tests.
+gate ("I see." reads as an attribute too), hence the other tests. So is one that leaves its
+subject out, as chat does, and says that something changed ("Left the NHS and took a job at
+Bupa", "跳到米哈游了，还是做策划。"): said to the assistant, it is the user's own news.
 """
 
 from __future__ import annotations
@@ -36,6 +38,16 @@ REASON = "updates a value the user stated before, read by meaning (fact)"
 STATES = "states a value of the user's, read by meaning (fact)"
 # The statement opens with the user as its subject or owner.
 _FIRST_PERSON = re.compile(r"^\W{0,3}(?:i|i'm|i've|i'd|my|we|we're|our)\b|^\W{0,3}我", re.I)
+# A chat message that drops its subject is the speaker's own news ("Left the NHS and took a job
+# at Bupa", "跳到米哈游了"): it opens with a verb in the past or -ing, or, in Chinese (where
+# the subject is routinely left out), with no pronoun or demonstrative naming someone else.
+_NO_SUBJECT = re.compile(
+    r"^\W{0,3}(?:(?!(?:need|based|red|bed|seed|speed|feed|used)\b)[a-z]{2,}(?:ed|ing)|left|got|"
+    r"took|went|made|began|became|sold|bought|quit|switched|moved|started|joined|finally|"
+    r"just|still|now|these days|nowadays|lately|recently|since)\b"
+    r"|^\W{0,3}(?![你您他她它咱这那谁哪])[\u4e00-\u9fff]",
+    re.I,
+)
 # Drops the first look may reconsider: read as small talk, or a fact that scored too low.
 _LOW = (NOISE.reason, "first-person statement")
 
@@ -54,7 +66,7 @@ def _candidate(decision: GateDecision, role: Role) -> bool:
 
 
 def states_own_value(decision: GateDecision, role: Role) -> bool:
-    """A dropped short statement that opens in the first person, tells, and names a value."""
+    """A dropped short statement of the user's own (first person, or news with no subject)."""
     content = decision.content
     return (
         role == "user"
@@ -62,7 +74,10 @@ def states_own_value(decision: GateDecision, role: Role) -> bool:
         and decision.reason.startswith(_LOW)
         and not decision.findings
         and 0 < len(content) <= MAX_CHARS
-        and _FIRST_PERSON.search(content) is not None
+        and (
+            _FIRST_PERSON.search(content) is not None
+            or (_NO_SUBJECT.search(content) is not None and marks_change(content))
+        )
         and bool(told(content))
         and not asks(content)
         and clause_kind(content) == "content"
