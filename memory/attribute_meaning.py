@@ -34,7 +34,12 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
-from memory.attributes import about_someone_else, different_subjects, not_current
+from memory.attributes import (
+    about_someone_else,
+    different_subjects,
+    not_current,
+    products_named,
+)
 
 EmbedFn = Callable[[list[str]], npt.NDArray[np.float32]]
 Verdict = Literal["update", "agree", "apart"]
@@ -369,8 +374,14 @@ class SlotReader:
         attribute = max(both, key=lambda a: mine[a] + theirs[a])
         # Read as its second best, the new statement may be about something else that shares
         # a frame word ("Ran my first 10k" beside "First day at Accenture"): only a value it
-        # gives up makes it an update then.
-        clear = attribute == best[0] or attribute in self.slots(new, margin)
+        # gives up makes it an update then. In English the attribute must also stand out of
+        # "none" by the margin, or the statement name a product of its class ("Zed won me
+        # over"): with a model whose cosines lie close together, any chat ("I've been
+        # binge-watching Succession this week") has some best attribute. A terse Chinese update
+        # often reads close to "none" ("上周刚去米哈游报到"): its best one is enough.
+        clear = attribute in self.slots(new, margin) or (
+            attribute == best[0] and (_is_cjk(new) or attribute in products_named(new))
+        )
         generic = self._bank.generic[attribute]
         if attribute in self._bank.scoped and not _same_thing(new, old, generic):
             return "apart", attribute  # "our standup" and "our weekly review": two schedules

@@ -303,6 +303,29 @@ _PRODUCTS_ZH: tuple[tuple[str, str], ...] = (
     ("notes", r"(?i:印象笔记|飞书文档|语雀|notion|obsidian|onenote|有道云笔记)"),
     ("database", r"(?i:postgres(?:ql)?|mysql|mongodb|tidb|oceanbase|sqlite)"),
 )
+# The reading by meaning's name for each product class (`memory/attribute_prototypes.json`).
+_PRODUCT_ATTRIBUTE = {
+    "editor": "editor",
+    "laptop": "computer",
+    "phone": "phone",
+    "database": "tech_decision",
+}
+_PRODUCT_NAMES = tuple(
+    (_PRODUCT_ATTRIBUTE[name], re.compile(rf"\b(?:{words})\b", re.I))
+    for name, words in _PRODUCTS_EN
+    if name in _PRODUCT_ATTRIBUTE
+) + tuple(
+    (_PRODUCT_ATTRIBUTE[name], re.compile(words))
+    for name, words in _PRODUCTS_ZH
+    if name in _PRODUCT_ATTRIBUTE
+)
+
+
+def products_named(text: str) -> frozenset[str]:
+    """Attributes (the reading by meaning's names) whose products `text` names ("Zed": editor)."""
+    return frozenset(name for name, pattern in _PRODUCT_NAMES if pattern.search(text[:2000]))
+
+
 _ZH_NOUN = r"(?P<noun>[\u4e00-\u9fff]{1,6}?)"
 _ZH_THINGS = r"例会|周会|站会|早会|晨会|会议|课|健身|跑步|周报|日报|月报|评审|复盘"
 _ZH: tuple[tuple[str, str], ...] = (
@@ -422,15 +445,20 @@ _ZH_COMPILED = tuple(
 _ZH_OTHER = re.compile(
     r"^(?:我们?的?|我家的?|咱们?的?)?(?P<who>[\u4e00-\u9fff]{0,2}?"
     r"(?:他|她|它|妈|爸|母|父|女儿|儿子|孩子|哥|姐|弟|妹|朋友|同事|老板|对象|老婆|老公|邻居|同学"
-    r"|室友|老师|队友))"
+    r"|室友|老师|队友|奶奶|爷爷|外婆|外公|姥姥|姥爷|舅舅|叔叔|阿姨|姑姑|侄子|侄女|外甥|亲戚|闺蜜"
+    r"|男友|女友))"
 )
 _ZH_CLAUSE_END = re.compile(r"[，。；！？,.;!?\s]")
 # A full stop inside a token ("D.C", "3.5") or after an initial ("Fontaines D.") ends nothing.
 # Someone other than the user as the subject of an English clause (the user's "I" resets it).
+# "My best friend", "my older sister", "our new neighbours": up to two words between.
 _EN_OTHER = re.compile(
-    r"\b(?:my\s+(?:mother|mom|mum|father|dad|parents?|sister|brother|wife|husband|partner|"
-    r"girlfriend|boyfriend|kids?|children|son|daughter|friends?|colleagues?|neighbou?rs?|"
-    r"boss|manager|roommate|flatmate)|he|she|they|his|her|their)\b(?![^,;]{0,60}\bi\b)",
+    r"\b(?:(?:my|our)\s+(?:[a-z-]+\s+){0,2}?(?:mother|mom|mum|father|dad|parents?|sister|"
+    r"brother|siblings?|wife|husband|partner|fianc[eé]e?|girlfriend|boyfriend|kids?|children|"
+    r"son|daughter|cousins?|aunt|auntie|uncle|niece|nephew|grand(?:ma|pa|mother|father|parents?|"
+    r"son|daughter|kids?|children)|nan|gran|in-laws|friends?|mates?|pals?|buddy|colleagues?|"
+    r"co-?workers?|teammates?|classmates?|housemates?|neighbou?rs?|boss|manager|roommate|"
+    r"flatmate)|he|she|they|his|her|their)\b(?![^,;]{0,60}\bi\b)",
     re.I,
 )
 _CLAUSE = re.compile(r"(?:[^.;!?。；！？\n]|\.(?=\S)|(?<=\b[A-Z])\.)+")

@@ -218,3 +218,21 @@ def test_a_question_about_the_user_is_read_as_the_users_own() -> None:
     )
     assert as_the_user_asks("Where did the user work in 2021?") == "Where did I work in 2021?"
     assert as_the_user_asks("用户现在住在哪？") == "我现在住在哪？"
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # Chat that has some best attribute, but none that stands out of "none".
+        ("I drive a Toyota Yaris.", "We hired a camper van for the trip around Scotland."),
+        ("I'm married.", "My husband and I just got back from our anniversary trip to Rome."),
+        # Someone else's news: a relative or a friend named with a word or two before them.
+        ("I live in Bristol.", "My cousin just moved to Cardiff for a teaching job."),
+        ("I live in Glasgow.", "My oldest friend finally moved to Dundee."),
+        ("我住在成都。", "舅舅上个月搬到重庆了。"),
+    ],
+)
+def test_chat_that_reads_only_faintly_as_an_attribute_replaces_nothing(
+    embedder: Embedder, old: str, new: str
+) -> None:
+    assert _resolve(embedder, old, new) != "supersede"
