@@ -61,6 +61,11 @@ async def json_body(request: Request) -> dict[str, Any]:
         raise HTTPException(400, "body must be JSON") from None
     if not isinstance(body, dict):
         raise HTTPException(400, "body must be a JSON object")
+    try:
+        # JSON may spell a lone surrogate ("\\ud800"): no text of a memory can hold one.
+        json.dumps(body, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise HTTPException(400, "body must be valid Unicode text (a lone surrogate)") from None
     return body
 
 
@@ -84,7 +89,7 @@ async def edit(request: Request) -> JSONResponse:
     content = (await json_body(request)).get("content")
     if not isinstance(content, str):
         raise HTTPException(400, "content (the new text) is required")
-    await limits.admit_memory_edit(scope)
+    await limits.admit_memory_write(scope)
     store = await get_store()
     memory_id = await memory_path_id(request, store, scope)
     try:

@@ -64,6 +64,16 @@ def check_size(value: Any, limit: int) -> None:
         )
 
 
+def redacted_output(value: Any) -> Any:
+    """`value` (the model's answer) with every secret in its text and tool calls redacted.
+
+    The server records a run's output in its own thread registry (`GET /threads/{id}`, thread
+    search, and under `langgraph dev` a file on disk) apart from the checkpoints, whose
+    serializer redacts: a key the model repeats back must not reach that registry either.
+    """
+    return _REDACTOR.value(value)
+
+
 def guard_run_input(kwargs: MutableMapping[str, Any], limit: int | None = None) -> None:
     """Check the size of, then redact in place, a run's `input` and `command` (resume values)."""
     limit = limit or max_input_chars()
@@ -80,4 +90,5 @@ __all__ = [
     "check_size",
     "guard_run_input",
     "max_input_chars",
+    "redacted_output",
 ]

@@ -222,10 +222,11 @@ async def admit_store_put(ctx: Auth.types.AuthContext, value: Any) -> None:
         )
 
 
-async def admit_memory_edit(scope: Scope) -> None:
-    """Refuse a memory edit over the caller's write rate, which store puts share (429).
+async def admit_memory_write(scope: Scope) -> None:
+    """Refuse a memory write over the caller's write rate, which store puts share (429).
 
-    For `PATCH /memory/memories/{id}`, a route of the memory API: Starlette's exception.
+    For `PATCH /memory/memories/{id}` (a route of the memory API: Starlette's exception) and
+    the MCP `remember` tool.
     """
     refused = await _refusal(scope, "writes", ServiceLimits.from_env())
     if refused is not None:
@@ -236,7 +237,7 @@ async def admit_memory_edit(scope: Scope) -> None:
 
 __all__ = [
     "QUOTA_RETRY_AFTER_S",
-    "admit_memory_edit",
+    "admit_memory_write",
     "admit_run",
     "admit_run_thread",
     "admit_store_put",

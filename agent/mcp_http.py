@@ -23,6 +23,7 @@ from starlette.requests import Request
 from starlette.routing import Route
 
 from agent.http_auth import caller_scope
+from agent.limits import admit_memory_write
 from agent.mcp_server import build_server
 from agent.mcp_writes import WriteRunner, gate_model_spec
 from agent.resources import get_store
@@ -52,8 +53,19 @@ async def _forget_threads(scope: Scope) -> tuple[list[str], Callable[[], Awaitab
     return await owned_thread_ids(scope), sweep
 
 
+async def _admit_write(scope: Scope) -> None:
+    # One bucket with store puts and memory edits: a `remember` flood is a write flood.
+    try:
+        await admit_memory_write(scope)
+    except HTTPException as exc:
+        raise ToolError(str(exc.detail)) from None
+
+
 runner = WriteRunner(_store, gate_model_spec())
-server = build_server(_store, identify, runner, via="mcp-http", forget_threads=_forget_threads)
+server = build_server(
+    _store, identify, runner, via="mcp-http", forget_threads=_forget_threads,
+    admit_write=_admit_write,
+)  # fmt: skip
 # DNS-rebinding protection guards unauthenticated local servers; this one refuses any request
 # without a signed token, and the host names a deployment is reached by are not known here.
 server.streamable_http_app(

@@ -31,6 +31,7 @@ from memory.types import MemoryRecord, Scope, ScoredMemory, Status
 
 Identify = Callable[[Context], Scope]
 ForgetThreads = Callable[[Scope], Awaitable[tuple[list[str], Callable[[], Awaitable[int]]]]]
+AdmitWrite = Callable[[Scope], Awaitable[None]]
 
 MAX_QUERY_CHARS = 2_000
 CONFIRM_PHRASE = "forget everything about me"
@@ -108,11 +109,14 @@ def build_server(
     *,
     via: str,
     forget_threads: ForgetThreads | None = None,
+    admit_write: AdmitWrite | None = None,
 ) -> MCPServer:
     """The memory MCP server over the store `get_store` opens, for the user `identify` names.
 
     `forget_threads` (a server process) lists the caller's server threads for `forget_me` and
-    gives the sweep that deletes them from the server's registry afterwards.
+    gives the sweep that deletes them from the server's registry afterwards. `admit_write` (a
+    server process) refuses a `remember` over the caller's write rate, which store puts and
+    memory edits share, by raising `ToolError`.
     """
     server = MCPServer(name="layered-memory", instructions=INSTRUCTIONS)
     readonly = ToolAnnotations(read_only_hint=True, destructive_hint=False)
@@ -142,7 +146,10 @@ def build_server(
         a status ('done' with what was stored, or 'pending': ask `write_status`).
         """
         scope = identify(ctx)
-        write = await runner.submit(scope, _clean(text, MAX_TEXT_CHARS, "text"), via=via)
+        text = _clean(text, MAX_TEXT_CHARS, "text")
+        if admit_write is not None:
+            await admit_write(scope)
+        write = await runner.submit(scope, text, via=via)
         return _result(*_write_view(write))
 
     @server.tool(annotations=readonly)

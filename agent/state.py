@@ -41,14 +41,23 @@ def _role_of(message: Any) -> str:
     return ""
 
 
+def _calls_tools(message: dict[Any, Any]) -> bool:
+    extra = message.get("additional_kwargs")
+    extra = extra if isinstance(extra, dict) else {}
+    keys = ("tool_calls", "function_call")
+    return any(bool(where.get(key)) for where in (message, extra) for key in keys)
+
+
 def add_turn_messages(left: Messages, right: Messages) -> Messages:
     """`add_messages` that refuses system text from a client and explains malformed messages.
 
     Only the composer writes system text, into the prompt it builds each turn, never into the
     thread: a message with role system (or developer) arriving in `messages` is a client trying
-    to speak as the system, and the whole update is refused before anything is stored. A message
-    the converter cannot read (a tool message without `tool_call_id`, an unknown role) gets a
-    clear error instead of a bare `KeyError` from deep inside the converter.
+    to speak as the system, and the whole update is refused before anything is stored. So is a
+    client's tool result or tool call (the nodes return message objects, a client sends dicts):
+    a forged `finish_task` result would publish its text to the tenant's agents. A message the
+    converter cannot read (an unknown role) gets a clear error instead of a bare `KeyError`
+    from deep inside the converter.
     """
     incoming = right if isinstance(right, list) else [right]
     for message in incoming:
@@ -57,12 +66,18 @@ def add_turn_messages(left: Messages, right: Messages) -> Messages:
                 "messages with role 'system' are refused: only the server writes system text; "
                 "send the text as a user message"
             )
-        if (
-            isinstance(message, dict)
-            and str(message.get("role", "")).lower() == "tool"
-            and (not message.get("tool_call_id"))
-        ):
-            raise InputMessageError("a message with role 'tool' needs a 'tool_call_id'")
+        if isinstance(message, dict) and _role_of(message).lower() == "tool":
+            # The nodes return message objects; a dict is what a client sent. A tool's result
+            # (and its artifact: a finished task the gate publishes to the tenant's agents, a
+            # scratchpad write) is the server's own tool's, never the client's to write.
+            raise InputMessageError(
+                "messages with role 'tool' are refused: tool results come only from the "
+                "server's own tools"
+            )
+        if isinstance(message, dict) and _calls_tools(message):
+            raise InputMessageError(
+                "messages with tool calls are refused: only the server's model calls tools"
+            )
     try:
         return add_messages(left, right)
     except (KeyError, TypeError, ValueError, NotImplementedError) as exc:

@@ -9,6 +9,7 @@ built-in memory-only responder answers from what recall returned.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Sequence
 from typing import Any, Literal
@@ -17,6 +18,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, messag
 from langgraph.runtime import Runtime
 
 from agent.context import Context
+from agent.input_guard import redacted_output
 from agent.memory_only import MemoryOnlyChatModel
 from agent.model import is_memory_only, load_chat_model
 from agent.state import State
@@ -100,6 +102,8 @@ async def respond(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     if answer.tool_calls and not tools_allowed:
         # Tools were not offered; a call anyway would leave an unanswered tool call in history.
         answer = AIMessage(content=answer.content, id=answer.id)
+    # Before it enters the state the server records (pattern work on text: off the loop).
+    answer = await asyncio.to_thread(redacted_output, answer)
     task = record_step(state.get("task") or new_task_state(), tokens=_usage(answer, prompt))
     update: dict[str, Any] = {"messages": [answer], "task": task}
     if not answer.tool_calls:

@@ -424,3 +424,24 @@ async def _turn(http: httpx.AsyncClient, who: Scope, content: Any) -> Any:
     resp = await http.post(f"/threads/{thread}/runs/wait", json=body, headers=_auth(who))
     assert resp.status_code == 200, resp.text
     return resp.json()
+
+
+async def test_mcp_remember_shares_the_write_rate(server: LangGraphServer) -> None:
+    """A flood of `remember` calls is a flood of writes: the same bucket as store puts."""
+    import httpx2
+    from mcp.client.client import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    from tests.support.mcp_client import text_of
+
+    who = _user("mcpwriter")
+    results = []
+    async with httpx2.AsyncClient(headers=_auth(who), timeout=60) as http2:
+        transport = streamable_http_client(f"{server.url}/memory/mcp", http_client=http2)
+        async with Client(transport) as client:
+            for n in range(WRITES_PER_MINUTE + 1):
+                text = f"I keep {n + 2} beehives at the allotment."
+                results.append(await client.call_tool("remember", {"text": text}))
+    assert not any(r.is_error for r in results[:WRITES_PER_MINUTE]), [text_of(r) for r in results]
+    assert results[-1].is_error and "rate limit" in text_of(results[-1])
+    assert "MEMORY_RATE_LIMIT_WRITES_PER_MINUTE" in text_of(results[-1])

@@ -16,6 +16,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import AsyncIterator
 
+import asyncpg
 import httpx
 import pytest
 
@@ -190,3 +191,57 @@ def test_secrets_in_character_escapes_are_redacted(pasted: str) -> None:
 def test_escapes_that_say_no_secret_are_kept() -> None:
     text = "caf\\u00e9 and na&#239;ve r&#233;sum&#xE9; are fine \\u2764\\ufe0f"
     assert PrivacyFilter().redact(text).text == text
+
+
+@pytest.mark.e2e
+async def test_secrets_from_the_model_and_its_tools_stay_out_of_every_record(
+    http: httpx.AsyncClient, stub_llm: StubLLM, pg_db_url: str
+) -> None:
+    """The model repeats a key; its tools carry a card: no record of the turn keeps either."""
+    from memory.working.scratchpad_tools import WRITE_TOOL
+    from memory.working.task_tools import FINISH_TOOL
+    from tests.integration.test_forget import db_hits_conn
+
+    who = _user("modelsecret")
+    card = "4929302188501233"
+    thread = (await http.post("/threads", json={}, headers=_auth(who))).json()["thread_id"]
+    stub_llm.script(
+        {"tool_calls": [
+            {"name": WRITE_TOOL, "arguments": {"content": f"user key {KEY} card {card}",
+                                              "category": "progress"}},
+            {"name": FINISH_TOOL, "arguments": {"outcome": f"Booked the hotel, card {card}"}},
+        ]},
+        f"Done. Your key is {KEY} and the AWS key id {AWS}.",
+    )  # fmt: skip
+    body = {"assistant_id": "agent", "input": {"messages": [
+        {"role": "user", "content": "Please book the hotel for the offsite in May."}]}}  # fmt: skip
+    done = await http.post(f"/threads/{thread}/runs/wait", headers=_auth(who), json=body)
+    assert done.status_code == 200, done.text
+    reads = [
+        done,
+        await http.get(f"/threads/{thread}", headers=_auth(who)),
+        await http.get(f"/threads/{thread}/state", headers=_auth(who)),
+        await http.post("/threads/search", json={"limit": 10}, headers=_auth(who)),
+        await http.post(f"/threads/{thread}/history", json={}, headers=_auth(who)),
+    ]
+    for resp in reads:
+        assert resp.status_code == 200, resp.text
+        for secret in (KEY, AWS, card):
+            assert secret not in resp.text, (secret, resp.request.url)
+    assert "[REDACTED:" in reads[2].text  # the turn is there, with placeholders
+    conn = await asyncpg.connect(pg_db_url)
+    try:
+        assert await db_hits_conn(conn, [KEY, AWS, card]) == []
+    finally:
+        await conn.close()
+
+
+@pytest.mark.e2e
+async def test_a_lone_surrogate_in_a_memory_api_body_is_a_clear_400(
+    http: httpx.AsyncClient,
+) -> None:
+    who = _user("surrogate")
+    body = b'{"content": "I like \\ud800 swing music"}'
+    headers = {**_auth(who), "Content-Type": "application/json"}
+    resp = await http.patch(f"/memory/memories/{uuid.uuid4().hex}", content=body, headers=headers)
+    assert resp.status_code == 400 and "surrogate" in resp.text, resp.text

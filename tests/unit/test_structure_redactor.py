@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from memory.gating.privacy import PrivacyFilter
 from memory.gating.privacy.deep import StructureRedactor
@@ -86,3 +86,20 @@ def test_the_cache_is_bounded_by_characters() -> None:
     held = sum(len(v or "") for v in vars(redactor)["_cache"].values())
     assert 0 < held <= 4_000_000
     assert vars(redactor)["_chars"] == held
+
+
+def test_a_tools_structured_result_and_refused_calls_are_redacted_too() -> None:
+    redactor = StructureRedactor()
+    key = "sk-proj-" + "Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z" * 2
+    result = ToolMessage(
+        "done", tool_call_id="c1", name="finish_task",
+        artifact={"op": "finish", "outcome": f"booked with card {CARD} and key {key}"},
+    )  # fmt: skip
+    refused = AIMessage(
+        "", invalid_tool_calls=[{"name": "scratchpad_write", "args": f"{{'note': '{CARD}'}}",
+                                 "id": "c2", "error": "bad json", "type": "invalid_tool_call"}],
+    )  # fmt: skip
+    out = redactor.value([result, refused])
+    assert CARD not in str(out[0].artifact) and key not in str(out[0].artifact)
+    assert out[0].artifact["op"] == "finish" and "[REDACTED:card]" in out[0].artifact["outcome"]
+    assert CARD not in str(out[1].invalid_tool_calls)

@@ -165,11 +165,15 @@ class StructureRedactor:
         content = self.value(message.content)
         if content is not message.content:
             update["content"] = content
-        calls = getattr(message, "tool_calls", None)
-        if calls:
-            redacted_calls = self.value(calls)
-            if redacted_calls is not calls:
-                update["tool_calls"] = redacted_calls
+        # A tool's structured result (`ToolMessage.artifact`: what a scratchpad write or a
+        # finished task carried) and calls the model made but the parser refused hold free
+        # text as much as the content does.
+        for attr in ("tool_calls", "invalid_tool_calls", "artifact"):
+            current = getattr(message, attr, None)
+            if current:
+                redacted = self.value(current)
+                if redacted is not current:
+                    update[attr] = redacted
         for attr in ("id", "name"):  # chosen by the client for its own messages
             current = getattr(message, attr, None)
             checked = self.identifier(current)
