@@ -95,6 +95,30 @@ async def test_raw_import_stores_every_message_redacted(store: MemoryStore, tmp_
     assert counted >= len(CHAT)
 
 
+@pytest.mark.parametrize("gated", [False, True])
+async def test_a_secret_split_across_messages_is_not_imported(
+    store: MemoryStore, tmp_path: Path, gated: bool
+) -> None:
+    # Each line alone holds nothing the rules know; joined, as a thread's turns are, they do.
+    lines = [
+        {"role": "user", "content": "I keep the family photos on the NAS in the loft."},
+        {"role": "user", "content": "the password for the NAS is"},
+        {"role": "assistant", "content": "Noted."},
+        {"role": "user", "content": "Hunter2Hunter2!x"},
+        {"role": "user", "content": "our shared corporate card number is 4514 7104"},
+        {"role": "user", "content": "9746 5075 for the hotel bookings."},
+    ]
+    path = _write_jsonl(tmp_path / "split.jsonl", lines)
+    await import_messages(store, USER, read_messages(path), source=file_digest(path), gated=gated)
+    async with store.pool.acquire() as conn:
+        rows = await conn.fetch("SELECT content, context FROM memories")
+    text = " ".join(f"{r['content']} {r['context'] or ''}" for r in rows)
+    for part in ("Hunter2Hunter2", "4514 7104", "9746 5075"):
+        assert part not in text, part
+    if not gated:
+        assert "[REDACTED:password]" in text and "[REDACTED:card]" in text
+
+
 async def test_an_interrupted_import_resumes_without_duplicates(
     store: MemoryStore, tmp_path: Path
 ) -> None:

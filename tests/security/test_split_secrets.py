@@ -134,3 +134,16 @@ def test_the_join_costs_the_same_for_long_messages(token: str) -> None:
 
     small, big = cost(8_000), cost(64_000)
     assert big < 3 * small + 0.05, (token, small, big)
+
+
+@pytest.mark.parametrize("before", range(0, 7))
+def test_a_whole_history_is_joined_at_every_offset(before: int) -> None:
+    # An import reads the whole history at once: the two halves are found wherever they sit.
+    from memory.gating.privacy.splits import without_split_secrets
+
+    texts = ["We talked about the garden."] * before + [
+        "the password for the NAS is", "Hunter2Hunter2!x", "Thanks, that's all."
+    ]  # fmt: skip
+    out = without_split_secrets(texts)
+    assert "Hunter2Hunter2" not in " ".join(out)
+    assert out[before + 1] == "[REDACTED:password]" and out[: before + 1] == texts[: before + 1]

@@ -20,7 +20,7 @@ import hashlib
 import json
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -30,6 +30,7 @@ from memory.gating.ingest.pastes import bounded, paste_decision
 from memory.gating.ingest.write_back import to_new_memory
 from memory.gating.machine_text import split_pastes
 from memory.gating.privacy import PrivacyFilter
+from memory.gating.privacy.splits import without_split_secrets
 from memory.gating.rules.decide import screen
 from memory.json_limits import JSONDepthError, loads_bounded
 from memory.storage.bulk import analyze
@@ -400,6 +401,16 @@ async def _embed(store: MemoryStore, items: list[NewMemory]) -> tuple[Vectors, V
     return await store.embed_memories(items)
 
 
+def _without_split_secrets(messages: list[Message], privacy: PrivacyFilter) -> list[Message]:
+    mine = [i for i, m in enumerate(messages) if m.role == "user"]
+    cleaned = without_split_secrets([messages[i].text for i in mine], privacy)
+    out = list(messages)
+    for i, text in zip(mine, cleaned, strict=True):
+        if text != out[i].text:
+            out[i] = replace(out[i], text=text)
+    return out
+
+
 async def import_messages(
     store: MemoryStore,
     scope: Scope,
@@ -425,6 +436,9 @@ async def import_messages(
         started = time.perf_counter()
         policy, privacy = policy or GatePolicy(), privacy or PrivacyFilter()
         report = ImportReport(source=source, messages=len(messages))
+        # A secret split across the user's messages ("the password for the NAS is" / the
+        # value) is in no one message: joined as a thread's turns are, before any is read.
+        messages = await asyncio.to_thread(_without_split_secrets, messages, privacy)
         done = await imported_up_to(store.pool, scope, source)
         todo = [i for i, m in enumerate(messages) if m.index > done]
         report.skipped_done = len(messages) - len(todo)

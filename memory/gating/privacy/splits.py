@@ -23,7 +23,7 @@ import re
 from collections.abc import Sequence
 from itertools import product
 
-from memory.gating.privacy.filter import PrivacyFilter
+from memory.gating.privacy.filter import PrivacyFilter, placeholder
 
 WINDOW = 4
 """How many of a thread's latest user messages are joined."""
@@ -128,4 +128,39 @@ def split_secrets(texts: Sequence[str], privacy: PrivacyFilter | None = None) ->
     return [sorted(set(spans)) for spans in out]
 
 
-__all__ = ["MAX_FRAGMENTS", "MAX_FRAGMENT_CHARS", "MAX_JOIN_CHARS", "WINDOW", "split_secrets"]
+def without_split_secrets(texts: Sequence[str], privacy: PrivacyFilter | None = None) -> list[str]:
+    """`texts` (one user's messages of a history, oldest first) with every split secret redacted.
+
+    For a whole history at once (an import): windows of `WINDOW` messages, each starting two
+    after the last, so every two and three consecutive messages are joined in one of them (a
+    thread joins each new turn with the three before it: four times the work); each piece a
+    join reveals is replaced by the placeholder of its kind.
+    """
+    privacy = privacy or PrivacyFilter()
+    spans: list[set[Span]] = [set() for _ in texts]
+    for start in range(0, max(len(texts) - 1, 0), max(WINDOW - 2, 1)):
+        window = texts[start : start + WINDOW]
+        for i, found in enumerate(split_secrets(window, privacy)):
+            spans[start + i].update(found)
+    return [_replaced(text, sorted(found)) for text, found in zip(texts, spans, strict=True)]
+
+
+def _replaced(text: str, spans: Sequence[Span]) -> str:
+    out, at = [], 0
+    for start, end, kind in spans:
+        if end <= at:
+            continue  # inside a span already replaced
+        start = max(start, at)
+        out += [text[at:start], placeholder(kind)]
+        at = end
+    return "".join(out) + text[at:] if out else text
+
+
+__all__ = [
+    "MAX_FRAGMENTS",
+    "MAX_FRAGMENT_CHARS",
+    "MAX_JOIN_CHARS",
+    "WINDOW",
+    "split_secrets",
+    "without_split_secrets",
+]
