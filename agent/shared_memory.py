@@ -26,6 +26,7 @@ from memory.sharing.bus import AgentBus
 from memory.sharing.events import SHARED_USER
 from memory.storage.deletion_outbox import owner_digest
 from memory.storage.forget import DERIVED_FROM
+from memory.storage.forget_one import SOURCE_MEMORY
 from memory.storage.store import MemoryStore
 from memory.system import recaller
 from memory.types import Scope
@@ -78,6 +79,8 @@ async def publish_learned(
                     "content": result.decision.content,
                     "category": result.decision.category.value,
                     DERIVED_FROM: owner_digest(scope),  # forgetting the user deletes the copy
+                    # ... and deleting the memory (or scrubbing a secret from it) retracts it.
+                    **({SOURCE_MEMORY: result.memory_id} if result.memory_id else {}),
                 },
             )
             if event.memory_id:

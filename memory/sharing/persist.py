@@ -19,6 +19,7 @@ from memory.gating.ingest.apply import ConflictStrategy, write_with_policy
 from memory.gating.privacy import PrivacyFilter
 from memory.sharing.events import SHARED_USER
 from memory.storage.forget import DERIVED_FROM
+from memory.storage.forget_one import SOURCE_MEMORY
 from memory.storage.store import MemoryStore
 from memory.types import Category, MemoryKind, NewMemory, Origin, Scope, Source
 
@@ -73,6 +74,8 @@ def _new_memory(
             "trust": "low",
             # A copy of a user's memory names its source only by digest, for forget to find.
             **({DERIVED_FROM: source} if isinstance(source := data.get(DERIVED_FROM), str) else {}),
+            # ... and the memory it copies, for that memory's deletion to retract it.
+            **({SOURCE_MEMORY: mid} if isinstance(mid := data.get(SOURCE_MEMORY), str) else {}),
         },
         tags=[f"agent:{agent_id}", event_type],
     )

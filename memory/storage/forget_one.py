@@ -12,11 +12,15 @@ itself (the `messages` channel) is the user's own text and stays; "forget me" de
 from __future__ import annotations
 
 from memory.storage.db import Connection
+from memory.storage.deletion_outbox import owner_digest
 from memory.storage.store import MemoryStore
 from memory.storage.threads import others_threads
+from memory.storage.tombstones import DERIVED_FROM
 from memory.types import Scope
 
 DERIVED_CHANNELS = ("evidence", "preferences", "rules_recalled", "prompt")
+SOURCE_MEMORY = "source_memory"
+"""Provenance (and bus event data) key of a published copy: the id of the memory it copies."""
 _EMPTY_LIST = b"\x90"  # msgpack for [] (type "msgpack"), valid for all three list channels
 _PREFIX_CHARS = 60  # snippets may be cut to fit the prompt budget; their start survives
 
@@ -58,6 +62,7 @@ async def delete_memory(
         )
     receipt = await store.delete(scope, memory_id, reason=reason)
     receipt["images"] = int(images) if receipt["memories"] else 0
+    receipt["shared_copies"] = await _retract_copies(store, scope, memory_id)
     receipt["checkpoint_copies"] = 0
     if record is None or not receipt["memories"]:
         return receipt
@@ -73,6 +78,34 @@ async def delete_memory(
         if threads:
             receipt["checkpoint_copies"] = await _scrub(conn, threads, needles)
     return receipt
+
+
+async def _retract_copies(store: MemoryStore, scope: Scope, memory_id: str) -> int:
+    """Delete what the tenant's shared agent memory keeps of the memory, and its bus events.
+
+    A published copy names its source by the owner's digest and the memory's id; a memory the
+    user deleted (or one a split secret's scrub removed) must not live on in every other
+    user's prompt.
+    """
+    digest = owner_digest(scope)
+    async with store.pool.acquire() as conn:
+        rows = await conn.fetch(
+            "SELECT user_id, id FROM memories WHERE tenant_id = $1 AND user_id <> $2"
+            " AND provenance->>$3 = $4 AND provenance->>$5 = $6",
+            scope.tenant_id, scope.user_id, DERIVED_FROM, digest, SOURCE_MEMORY, memory_id,
+        )  # fmt: skip
+        await conn.execute(
+            "DELETE FROM agent_events WHERE tenant_id = $1 AND data->>$2 = $3"
+            " AND (data->>$4 = $5 OR memory_id = ANY($6::text[]))",
+            scope.tenant_id, DERIVED_FROM, digest, SOURCE_MEMORY, memory_id,
+            [r["id"] for r in rows],
+        )  # fmt: skip
+    removed = 0
+    for row in rows:
+        owner = Scope(scope.tenant_id, row["user_id"])
+        done = await store.delete(owner, row["id"], reason="the memory it copies was deleted")
+        removed += done["memories"]
+    return removed
 
 
 async def memories_holding(
@@ -98,4 +131,4 @@ async def memories_holding(
     return [str(r["id"]) for r in rows]
 
 
-__all__ = ["DERIVED_CHANNELS", "delete_memory", "memories_holding"]
+__all__ = ["DERIVED_CHANNELS", "SOURCE_MEMORY", "delete_memory", "memories_holding"]

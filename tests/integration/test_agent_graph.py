@@ -283,6 +283,38 @@ async def test_finished_task_resets_task_state_and_is_shared_only_by_rule(
     assert record.provenance[DERIVED_FROM] == owner_digest(Scope("acme", "alice"))
 
 
+async def test_deleting_a_memory_retracts_its_shared_copy(
+    store: MemoryStore, model: StubLLM
+) -> None:
+    """A published copy lives in every user's prompt: the source's deletion takes it along."""
+    from memory.sharing.events import SHARED_USER
+    from memory.storage.forget_one import delete_memory
+
+    ctx = Context(model="openai:stub", user_id="alice", tenant_id="acme", agent_id="helper",
+                  share_categories=["fact", "decision", "preference"])  # fmt: skip
+    shared = Scope("acme", SHARED_USER)
+    async with open_checkpointer(max_size=2) as saver:
+        graph = build_graph().compile(checkpointer=saver)
+        await _turn(graph, store, str(uuid.uuid4()), ctx,
+                    "Our team's staging database runs on Postgres 16 in Frankfurt.")  # fmt: skip
+    mine = await store.list_memories(Scope("acme", "alice"))
+    copies = await store.list_memories(shared)
+    assert mine and copies, (mine, copies)
+    async with store.pool.acquire() as conn:
+        events = await conn.fetchval("SELECT count(*) FROM agent_events WHERE tenant_id = 'acme'")
+    assert events > 0
+    for record in mine:
+        receipt = await delete_memory(store, Scope("acme", "alice"), record.id, reason="test")
+        assert receipt["memories"] == 1
+    assert await store.list_memories(shared) == []
+    async with store.pool.acquire() as conn:
+        left = await conn.fetchval(
+            "SELECT count(*) FROM agent_events WHERE tenant_id = 'acme'"
+            " AND data::text LIKE '%Frankfurt%'"
+        )
+    assert left == 0
+
+
 async def test_a_past_question_gets_the_replaced_value_cited_with_its_window(
     settings: Settings, store: MemoryStore, model: StubLLM
 ) -> None:
