@@ -28,7 +28,7 @@ from memory.attributes import (
     same_attribute,
     settings,
 )
-from memory.recall.history import PastQuestion, past_question, pick
+from memory.recall.history import PastQuestion, held_from, past_question, pick
 from memory.types import MemoryRecord, Relevance, ScoreBreakdown
 
 MARGIN = 1e-3
@@ -179,20 +179,16 @@ def _held_then(question: PastQuestion, found: Sequence[MemoryRecord], now: datet
     said until the next one was said. None when they do not make such a chain (fewer than two
     days) or the question asks for the newest.
     """
-    newest_first = sorted(found, key=_start, reverse=True)
-    days = {_start(r).date() for r in newest_first}
+    newest_first = sorted(found, key=held_from, reverse=True)
+    days = {held_from(r).date() for r in newest_first}
     if len(days) < 2 or len(days) < len(newest_first):
         return None  # said together, they are not a value and its successor
-    chain = [newest_first[0]]
-    for later, record in itertools.pairwise(newest_first):
-        until = record.valid_to or _start(later)
-        chain.append(replace(record, valid_to=min(until, _start(later))))
-    chosen = pick(question, chain[0], chain[1:], now)
+    earlier = [
+        replace(record, valid_to=min(record.valid_to or held_from(later), held_from(later)))
+        for later, record in itertools.pairwise(newest_first)
+    ]
+    chosen = pick(question, newest_first[0], earlier, now)
     return None if chosen is None else chosen.id
-
-
-def _start(record: MemoryRecord) -> datetime:
-    return record.valid_from or record.occurred_at
 
 
 def _passed(relevance: Relevance | None, attribute: str) -> Relevance | None:

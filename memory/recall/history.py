@@ -85,12 +85,13 @@ def _tokens(text: str) -> set[str]:
     return words
 
 
-def _start(record: MemoryRecord) -> datetime:
+def held_from(record: MemoryRecord) -> datetime:
+    """When a value began to hold: its window's start, else when it was said."""
     return record.valid_from or record.occurred_at
 
 
 def _overlap(record: MemoryRecord, end: datetime, asked: TimeRange) -> float:
-    lo, hi = max(_start(record), asked.start), min(end, asked.end)
+    lo, hi = max(held_from(record), asked.start), min(end, asked.end)
     return max((hi - lo).total_seconds(), 0.0)
 
 

@@ -25,7 +25,8 @@ import asyncpg
 
 from memory.storage.cache_sync import CACHE_CHANNEL
 from memory.storage.db import Connection
-from memory.storage.deletion_outbox import CHROMA_TARGETS, enqueue, owner_digest, pending_targets
+from memory.storage.deletion_outbox import CHROMA_TARGETS, enqueue, pending_targets
+from memory.storage.forget_one import delete_copies
 from memory.storage.store import MemoryStore
 from memory.storage.threads import others_threads
 from memory.storage.tombstones import DERIVED_FROM, bury_threads, seal, tombstone
@@ -212,33 +213,11 @@ async def _checkpoint(store: MemoryStore) -> bool:
 
 async def _forget_derived(store: MemoryStore, scope: Scope, receipt: Receipt) -> None:
     """Delete what other scopes of the tenant keep of this user (shared agent knowledge)."""
-    digest = owner_digest(scope)
-    async with store.pool.acquire() as conn:
-        rows = await conn.fetch(
-            "SELECT user_id, id FROM memories WHERE tenant_id = $1 AND user_id <> $2"
-            " AND provenance->>$3 = $4",
-            scope.tenant_id,
-            scope.user_id,
-            DERIVED_FROM,
-            digest,
-        )
-        status = await conn.execute(
-            "DELETE FROM agent_events WHERE tenant_id = $1"
-            " AND (data->>$2 = $3 OR memory_id = ANY($4::text[]))",
-            scope.tenant_id,
-            DERIVED_FROM,
-            digest,
-            [r["id"] for r in rows],
-        )
-    receipt.counts["derived.agent_events"] = receipt.counts.get("derived.agent_events", 0) + _count(
-        status
+    events, removed = await delete_copies(
+        store, scope, memory_id=None, reason="its source user was forgotten"
     )
-    removed = 0
-    for row in rows:
-        owner = Scope(scope.tenant_id, row["user_id"])
-        done = await store.delete(owner, row["id"], reason="its source user was forgotten")
-        removed += done["memories"]
-    receipt.counts["derived.memories"] = receipt.counts.get("derived.memories", 0) + removed
+    for key, n in (("derived.agent_events", events), ("derived.memories", removed)):
+        receipt.counts[key] = receipt.counts.get(key, 0) + n
 
 
 async def _forget_rows(

@@ -62,7 +62,9 @@ async def delete_memory(
         )
     receipt = await store.delete(scope, memory_id, reason=reason)
     receipt["images"] = int(images) if receipt["memories"] else 0
-    receipt["shared_copies"] = await _retract_copies(store, scope, memory_id)
+    _, receipt["shared_copies"] = await delete_copies(
+        store, scope, memory_id=memory_id, reason="the memory it copies was deleted"
+    )
     receipt["checkpoint_copies"] = 0
     if record is None or not receipt["memories"]:
         return receipt
@@ -80,32 +82,35 @@ async def delete_memory(
     return receipt
 
 
-async def _retract_copies(store: MemoryStore, scope: Scope, memory_id: str) -> int:
-    """Delete what the tenant's shared agent memory keeps of the memory, and its bus events.
+async def delete_copies(
+    store: MemoryStore, scope: Scope, *, memory_id: str | None, reason: str
+) -> tuple[int, int]:
+    """Delete what other scopes of the tenant keep of `scope`'s memories, and its bus events.
 
-    A published copy names its source by the owner's digest and the memory's id; a memory the
-    user deleted (or one a split secret's scrub removed) must not live on in every other
-    user's prompt.
+    A published copy (the tenant's shared agent memory, recalled into every user's prompt)
+    names its source by the owner's digest and the memory's id: with `memory_id` only that
+    memory's copies go (a memory the user deleted, or one a split secret's scrub removed),
+    without it every copy of the user's (a forget). Returns (events, memories) deleted.
     """
     digest = owner_digest(scope)
     async with store.pool.acquire() as conn:
         rows = await conn.fetch(
             "SELECT user_id, id FROM memories WHERE tenant_id = $1 AND user_id <> $2"
-            " AND provenance->>$3 = $4 AND provenance->>$5 = $6",
+            " AND provenance->>$3 = $4 AND ($6::text IS NULL OR provenance->>$5 = $6)",
             scope.tenant_id, scope.user_id, DERIVED_FROM, digest, SOURCE_MEMORY, memory_id,
         )  # fmt: skip
-        await conn.execute(
-            "DELETE FROM agent_events WHERE tenant_id = $1 AND data->>$2 = $3"
-            " AND (data->>$4 = $5 OR memory_id = ANY($6::text[]))",
+        status = await conn.execute(
+            "DELETE FROM agent_events WHERE tenant_id = $1"
+            " AND ((data->>$2 = $3 AND ($5::text IS NULL OR data->>$4 = $5))"
+            "      OR memory_id = ANY($6::text[]))",
             scope.tenant_id, DERIVED_FROM, digest, SOURCE_MEMORY, memory_id,
             [r["id"] for r in rows],
         )  # fmt: skip
     removed = 0
     for row in rows:
-        owner = Scope(scope.tenant_id, row["user_id"])
-        done = await store.delete(owner, row["id"], reason="the memory it copies was deleted")
+        done = await store.delete(Scope(scope.tenant_id, row["user_id"]), row["id"], reason=reason)
         removed += done["memories"]
-    return removed
+    return int(status.split()[-1]), removed
 
 
 async def memories_holding(
@@ -131,4 +136,10 @@ async def memories_holding(
     return [str(r["id"]) for r in rows]
 
 
-__all__ = ["DERIVED_CHANNELS", "SOURCE_MEMORY", "delete_memory", "memories_holding"]
+__all__ = [
+    "DERIVED_CHANNELS",
+    "SOURCE_MEMORY",
+    "delete_copies",
+    "delete_memory",
+    "memories_holding",
+]
