@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from bench._locomo_data import Conversation, Turn
+from memory.gating.ingest.history import speaker_role
 from memory.types import Category, MemoryKind, NewMemory, Scope, Source
 
 # Turns on each side of a memory that form its context (measured: ±1 turn of the same session
@@ -51,6 +52,7 @@ def memory_for(conv: Conversation, i: int) -> NewMemory:
         provenance={
             "dia_ids": [turn.dia_id],
             "speaker": turn.speaker,
+            "role": speaker_role(turn.speaker),  # as `memory-agent import` records it
             "session": f"{conv.sample_id}:{turn.session}",
         },
     )

@@ -168,7 +168,7 @@ async def _gate_pending(
     results: list[IngestResult] = []
     for human in pending:
         context, reply = _answers_around(messages, human)
-        provenance = {"thread_id": thread_id, "message_id": human.id}
+        provenance = {"thread_id": thread_id, "message_id": human.id, "role": "user"}
         if human is pending[-1]:
             # This turn's images: perceive read them from the newest human message.
             results += await _store_images(store, scope, human, state, ctx, provenance)

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from memory.recall.asked_of import role_of
 from memory.recall.retrieval import IndexedMemory
 from memory.storage.embedding import embed_text, labelled, own_text
 from memory.types import MemoryRecord, NewMemory
@@ -122,6 +123,7 @@ def indexed_memory(
         span=span_of(item.provenance),
         context=item.context,
         speaker=speaker,
+        role=role_of(item.provenance.get("role")),
         group=group_of(item.provenance),
     )
 

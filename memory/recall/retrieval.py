@@ -16,6 +16,7 @@ from datetime import datetime
 import numpy as np
 
 from memory.recall import retrieval_signals as signals
+from memory.recall.asked_of import Role, asked_of
 from memory.recall.features import Features, compute_features
 from memory.recall.lexical import LexicalIndex, name_terms, tokenize
 from memory.recall.ranking import RankingWeights, Redundancy, access_boost, recency, top_k
@@ -32,6 +33,7 @@ from memory.storage.calibration import CosineScale
 from memory.types import MemoryKind, Relevance, ScoreBreakdown
 
 _KINDS = list(MemoryKind)
+_ROLES: dict[Role | None, int] = {"user": 0, "assistant": 1}
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +65,7 @@ class IndexedMemory:
     span: int = 1  # source turns covered: recall slots the memory uses
     context: str = ""  # what it happened around (neighbouring turns); weaker lexical evidence
     speaker: str | None = None  # who said it; a query naming them favours their memories
+    role: Role | None = None  # the user's words or the assistant's, where recorded
     group: str | None = None  # the session/thread it came from; scored as a whole too
     # Precomputed text features (stored with the row); None: computed on insert.
     features: Features | None = None
@@ -173,6 +176,7 @@ class UserIndex:
             "access": [max(int(item.access_count), 0) for item in items],
             "kind": [_KINDS.index(item.kind) for item in items],
             "dated": [feats.dated for feats in features],
+            "role": [_ROLES.get(item.role, -1) for item in items],
         }
         self.remove(replaced)
         cols = self._cols
@@ -436,6 +440,11 @@ class UserIndex:
             names = [self._seed_names(slot) for slot in top]
             lexical += signals.second_hop(self._own, first, top, names, tokens, weights, live)
         similarity, lexical = signals.fall_back(similarity, lexical, live, cols.group[:n], weights)
+        if weights.role and (asked := asked_of(query)) is not None:
+            # Added after the fall-back: it lifts nearly every memory alike, and the legs'
+            # confidence is about the query's words and meaning, not about who spoke.
+            other = _ROLES["assistant" if asked == "user" else "user"]
+            lexical += np.float32(weights.role) * (cols.role[:n] != other).astype(np.float32)
         return {"similarity": similarity, "lexical": lexical, "temporal": temporal}
 
     def _to_reference(self, cosines: np.ndarray) -> np.ndarray:

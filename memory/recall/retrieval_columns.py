@@ -71,6 +71,7 @@ class Columns:
         self.half_life: F32 = np.ones(capacity, dtype=np.float32)
         self.kind: I32 = np.zeros(capacity, dtype=np.int32)
         self.speaker: I32 = np.full(capacity, -1, dtype=np.int32)
+        self.role: I32 = np.full(capacity, -1, dtype=np.int32)  # `retrieval._ROLES`; -1 unknown
         self.group: I32 = np.full(capacity, -1, dtype=np.int32)
         self.dated: Bools = np.zeros(capacity, dtype=np.bool_)
         self.copy: I64 = np.zeros(capacity, dtype=np.int64)  # key of its words: equal = copies
@@ -87,6 +88,7 @@ class Columns:
         ("half_life", 1.0),
         ("kind", 0),
         ("speaker", -1),
+        ("role", -1),
         ("group", -1),
         ("dated", False),
         ("copy", 0),

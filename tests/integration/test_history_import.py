@@ -159,6 +159,30 @@ async def test_locomo_file_import(store: MemoryStore) -> None:
     assert hits[0].record.provenance["import"]["source"] == file_digest(path)
 
 
+async def test_imported_roles_decide_whose_words_a_question_finds(
+    store: MemoryStore, tmp_path: Path
+) -> None:
+    reply = (
+        "Trello is a good fit for a marketing specialist. In a marketing role, boards per "
+        "campaign keep the work visible; for your next role, try Trello's calendar power-up, "
+        "and keep a board of the marketing role's recurring tasks."
+    )
+    chat = [
+        {"role": "user", "content": "I used Trello in my last role as a marketing specialist."},
+        {"role": "assistant", "content": reply},
+        {"role": "user", "content": "Our cat Miso turned three last week."},
+    ]
+    path = _write_jsonl(tmp_path / "roles.jsonl", chat)
+    await import_messages(store, USER, read_messages(path), source=file_digest(path), gated=False)
+    roles = {r.content[:12]: r.provenance["role"] for r in await store.list_memories(USER)}
+    assert sorted(roles.values()) == ["assistant", "user", "user"]
+    rank = recaller(store)
+    mine = await rank.recall(USER, "What was my marketing role, with Trello?", k=2)
+    assert mine[0].record.content.startswith("I used Trello"), [h.record.content for h in mine]
+    yours = await rank.recall(USER, "What did you suggest for a marketing role with Trello?", k=2)
+    assert yours[0].record.content == reply, [h.record.content for h in yours]
+
+
 @pytest.mark.parametrize(
     ("body", "message"),
     [

@@ -198,7 +198,7 @@ def _locomo(text: str, path: Path) -> list[Message]:
                 out.append(
                     Message(
                         index=len(out),
-                        role="assistant" if speaker == "assistant" else "user",
+                        role=speaker_role(speaker),
                         text=f"{body} [image: {caption}]" if caption else body,
                         speaker=speaker,
                         session=f"{sample_id}:{key.removeprefix('session_')}",
@@ -207,6 +207,17 @@ def _locomo(text: str, path: Path) -> list[Message]:
                     )
                 )
     return out
+
+
+_ASSISTANT_NAMES = frozenset({"assistant", "ai", "助手"})
+
+
+def speaker_role(speaker: str | None) -> Role:
+    """The role of a named speaker in a conversation file.
+
+    The assistant's by its usual names; anyone else's words are a user's (never system text).
+    """
+    return "assistant" if (speaker or "").strip().lower() in _ASSISTANT_NAMES else "user"
 
 
 def _context(messages: list[Message], i: int) -> str:
@@ -240,7 +251,10 @@ def _neighbour(messages: list[Message], i: int, step: int) -> str | None:
 
 
 def _provenance(message: Message, source: str) -> dict[str, Any]:
-    provenance: dict[str, Any] = {"import": {"source": source, "index": message.index}}
+    provenance: dict[str, Any] = {
+        "import": {"source": source, "index": message.index},
+        "role": message.role,
+    }
     if message.speaker:
         provenance["speaker"] = message.speaker
     if message.session:
