@@ -50,8 +50,11 @@ def asked_of(query: str) -> Role | None:
     """Whose words `query` asks about.
 
     "assistant" for the assistant's, "user" for a question in the first person, None when it
-    says neither (or refers back to the chat without saying whose words it wants).
+    says neither (or refers back to the chat without saying whose words it wants). A query of
+    several lines (a dialogue so far) is judged by its last line, the turn that asks.
     """
+    lines = [line for line in query.splitlines() if line.strip()]
+    query = lines[-1] if lines else query
     if _EN_ASSISTANT.search(query) or _ZH_ASSISTANT.search(query):
         return "assistant"
     if _EN_CONVERSATION.search(query) or _ZH_CONVERSATION.search(query):

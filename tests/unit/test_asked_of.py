@@ -36,6 +36,10 @@ from tests.unit._index_helpers import NOW, filler, memory, unit
         # Neither person: nothing to go by.
         ("Which seeds were started first, the tomatoes or the marigolds?", None),
         ("Where does Anna live?", None),
+        # A dialogue so far is judged by the turn that asks, its last line.
+        ("user: you said the museum opens at nine\nassistant: yes\nuser: where is my ticket?",
+         "user"),
+        ("我的票在哪里？\n你上次推荐的那家店叫什么？", "assistant"),
     ],
 )  # fmt: skip
 def test_whose_words_a_question_asks_about(query: str, role: str | None) -> None:
@@ -72,9 +76,9 @@ def test_a_first_person_question_prefers_the_users_words_and_you_the_assistants(
         "reply"
     )
     # The lift is in the lexical term, where `why` shows it.
-    hits = dict(index.search("my marketing specialist role with Trello?", unit(1), k=2, now=NOW, weights=on))
-    off_hits = dict(index.search("my marketing specialist role with Trello?", unit(1), k=2, now=NOW,
-                                 weights=off))  # fmt: skip
+    query = "my marketing specialist role with Trello?"
+    hits = dict(index.search(query, unit(1), k=2, now=NOW, weights=on))
+    off_hits = dict(index.search(query, unit(1), k=2, now=NOW, weights=off))
     assert hits["said"].lexical > off_hits["said"].lexical
     assert hits["reply"].lexical == pytest.approx(off_hits["reply"].lexical)
 
@@ -83,8 +87,9 @@ def test_memories_without_a_role_are_not_left_behind() -> None:
     # Written before roles were recorded (or by a path that records none): lifted with the
     # user's, so a store that mixes old and new rows ranks them on their words.
     index = UserIndex()
-    index.upsert([memory("old", "my sister lives in Lyon", vector=unit(2)),
-                  memory("new", "my sister lives in Lyon", vector=unit(2), role="user")])  # fmt: skip
+    said = "my sister lives in Lyon"
+    index.upsert([memory("old", said, vector=unit(2)),
+                  memory("new", said, vector=unit(2), role="user")])  # fmt: skip
     hits = dict(index.search("where does my sister live?", unit(2), k=2, now=NOW,
                              weights=RankingWeights(beta=0.0)))  # fmt: skip
     assert hits["old"].total == pytest.approx(hits["new"].total)
