@@ -75,14 +75,8 @@ def _leave_within(seconds: float) -> None:
     After Ctrl-C the stores and the checkpointer's pool close in order; under load one of them
     can wait on a connection for long, and a user who pressed Ctrl-C is not kept waiting.
     """
-
-    def leave() -> None:
-        with contextlib.suppress(Exception):
-            sys.stdout.flush()
-            sys.stderr.flush()
-        os._exit(130)
-
-    timer = threading.Timer(seconds, leave)
+    # No flush first: a flush to a pipe nobody reads blocks, and this must not.
+    timer = threading.Timer(seconds, os._exit, (130,))
     timer.daemon = True
     timer.start()
 

@@ -239,9 +239,11 @@ def test_ctrl_c_at_the_chat_prompt_leaves_the_chat(env: dict[str, str]) -> None:
             assert chunk, seen.decode() + (proc.stderr.read() if proc.stderr else b"").decode()
             seen += chunk
         proc.send_signal(signal.SIGINT)
-        rc = proc.wait(timeout=60)  # before: input() kept the process until Enter
-        err = proc.stderr.read().decode() if proc.stderr else ""
-        assert rc == 130 and "Traceback" not in err, err
+        # communicate, not wait: it drains both pipes, and a child blocked writing to a full
+        # one would never exit (the Popen.wait deadlock).
+        _, err_bytes = proc.communicate(timeout=60)  # before: input() kept it until Enter
+        err = err_bytes.decode()
+        assert proc.returncode == 130 and "Traceback" not in err, err
     finally:
         if proc.poll() is None:
             proc.kill()
