@@ -440,11 +440,15 @@ class UserIndex:
             names = [self._seed_names(slot) for slot in top]
             lexical += signals.second_hop(self._own, first, top, names, tokens, weights, live)
         similarity, lexical = signals.fall_back(similarity, lexical, live, cols.group[:n], weights)
-        if weights.role and (asked := asked_of(query)) is not None:
+        asked = asked_of(query) if weights.role else None
+        roles = cols.role[:n]
+        # Only where the asked side has said something: in the agent's own store every row
+        # is the user's, and "what did you recommend?" must not lift older rows over them.
+        if asked is not None and (roles[live] == _ROLES[asked]).any():
             # Added after the fall-back: it lifts nearly every memory alike, and the legs'
             # confidence is about the query's words and meaning, not about who spoke.
             other = _ROLES["assistant" if asked == "user" else "user"]
-            lexical += np.float32(weights.role) * (cols.role[:n] != other).astype(np.float32)
+            lexical += np.float32(weights.role) * (roles != other).astype(np.float32)
         return {"similarity": similarity, "lexical": lexical, "temporal": temporal}
 
     def _to_reference(self, cosines: np.ndarray) -> np.ndarray:

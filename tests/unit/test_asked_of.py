@@ -100,3 +100,15 @@ def test_the_role_comes_from_provenance() -> None:
     assert indexed_memory("m", mem, unit(1), now=NOW).role == "assistant"
     forged = NewMemory(content="I adopted a cat", provenance={"role": "system"})
     assert indexed_memory("m", forged, unit(1), now=NOW).role is None
+
+
+def test_a_question_about_a_side_that_said_nothing_lifts_nothing() -> None:
+    # The agent's own store: every row the user's, some older ones without a role. "What did
+    # you recommend?" has no assistant's words to find, and the user's rows keep their places.
+    index = UserIndex()
+    said = "my knee hurts after running"
+    index.upsert([memory("old", said, vector=unit(2)),
+                  memory("new", said, vector=unit(2), role="user")])  # fmt: skip
+    hits = dict(index.search("what did you recommend for my knee after running?", unit(2), k=2,
+                             now=NOW, weights=RankingWeights(beta=0.0)))  # fmt: skip
+    assert hits["old"].total == pytest.approx(hits["new"].total)
