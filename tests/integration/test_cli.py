@@ -224,12 +224,19 @@ def test_dev_with_an_unreachable_database_says_so_in_one_line(env: dict[str, str
     assert "DATABASE_URL" in line and "pw" not in line
 
 
+def _as_from_a_terminal() -> None:
+    # A job started in the background by a non-interactive shell (as CI runners may start the
+    # suite) inherits SIGINT ignored, and a program rightly keeps ignoring it; a chat started
+    # at a terminal, as a user starts it, has the default.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_at_the_chat_prompt_leaves_the_chat(env: dict[str, str]) -> None:
     no_model = {k: v for k, v in env.items() if k not in ("MEMORY_AGENT_MODEL", "OPENAI_API_KEY")}
     proc = subprocess.Popen(
         [sys.executable, "-m", "agent.cli", "chat", "--user", "ctrl-c"],
         cwd=REPO_ROOT, env=no_model, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        stderr=subprocess.PIPE, preexec_fn=_as_from_a_terminal,
     )  # fmt: skip
     try:
         assert proc.stdout is not None
