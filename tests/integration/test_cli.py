@@ -226,9 +226,11 @@ def test_dev_with_an_unreachable_database_says_so_in_one_line(env: dict[str, str
 
 def _as_from_a_terminal() -> None:
     # A job started in the background by a non-interactive shell (as CI runners may start the
-    # suite) inherits SIGINT ignored, and a program rightly keeps ignoring it; a chat started
-    # at a terminal, as a user starts it, has the default.
+    # suite) inherits SIGINT ignored, and a thread that spawned multiprocessing's resource
+    # tracker briefly blocks it; a program rightly keeps either. A chat started at a terminal,
+    # as a user starts it, has the default, unblocked.
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 def test_ctrl_c_at_the_chat_prompt_leaves_the_chat(env: dict[str, str]) -> None:
