@@ -66,21 +66,6 @@ async def _read_line(prompt: str) -> str | None:
     return await line
 
 
-_CTRL_C_GRACE_S = 15.0
-
-
-def _leave_within(seconds: float) -> None:
-    """Exit (130) after `seconds` whatever the shutdown is waiting on.
-
-    After Ctrl-C the stores and the checkpointer's pool close in order; under load one of them
-    can wait on a connection for long, and a user who pressed Ctrl-C is not kept waiting.
-    """
-    # No flush first: a flush to a pipe nobody reads blocks, and this must not.
-    timer = threading.Timer(seconds, os._exit, (130,))
-    timer.daemon = True
-    timer.start()
-
-
 def _answer_interrupt(value: Any) -> Any:
     """Show an interrupt (brake or approval) and read the human's answer."""
     if isinstance(value, dict) and value.get("type") == "memory_approval":
@@ -254,22 +239,18 @@ async def chat(args: argparse.Namespace) -> int:
         async with open_checkpointer() as saver:
             graph = build_graph().compile(checkpointer=saver)
             config: dict[str, Any] = {"configurable": {"thread_id": thread}}
-            try:
-                while (line := await _read_line("you> ")) is not None:
-                    text = line.strip()
-                    if not text:
-                        continue
-                    if text in ("/quit", "/exit"):
-                        break
-                    if text.startswith("/"):
-                        await _command(text, scope)
-                        continue
-                    payload: Any = {"messages": [("user", line)]}
-                    while (pending := await _turn(graph, payload, config, ctx)) is not None:
-                        payload = Command(resume=_answer_interrupt(pending))
-            except asyncio.CancelledError:
-                _leave_within(_CTRL_C_GRACE_S)  # the checkpointer's pool closes next, unbounded
-                raise
+            while (line := await _read_line("you> ")) is not None:
+                text = line.strip()
+                if not text:
+                    continue
+                if text in ("/quit", "/exit"):
+                    break
+                if text.startswith("/"):
+                    await _command(text, scope)
+                    continue
+                payload: Any = {"messages": [("user", line)]}
+                while (pending := await _turn(graph, payload, config, ctx)) is not None:
+                    payload = Command(resume=_answer_interrupt(pending))
     except asyncio.CancelledError:  # Ctrl-C
         interrupted = True
     finally:

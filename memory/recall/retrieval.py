@@ -33,7 +33,7 @@ from memory.storage.calibration import CosineScale
 from memory.types import MemoryKind, Relevance, ScoreBreakdown
 
 _KINDS = list(MemoryKind)
-_ROLES: dict[Role | None, int] = {"user": 0, "assistant": 1}
+_ROLES: dict[str | None, int] = {"user": 0, "assistant": 1}
 
 
 @dataclass(frozen=True, slots=True)
