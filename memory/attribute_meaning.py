@@ -471,7 +471,9 @@ _CHANGE = re.compile(
     r"|\b(?:went|got|gotten|took|began|became|won|made|gave|found|split|put|ended up)\b"
     r"|现在|最近|如今|这些天|这几年|这两年|改|换|变|开始|不再|搬|跳槽|入职|加入|离职|辞职|升|转|迁"
     r"|跳到|跳去|新东家|新公司|到期"
-    r"|上个?月|去年|今年|年初|年底|以后|从.{0,6}起",
+    r"|上个?月|去年|今年|年初|年底|以后|从.{0,6}起"
+    # A verb's 了 says an action was done or a state came about ("车卖了", "定了React").
+    r"|[\u4e00-\u9fff]了|上个?(?:周|星期|礼拜)",
     re.I,
 )
 

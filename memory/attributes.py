@@ -539,7 +539,8 @@ _NEGATIVE = re.compile(
 _NOT_NOW = re.compile(
     r"\b(?:want(?:s|ed)? to|would (?:like|love) to|'d (?:like|love) to|wish|hope|plan(?:s|ned)? to"
     r"|going to|gonna|thinking (?:of|about)|might|(?<!in )(?<!of )may|could|someday|one day"
-    r"|used to|before"
+    # "getting used to the prices" is being accustomed, not a habit given up.
+    r"|(?<!getting )(?<!get )(?<!got )(?<!gotten )(?<!am )(?<!'m )(?<!be )(?<!been )used to|before"
     r"|previously|formerly|back when|when i was|if)\b"
     r"|(?<![理思感梦幻联构猜])想|打算|希望|计划|准备|可能|以前|曾经|原来|过去|小时候|如果",
     re.I,

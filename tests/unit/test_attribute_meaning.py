@@ -212,6 +212,29 @@ def test_change_words(text: str) -> None:
     assert marks_change(text)
 
 
+@pytest.mark.parametrize(
+    "text", ["I use Vim for everything.", "我用的是小米手机。", "我住在杭州。"]
+)
+def test_a_plain_statement_says_nothing_changed(text: str) -> None:
+    assert not marks_change(text)
+
+
+# Written for this test, in no corpus: a Chinese update says its change only by a verb's 了,
+# and an English one is "getting used to" the new value (being accustomed, not the past).
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("我开的是一辆思域。", "思域卖了，提了台理想L6。"),
+        ("我房租每月两千八。", "房东涨到三千三了。"),
+        ("I work at Shopify.", "Joined Stripe in May and I'm slowly getting used to the pace."),
+    ],
+)
+def test_a_change_said_by_a_verbs_le_or_while_getting_used_to_it_updates(
+    embedder: Embedder, old: str, new: str
+) -> None:
+    assert _resolve(embedder, old, new) == "supersede"
+
+
 def test_a_question_about_the_user_is_read_as_the_users_own() -> None:
     assert as_the_user_asks("Which CI tool does the user's team use now?") == (
         "Which CI tool does my team use now?"

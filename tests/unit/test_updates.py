@@ -14,7 +14,7 @@ import pytest
 
 from bench.conflict_detection import detect
 from bench.updates import PAIRS
-from memory.attributes import compare, settings
+from memory.attributes import compare, not_current, settings
 from memory.gating.conflicts import Candidate, Existing, resolve
 from memory.gating.gate import gate, split_candidates
 from memory.storage.embedding import Embedder, get_embedder
@@ -97,12 +97,21 @@ def test_a_statement_is_never_cut_at_a_semicolon(text: str) -> None:
         ("I live in Berlin.", "I want to live in Munich someday."),
         ("I live in Berlin.", "I used to live in Munich."),
         ("I work at Siemens.", "I'm thinking of working at Google."),
+        ("I live in Berlin.", "I got used to Munich before I moved back."),
         ("我住在北京。", "我以前住在上海。"),
         ("我住在北京。", "我打算搬到深圳。"),
     ],
 )
 def test_a_wish_a_plan_or_the_past_sets_no_current_value(old: str, new: str) -> None:
     assert compare(new, old) is None
+
+
+@pytest.mark.parametrize(
+    "text", ["I'm still getting used to Munich.", "Got used to the rain.", "I am used to it."]
+)
+def test_being_used_to_a_value_is_the_present(text: str) -> None:
+    assert not not_current(text)
+    assert not_current("I used to live in Munich.")
 
 
 def test_a_move_filed_as_a_decision_still_updates_the_fact(embedder: Embedder) -> None:
