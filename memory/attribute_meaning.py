@@ -36,6 +36,7 @@ import numpy.typing as npt
 
 from memory.attributes import (
     about_someone_else,
+    current_part,
     different_subjects,
     not_current,
     products_named,
@@ -358,8 +359,11 @@ class SlotReader:
         ("apart", family) when they set two members of one family: two schedules, two
         favourites ("my favourite band", "my favourite food"), two decisions.
         """
-        if different_subjects(new, old) or not_current(new):
-            return None  # another person's value, or a wish, plan or past: no update
+        # Another person's value, or a wish, plan or past, is no update; a wish said after the
+        # new value leaves it standing.
+        new = "" if different_subjects(new, old) else current_part(new)
+        if not new:
+            return None
         # The stored statement must set an attribute clearly; the new one must rank that
         # attribute among its two best (a terse update often reads close to "none":
         # "上周刚去米哈游报到，还是干策划").

@@ -479,6 +479,22 @@ def not_current(text: str) -> bool:
     return bool(_NOT_NOW.search(text))
 
 
+# A clause of a statement: up to a comma, semicolon or sentence end (not a dot inside "D.C.").
+_SEGMENT = re.compile(r"[^,，;；。！？!?.]+(?:\.(?=\S)[^,，;；。！？!?.]*)*")
+
+
+def current_part(text: str) -> str:
+    """The statement up to its first clause about a wish, a plan or the past ("" from the first).
+
+    "预算加到二十万了，厨房想弄好一点" sets the budget now, and the wish after it sets
+    nothing; "If I get the job, I'll move to Munich" and "I used to live in Munich" set nothing.
+    """
+    for match in _SEGMENT.finditer(text):
+        if _NOT_NOW.search(match.group(0)):
+            return text[: match.start()].rstrip(" ,，;；")
+    return text
+
+
 def someone_else(text: str) -> str | None:
     """Who the statement is about when that is not the user ("my sister", "他", "刘姐").
 

@@ -227,9 +227,15 @@ def test_a_plain_statement_says_nothing_changed(text: str) -> None:
         ("我开的是一辆思域。", "思域卖了，提了台理想L6。"),
         ("我房租每月两千八。", "房东涨到三千三了。"),
         ("I work at Shopify.", "Joined Stripe in May and I'm slowly getting used to the pace."),
+        # A wish or plan said after the new value leaves it standing.
+        ("我房租每月两千八。", "房东涨到三千三了，想换个便宜点的地方。"),
+        (
+            "My car is a Honda Civic.",
+            "I'm driving an electric Kia now, might get a bigger one next year.",
+        ),
     ],
 )
-def test_a_change_said_by_a_verbs_le_or_while_getting_used_to_it_updates(
+def test_a_change_said_by_le_getting_used_to_it_or_before_a_wish_updates(
     embedder: Embedder, old: str, new: str
 ) -> None:
     assert _resolve(embedder, old, new) == "supersede"

@@ -14,7 +14,7 @@ import pytest
 
 from bench.conflict_detection import detect
 from bench.updates import PAIRS
-from memory.attributes import compare, not_current, settings
+from memory.attributes import compare, current_part, not_current, settings
 from memory.gating.conflicts import Candidate, Existing, resolve
 from memory.gating.gate import gate, split_candidates
 from memory.storage.embedding import Embedder, get_embedder
@@ -98,6 +98,7 @@ def test_a_statement_is_never_cut_at_a_semicolon(text: str) -> None:
         ("I live in Berlin.", "I used to live in Munich."),
         ("I work at Siemens.", "I'm thinking of working at Google."),
         ("I live in Berlin.", "I got used to Munich before I moved back."),
+        ("I live in Berlin.", "If the job works out, I'll move to Munich."),
         ("我住在北京。", "我以前住在上海。"),
         ("我住在北京。", "我打算搬到深圳。"),
     ],
@@ -124,3 +125,19 @@ def test_a_move_filed_as_a_decision_still_updates_the_fact(embedder: Embedder) -
         embed=embedder.embed,
     )  # fmt: skip
     assert verdict.action == "supersede", verdict
+
+
+@pytest.mark.parametrize(
+    ("text", "part"),
+    [
+        ("预算加到二十万了，厨房想弄好一点。", "预算加到二十万了"),
+        ("I moved to Leeds, before that York.", "I moved to Leeds"),
+        ("If the job works out, I'll move to Munich.", ""),
+        ("我打算搬到深圳。", ""),
+        ("I live in D.C. now.", "I live in D.C. now."),
+    ],
+)
+def test_the_current_part_of_a_statement_ends_at_its_first_wish_plan_or_past(
+    text: str, part: str
+) -> None:
+    assert current_part(text) == part
