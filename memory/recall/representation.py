@@ -123,7 +123,7 @@ def indexed_memory(
         span=span_of(item.provenance),
         context=item.context,
         speaker=speaker,
-        role=role_of(item.provenance.get("role")),
+        role=role_of(item.provenance.get("role"), item.content),
         group=group_of(item.provenance),
     )
 

@@ -16,7 +16,7 @@ from datetime import datetime
 import numpy as np
 
 from memory.recall import retrieval_signals as signals
-from memory.recall.asked_of import Role, asked_of
+from memory.recall.asked_of import MemoryRole, asked_of
 from memory.recall.features import Features, compute_features
 from memory.recall.lexical import LexicalIndex, name_terms, tokenize
 from memory.recall.ranking import RankingWeights, Redundancy, access_boost, recency, top_k
@@ -33,7 +33,7 @@ from memory.storage.calibration import CosineScale
 from memory.types import MemoryKind, Relevance, ScoreBreakdown
 
 _KINDS = list(MemoryKind)
-_ROLES: dict[str | None, int] = {"user": 0, "assistant": 1}
+_ROLES: dict[str | None, int] = {"user": 0, "assistant": 1, "document": 2}
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +65,7 @@ class IndexedMemory:
     span: int = 1  # source turns covered: recall slots the memory uses
     context: str = ""  # what it happened around (neighbouring turns); weaker lexical evidence
     speaker: str | None = None  # who said it; a query naming them favours their memories
-    role: Role | None = None  # the user's words or the assistant's, where recorded
+    role: MemoryRole | None = None  # the user's words, the assistant's or a paste, where recorded
     group: str | None = None  # the session/thread it came from; scored as a whole too
     # Precomputed text features (stored with the row); None: computed on insert.
     features: Features | None = None
@@ -447,8 +447,9 @@ class UserIndex:
         if asked is not None and (roles[live] == _ROLES[asked]).any():
             # Added after the fall-back: it lifts nearly every memory alike, and the legs'
             # confidence is about the query's words and meaning, not about who spoke.
-            other = _ROLES["assistant" if asked == "user" else "user"]
-            lexical += np.float32(weights.role) * (roles != other).astype(np.float32)
+            # Rows without a recorded role are lifted with the asked side's; documents never.
+            lifted = (roles == _ROLES[asked]) | (roles == -1)
+            lexical += np.float32(weights.role) * lifted.astype(np.float32)
         return {"similarity": similarity, "lexical": lexical, "temporal": temporal}
 
     def _to_reference(self, cosines: np.ndarray) -> np.ndarray:

@@ -112,3 +112,39 @@ def test_a_question_about_a_side_that_said_nothing_lifts_nothing() -> None:
     hits = dict(index.search("what did you recommend for my knee after running?", unit(2), k=2,
                              now=NOW, weights=RankingWeights(beta=0.0)))  # fmt: skip
     assert hits["old"].total == pytest.approx(hits["new"].total)
+
+
+_JUDGMENT = (
+    "In our view the Tribunal erred: the occupation certificate was issued after the previous "
+    "owner's works were handed over, and we would grant leave to appeal on this ground. "
+) * 3
+
+
+def test_a_long_user_message_that_never_says_i_is_a_document() -> None:
+    assert role_of("user", _JUDGMENT) == "document"  # a court's "we" is no speaker's own
+    assert role_of("user", _JUDGMENT + "I need a summary of this.") == "user"
+    assert role_of("user", "Previous occupation: nurse.") == "user"  # short: the user's note
+    assert role_of("assistant", _JUDGMENT) == "assistant"
+    zh = "本合同自双方签字之日起生效，租期两年，租金按季度支付，逾期按日加收滞纳金。" * 12
+    assert len(zh) >= 400
+    assert (role_of("user", zh), role_of("user", zh + "我们要签吗？")) == ("document", "user")
+
+
+def test_a_pasted_document_is_not_lifted_as_the_users_words() -> None:
+    # "What was my previous occupation?": the pasted judgment shares the question's words; the
+    # user's own sentence is what answers.
+    def index(paste_role: str) -> UserIndex:
+        built = UserIndex()
+        built.upsert([
+            *filler(30),
+            memory("said", "I worked as a nurse in my previous job", vector=unit(1),
+                   role="user"),
+            memory("paste", _JUDGMENT, vector=unit(1), role=paste_role),
+            memory("reply", "A previous occupation can be listed on the form", vector=unit(1),
+                   role="assistant"),
+        ])  # fmt: skip
+        return built
+
+    query = "What was my previous occupation?"
+    assert _first(index("user"), query, RankingWeights()) == "paste"
+    assert _first(index("document"), query, RankingWeights()) == "said"
