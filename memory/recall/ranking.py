@@ -98,9 +98,9 @@ class RankingWeights:
     role: float = 0.6
     """Added to every memory not said by the other side when the query asks about the user's
     own words ("my", "我") or the assistant's ("what did you recommend", "你推荐的"), see
-    `memory.recall.asked_of`, and only where the asked side has memories; only the other side's
-    memories are left out, so a memory with no recorded role (written before roles were) is
-    lifted too. Part of the lexical term in the breakdown."""
+    `memory.recall.asked_of`, and only where the asked side has memories: the asked side's
+    memories and those with no recorded role (written before roles were) are lifted, the other
+    side's and pasted documents are not. Part of the lexical term in the breakdown."""
     group: float = 0.4
     """Weight of BM25 over the memory's whole session/thread (its group): a turn whose
     conversation is about the query ranks above an isolated word match; part of lexical."""
