@@ -50,6 +50,10 @@ NONE = "none"
 # come. Chosen on the tune, holdout, blind and blind2 splits of tests/data/update_pairs.jsonl
 # (`bench.updates`).
 MARGIN = 1.5
+# Two members of a scoped family that share no word are still one thing when the two
+# statements lie nearer than this share of the family's own example pairs do (per model and
+# language, from the bank): "All our infrastructure is on AWS" / "Everything runs on GCP now".
+NEAR_QUANTILE = 0.75
 
 MAX_CHARS = 240
 READ_CACHE = 4096  # texts whose reading is kept (a few hundred bytes each)
@@ -264,6 +268,7 @@ class SlotReader:
         self._rows = np.array([np.pad(r, (0, width - len(r)), constant_values=sentinel)
                                for r in rows])  # fmt: skip
         self.weights = {lang: self._embedding_weight(lang) for lang in ("en", "zh")}
+        self._near = self._family_nearness()
         # A write compares one statement with several neighbours, and recall reads the same
         # memories turn after turn: each text is read once (its vector is the embedder's).
         self._read: OrderedDict[str, dict[str, float]] = OrderedDict()
@@ -288,6 +293,31 @@ class SlotReader:
                 frame = frame - self._bank.own[left_out]
             out.append(sum(self._bank.idf[t] for t in tokens & frame) / total)
         return np.array(out)
+
+    def _family_nearness(self) -> dict[tuple[str, str], float]:
+        """Per scoped family and language, the cosine `NEAR_QUANTILE` of its example pairs reach."""
+        out: dict[tuple[str, str], float] = {}
+        names = np.array(self._bank.names)
+        langs = np.array(self._bank.langs)
+        for family in self._bank.scoped:
+            for lang in ("en", "zh"):
+                rows = np.flatnonzero((names == family) & (langs == lang))
+                if len(rows) < 2:
+                    continue
+                sims = self._vectors[rows] @ self._vectors[rows].T
+                pairs = sims[np.triu_indices(len(rows), 1)]
+                out[(family, lang)] = float(np.quantile(pairs, NEAR_QUANTILE))
+        return out
+
+    def _one_thing(self, new: str, old: str, family: str) -> bool:
+        """Whether two statements of a scoped family are about one thing (see `_same_thing`)."""
+        if _same_thing(new, old, self._bank.generic[family]):
+            return True
+        near = self._near.get((family, "zh" if _is_cjk(new) else "en"))
+        if near is None:
+            return False
+        a, b = np.asarray(self._embed([new, old]), dtype=np.float32)
+        return float(a @ b) >= near
 
     def _embedding_weight(self, lang: str) -> float:
         """How far this model's cosines can be trusted in this language, from 0 to 1.
@@ -353,6 +383,30 @@ class SlotReader:
         floor = max(max(scores.values()) - margin, scores[NONE] + margin)
         return {a: s for a, s in scores.items() if a != NONE and s >= floor}
 
+    def _shared_attribute(self, new: str, old: str, margin: float) -> str | None:
+        """The attribute two statements both set, if any.
+
+        The stored statement must set it clearly and the new one rank it among its two best (a
+        terse update often reads close to "none": "上周刚去米哈游报到，还是干策划"). Failing that,
+        read together the two may lead "none" by the margin, each leaning to the attribute more
+        than to "none" and ranking it among its two best: a model that cannot read Chinese
+        leaves "我一般十二点睡" alone too near "none" to be clear.
+        """
+        theirs = self.slots(old, margin)
+        mine = self.scores(new)
+        best = sorted((a for a in mine if a != NONE), key=lambda a: -mine[a])[:2]
+        both = [a for a in theirs if a in best and mine[a] > 0]
+        if both:
+            return max(both, key=lambda a: mine[a] + theirs[a])
+        old_scores = self.scores(old)
+        joint = {a: mine[a] + old_scores[a] for a in mine if a != NONE}
+        attribute = max(joint, key=lambda a: joint[a])
+        old_best = sorted(joint, key=lambda a: -old_scores[a])[:2]
+        together = joint[attribute] - mine[NONE] - old_scores[NONE] >= margin
+        leans = mine[attribute] > mine[NONE] and old_scores[attribute] > old_scores[NONE]
+        ranked = attribute in best and attribute in old_best
+        return attribute if together and leans and ranked else None
+
     def compare(self, new: str, old: str, margin: float = MARGIN) -> tuple[Verdict, str] | None:
         """("update" | "agree", attribute) when both statements set one attribute.
 
@@ -364,18 +418,11 @@ class SlotReader:
         new = "" if different_subjects(new, old) else current_part(new)
         if not new:
             return None
-        # The stored statement must set an attribute clearly; the new one must rank that
-        # attribute among its two best (a terse update often reads close to "none":
-        # "上周刚去米哈游报到，还是干策划").
-        theirs = self.slots(old, margin)
-        if not theirs:
+        attribute = self._shared_attribute(new, old, margin)
+        if attribute is None:
             return None
         mine = self.scores(new)
         best = sorted((a for a in mine if a != NONE), key=lambda a: -mine[a])[:2]
-        both = [a for a in theirs if a in best and mine[a] > 0]
-        if not both:
-            return None
-        attribute = max(both, key=lambda a: mine[a] + theirs[a])
         # Read as its second best, the new statement may be about something else that shares
         # a frame word ("Ran my first 10k" beside "First day at Accenture"): only a value it
         # gives up makes it an update then. In English the attribute must also stand out of
@@ -386,9 +433,10 @@ class SlotReader:
         clear = attribute in self.slots(new, margin) or (
             attribute == best[0] and (_is_cjk(new) or attribute in products_named(new))
         )
-        generic = self._bank.generic[attribute]
-        if attribute in self._bank.scoped and not _same_thing(new, old, generic):
+        if attribute in self._bank.scoped and not self._one_thing(new, old, attribute):
             return "apart", attribute  # "our standup" and "our weekly review": two schedules
+        if _UNCHANGED.search(new):
+            return "agree", attribute
         # Any attribute's frame words ("prefer", "use", "每天") carry no value of this one.
         frame = self._bank.all_frames
         new_values, denied = _values(new, frame)
@@ -478,6 +526,17 @@ _CHANGE = re.compile(
     r"|上个?月|去年|今年|年初|年底|以后|从.{0,6}起"
     # A verb's 了 says an action was done or a state came about ("车卖了", "定了React").
     r"|[\u4e00-\u9fff]了|上个?(?:周|星期|礼拜)",
+    re.I,
+)
+
+
+# Words that say the value stands: "March 31 is still the date", "这条规矩一直没变".
+_UNCHANGED = re.compile(
+    r"\b(?:is|are|remains?|stays?)\s+still\b|\b(?:remains?|stays?)\s+(?:the|our|my)\b"
+    r"|\bstill\s+(?:the\s+(?:same|date|plan|one)|stands"
+    r"|holds|on)\b|\b(?:unchanged|as always|as usual|same as (?:ever|always|before))\b"
+    r"|\b(?:nothing(?:'s| has)?|hasn't|haven't|has not|have not) changed\b"
+    r"|没变|不变|照旧|依旧|依然|仍然|老样子",
     re.I,
 )
 

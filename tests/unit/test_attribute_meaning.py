@@ -265,3 +265,47 @@ def test_chat_that_reads_only_faintly_as_an_attribute_replaces_nothing(
     embedder: Embedder, old: str, new: str
 ) -> None:
     assert _resolve(embedder, old, new) != "supersede"
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # One decision or one amount, though the two statements share no word: they lie nearer
+        # than the family's own examples do.
+        ("Our servers all run on Azure.", "Everything is hosted on DigitalOcean since the spring."),
+        ("We host everything on Azure.", "Migrated the whole stack to DigitalOcean last month."),
+        ("Rent is 950 a month.", "The landlord put it up, we pay 1,050 from June."),
+        # Read together, the two lean to one attribute a model reading no Chinese leaves faint.
+        ("我一般十二点半睡。", "为了早起健身，现在十点就躺下了。"),
+    ],
+)
+def test_one_thing_said_in_other_words_or_read_only_together_updates(
+    embedder: Embedder, old: str, new: str
+) -> None:
+    assert _resolve(embedder, old, new) == "supersede"
+
+
+def test_a_statement_that_leans_to_nothing_is_not_read_together_with_one_that_does(
+    embedder: Embedder,
+) -> None:
+    # Read together, the diet statement alone would lead "none" by the margin.
+    assert compare("I went fully vegetarian in May.", "I'm left-handed.", embedder.embed) is None
+    assert _resolve(embedder, "I'm left-handed.", "I went fully vegetarian in May.") == "insert"
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        (
+            "Demo day is at the end of the month.",
+            "Talked to the organisers, the 28th is still the date.",
+        ),
+        (
+            "The deadline for the grant is mid-September.",
+            "Checked the portal, September 15 remains the deadline.",
+        ),
+    ],
+)
+def test_a_value_said_to_stand_is_no_update(embedder: Embedder, old: str, new: str) -> None:
+    assert compare(new, old, embedder.embed) == ("agree", "schedule")
+    assert _resolve(embedder, old, new) != "supersede"
