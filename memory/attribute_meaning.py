@@ -562,3 +562,49 @@ def compare(new: str, old: str, embed: EmbedFn) -> tuple[Verdict, str] | None:
     if not new or not old or len(new) > MAX_CHARS or len(old) > MAX_CHARS:
         return None
     return reader(embed).compare(new, old)
+
+
+# A Chinese change verb: 换 (not 换气), 改 (not 改进, 改天), moved, left, lapsed, dropped,
+# cancelled.
+_ZH_CHANGE_VERB = re.compile(
+    r"换(?!气)|改(?!进|善|革|良|天)|转到|转去|转岗|迁|搬|跳槽|没续|不续|放下|不再|戒了|退了|取消"
+)
+# Words that keep the old value: "还是放在周三", "没换", "没必要换", "一直没变".
+_ZH_KEPT = re.compile(r"还是|没有?[换改]|没必要|不[换改]|一直没")
+_CJK_RUN = re.compile(r"[\u4e00-\u9fff]+")
+_NAME_NEXT = re.compile(r" ?[A-Za-z0-9]")
+
+
+def _topic_words(text: str) -> set[str]:
+    """Character pairs of a Chinese text that hold no function character and no time word.
+
+    The pair just before Latin letters or digits is a brand's name ("小米13"), not a topic.
+    """
+    text = _when_removed(text)
+    out: set[str] = set()
+    for run in _CJK_RUN.finditer(text):
+        word = run.group()
+        if _NAME_NEXT.match(text, run.end()):
+            word = word[:-2]
+        out.update(word[i : i + 2] for i in range(len(word) - 1))
+    return {pair for pair in out if not set(pair) & _ZH_STOP}
+
+
+def changes_its_topic(new: str, old: str) -> bool:
+    """Whether a Chinese statement says the old statement's topic changed, in new words.
+
+    "宽带换联通了，一年能省一百多" after "家里宽带是电信的", "跑步改到早上六点半了" after
+    "我一般晚上十点去跑步": the topic is said again beside a change verb, with words the old
+    statement lacks, whichever attribute it is (the reading by meaning needs a model that reads
+    Chinese). A product's name is no topic ("Mate 60换了块电池": a part, not the phone),
+    and a statement that keeps the value ("还是", "没换", "一直没变") changes nothing.
+    """
+    if not _is_cjk(new) or len(new) > MAX_CHARS or len(old) > MAX_CHARS:
+        return False
+    new = "" if different_subjects(new, old) else current_part(new)
+    if not new or not _ZH_CHANGE_VERB.search(new):
+        return False
+    if _ZH_KEPT.search(new) or _UNCHANGED.search(new):
+        return False
+    mine, theirs = _topic_words(new), _topic_words(old)
+    return bool(mine & theirs) and bool(mine - theirs)

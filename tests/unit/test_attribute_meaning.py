@@ -9,7 +9,14 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from memory.attribute_meaning import SlotReader, compare, marks_change, reader, sets_attribute
+from memory.attribute_meaning import (
+    SlotReader,
+    changes_its_topic,
+    compare,
+    marks_change,
+    reader,
+    sets_attribute,
+)
 from memory.attributes import compare as by_patterns
 from memory.attributes import different_subjects, someone_else
 from memory.gating.conflicts import Candidate, Existing, resolve
@@ -308,4 +315,34 @@ def test_a_statement_that_leans_to_nothing_is_not_read_together_with_one_that_do
 )
 def test_a_value_said_to_stand_is_no_update(embedder: Embedder, old: str, new: str) -> None:
     assert compare(new, old, embedder.embed) == ("agree", "schedule")
+    assert _resolve(embedder, old, new) != "supersede"
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("我一般周六上午去游泳。", "游泳改到周日晚上了，周六要加班。"),
+        ("我的医保在老家交。", "医保转到上海了，看病方便多了。"),
+    ],
+)
+def test_a_chinese_topic_said_again_beside_a_change_verb_updates(
+    embedder: Embedder, old: str, new: str
+) -> None:
+    assert changes_its_topic(new, old)
+    assert _resolve(embedder, old, new) == "supersede"
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("我用的是小米13。", "小米13换了块屏幕，跟新的一样。"),  # a part of the named thing
+        ("我们每周三开需求评审。", "需求评审还是周三，只是换了个会议室。"),  # the value kept
+        ("我在学潜水。", "潜水课上完了第三节，开始练换气了。"),  # 换气 is no change
+        ("我在学大提琴。", "大提琴老师说我进步很快，改天带我去考级。"),  # 改天 is no change
+    ],
+)
+def test_a_topic_said_again_without_its_value_changing_is_no_topic_change(
+    embedder: Embedder, old: str, new: str
+) -> None:
+    assert not changes_its_topic(new, old)
     assert _resolve(embedder, old, new) != "supersede"

@@ -20,8 +20,13 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
+from memory.attribute_meaning import (
+    changes_its_topic,
+    marks_change,
+    names_something_new,
+    restates_a_name,
+)
 from memory.attribute_meaning import compare as meaning_compare
-from memory.attribute_meaning import marks_change, names_something_new, restates_a_name
 from memory.attributes import compare_settings, different_subjects
 from memory.gating.conflicts.frames import Frame, frame_similarity, heads
 from memory.types import Category
@@ -156,6 +161,8 @@ def _by_meaning(
     if not (new.correction or marks_change(new.text)):
         return base
     found = meaning_compare(new.text, old.text, embed)
+    if found is None and changes_its_topic(new.text, old.text):
+        return Relation("contradiction", 0.8, "the old statement's topic, changed")
     if found is None or found[0] != "update":
         return base
     return Relation("contradiction", 0.9, f"same attribute ({found[1]}, by meaning), new value")
