@@ -98,6 +98,10 @@ async def replaced_values(
 ) -> dict[str, list[MemoryRecord]]:
     """Per id, the values updates replaced before it, newest first (closed windows only).
 
+    Newest is the latest window's end, then the latest start: one statement may close two
+    windows at once ("decaf these days" after both "cappuccino" and "iced americano"), and the
+    value that began later is the one that held last.
+
     One recursive query for all `ids`: a chain is followed through `superseded_by` links whose
     memory has a `valid_to`, so a duplicate merged away or a value the user marked wrong (no
     window) is not history.
@@ -121,7 +125,7 @@ async def replaced_values(
                                               RECORD_COLUMNS.split(","))}
               FROM chain c JOIN memories m ON m.id = c.id
              WHERE m.tenant_id = $1 AND m.user_id = $2
-             ORDER BY c.head, m.valid_to DESC
+             ORDER BY c.head, m.valid_to DESC, COALESCE(m.valid_from, m.occurred_at) DESC, m.id
             """,
             scope.tenant_id,
             scope.user_id,
@@ -145,7 +149,7 @@ async def replaced_recent(
         rows = await conn.fetch(
             f"SELECT {RECORD_COLUMNS} FROM memories WHERE tenant_id = $1 AND user_id = $2"
             " AND status = 'superseded' AND valid_to IS NOT NULL"
-            " ORDER BY valid_to DESC LIMIT $3",
+            " ORDER BY valid_to DESC, COALESCE(valid_from, occurred_at) DESC, id LIMIT $3",
             scope.tenant_id,
             scope.user_id,
             limit,

@@ -9,7 +9,7 @@ import pytest
 from memory.gating.ingest import ingest_text
 from memory.gating.ingest.apply import write_with_policy
 from memory.storage.store import MemoryStore
-from memory.storage.timeline import NotRestorable, restore, timeline
+from memory.storage.timeline import NotRestorable, replaced_values, restore, timeline
 from memory.system import recaller
 from memory.types import MemoryKind, NewMemory, Scope, Source, Status
 
@@ -244,3 +244,21 @@ async def test_a_statement_that_leaves_out_its_subject_is_the_users_own_news(
     kept = sorted(m.content for m in await store.list_memories(ALICE))
     assert kept == [coffee, "跳到米哈游了，还是做策划。"]
     assert await _top(store, "Which company do I work for now?") == "跳到米哈游了，还是做策划。"
+
+
+async def test_one_statement_closing_two_windows_keeps_the_later_value_as_the_newer(
+    store: MemoryStore,
+) -> None:
+    # Two values said side by side, both replaced by one later statement: their windows end
+    # together, and the one that began later held last (a tie broken by chance before).
+    await _say(store, "My usual order is a large latte.", "2021-02-10")
+    await _say(store, "I've gone over to flat whites, even in summer.", "2022-07-21")
+    await _say(
+        store, "Cutting back on caffeine, so it's decaf tea for me these days.", "2024-01-15"
+    )
+    [current] = await store.list_memories(ALICE)
+    chain = (await replaced_values(store, ALICE, [current.id]))[current.id]
+    assert [m.content.split()[-1] for m in chain] == ["summer.", "latte."]
+    assert chain[0].valid_to == chain[1].valid_to
+    assert "flat white" in await _top(store, "What was my usual coffee order in 2023?")
+    assert "latte" in await _top(store, "What was my usual coffee order originally?")
