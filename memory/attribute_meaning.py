@@ -39,6 +39,7 @@ from memory.attributes import (
     current_part,
     different_subjects,
     not_current,
+    opens_with_a_name_of,
     products_named,
 )
 
@@ -415,7 +416,10 @@ class SlotReader:
         """
         # Another person's value, or a wish, plan or past, is no update; a wish said after the
         # new value leaves it standing.
-        new = "" if different_subjects(new, old) else current_part(new)
+        # A statement that opens with the name the old one gave is about that person ("Priya
+        # left the company, so I report to Tom now" after "My manager is Priya").
+        apart = different_subjects(new, old) and not opens_with_a_name_of(new, old)
+        new = "" if apart else current_part(new)
         if not new:
             return None
         attribute = self._shared_attribute(new, old, margin)

@@ -524,10 +524,53 @@ def different_subjects(new: str, old: str) -> bool:
     theirs, mine = someone_else(new), someone_else(old)
     if theirs is None and mine is None:
         return False
+    # "She started reception at St Mary's" after "My daughter goes to Little Acorns": a pronoun
+    # is the person just named; "儿子" after "孩子" is one of the same kin.
+    if theirs is not None and mine is not None and _same_person(theirs, mine):
+        return False
     return not (
         (theirs is not None and _names_person(old, theirs))
         or (mine is not None and _names_person(new, mine))
     )
+
+
+_PRONOUNS = frozenset("he she they his her their 他 她 它".split())
+_KIN = (
+    frozenset("kid kids son daughter child children 孩子 儿子 女儿 娃 闺女 宝宝".split()),
+    frozenset(
+        "wife husband partner girlfriend boyfriend fiance fiancé fiancee fiancée 对象 老婆 老公 "
+        "男友 女友 男朋友 女朋友".split()
+    ),
+    frozenset("boss manager 老板 领导".split()),
+)
+# A name that opens a statement is its subject: "Priya left the company, so I report to Tom".
+_NAME_FIRST = re.compile(r"(?i:(?:actually|so|well|and|but|oh),?\s+)?(?P<name>[A-Z][a-z]{2,20})\b")
+
+
+def _same_person(who: str, other: str) -> bool:
+    """Whether two words for someone can mean one person: a pronoun, or one kin ("孩子", "儿子")."""
+    if who in _PRONOUNS or other in _PRONOUNS:
+        return True
+
+    def kin(word: str) -> set[int]:
+        # A Chinese kin word may carry more characters ("我儿子", "大女儿").
+        return {
+            i
+            for i, group in enumerate(_KIN)
+            for w in group
+            if w == word or (not w.isascii() and w in word)
+        }
+
+    return bool(kin(who) & kin(other))
+
+
+def opens_with_a_name_of(new: str, old: str) -> bool:
+    """Whether `new` opens with a name that `old` holds inside a sentence ("... is Priya.")."""
+    found = _NAME_FIRST.match(new.lstrip()[:200])
+    if found is None:
+        return False
+    inside = rf"(?<=[\w,;:] ){re.escape(found.group('name'))}\b"
+    return re.search(inside, old[:400]) is not None
 
 
 def _names_person(text: str, who: str) -> bool:

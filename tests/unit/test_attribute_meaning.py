@@ -346,3 +346,24 @@ def test_a_topic_said_again_without_its_value_changing_is_no_topic_change(
 ) -> None:
     assert not changes_its_topic(new, old)
     assert _resolve(embedder, old, new) != "supersede"
+
+
+def test_a_statement_that_opens_with_the_person_named_before_is_about_them(
+    embedder: Embedder,
+) -> None:
+    old = "My manager is Tomasz."
+    assert _resolve(embedder, old, "Tomasz retired in June, so I report to Ingrid now.") == (
+        "supersede"
+    )
+    # About the same person, but no new value of the attribute: the frames alone replace nothing.
+    assert _resolve(
+        embedder, "My manager is Sarah.", "Sarah moved our 1:1s to Friday mornings."
+    ) != ("supersede")
+
+
+def test_a_pronoun_or_the_same_kin_is_the_person_named_before(embedder: Embedder) -> None:
+    assert not different_subjects("She moved to Rome last month.", "My sister lives in Paris.")
+    assert not different_subjects("孩子这学期转到育才小学了。", "我女儿在实验小学上学。")
+    assert different_subjects("She moved to Ottawa last month.", "I live in Toronto.")
+    assert different_subjects("My dad finally sold his old Ford truck.", "I drive a Ford Focus.")
+    assert _resolve(embedder, "我女儿在实验小学上学。", "孩子这学期转到育才小学了。") == "supersede"

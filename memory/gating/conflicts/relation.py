@@ -27,7 +27,7 @@ from memory.attribute_meaning import (
     restates_a_name,
 )
 from memory.attribute_meaning import compare as meaning_compare
-from memory.attributes import compare_settings, different_subjects
+from memory.attributes import compare_settings, different_subjects, opens_with_a_name_of
 from memory.gating.conflicts.frames import Frame, frame_similarity, heads
 from memory.types import Category
 
@@ -114,7 +114,11 @@ def relate(
     if not (same_family(*categories) or _attribute_slot(*categories)):
         return base
     if base.kind == "contradiction" and different_subjects(new.text, old.text):
-        return UNRELATED  # "my brother lives in Ottawa now" replaces nothing of the user's
+        if not opens_with_a_name_of(new.text, old.text):
+            return UNRELATED  # "my brother lives in Ottawa now" replaces nothing of the user's
+        # "Priya left, so I report to Tom now" after "My manager is Priya": about the person
+        # named before, so only the reading by meaning may replace it, not the frames.
+        base = UNRELATED
     # The attribute both statements set decides over surface similarity: "I moved to Munich"
     # updates "I live in Berlin" with no correction marker, and "tea, not coffee" said again
     # agrees with "I drink tea" although one of them holds a negation.
