@@ -763,10 +763,28 @@ def compare_settings(
             if a.negative != b.negative:
                 # "I no longer live in Berlin" after "I live in Berlin": the value is withdrawn.
                 return ("update", a.attribute) if a.value == b.value else None
-            if a.value == b.value or a.value in b.value or b.value in a.value:
+            if _holds(a.value, b.value) or _holds(b.value, a.value):
                 return ("agree", a.attribute)
             return ("update", a.attribute)
     return None
+
+
+_NUMERAL = re.compile(r"[0-9零一二三四五六七八九十两百千万]")
+
+
+def _holds(longer: str, shorter: str) -> bool:
+    """Whether value `longer` says `shorter` again ("Google Zurich", "北京海淀").
+
+    A whole word only ("Java" is not in "JavaScript"), and an amount or a time only when equal
+    ("一点" is not in "十一点", "1am" not in "11am").
+    """
+    if longer == shorter:
+        return True
+    if not shorter or _NUMERAL.search(shorter):
+        return False
+    if shorter.isascii():
+        return re.search(rf"(?<!\w){re.escape(shorter)}(?!\w)", longer) is not None
+    return shorter in longer
 
 
 # Questions that ask for an attribute's value: "where do I live?", "which editor do I use?",

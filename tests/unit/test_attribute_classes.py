@@ -131,3 +131,20 @@ def test_a_question_about_someone_else_asks_for_no_attribute(question: str) -> N
 def test_the_gate_keeps_a_statement_that_sets_an_attribute(text: str) -> None:
     # A dropped first value leaves nothing for the later update to replace.
     assert gate(text).keep, gate(text).reason
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "verdict"),
+    [
+        # A value said again inside a longer one agrees; a number inside a longer number, or a
+        # word inside a longer word, is another value.
+        ("I work at Google.", "I work at Google Zurich now.", "agree"),
+        ("我一般一点才睡。", "现在十一点就上床了。", "update"),
+        ("I mostly code in Java.", "I mostly code in JavaScript now.", "update"),
+    ],
+)
+def test_a_value_inside_another_is_the_same_only_as_a_whole_word(
+    old: str, new: str, verdict: str
+) -> None:
+    found = compare(new, old)
+    assert found is not None and found[0] == verdict
