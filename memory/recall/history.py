@@ -4,7 +4,7 @@ An update keeps the value it replaced (`memory.storage.timeline`), out of ordina
 current question ("where do I live?") finds only the value in force. A question about the past
 ("where did I live before Munich?", "which editor did I use to use?", "where did I work in
 2022?", "我以前住在哪？") still finds the current value by its topic; this module then puts the
-value that held at the asked time right above it, cited with its window:
+value that held at the asked time first, cited with its window:
 
 - a time the question names ("in 2022", "去年") picks the value whose window covers it most;
 - "before <value>" picks the value held before the named one;
@@ -44,7 +44,7 @@ _ZH_BEFORE = re.compile(r"(.{1,12})(?:之前|以前)")
 _WORD = re.compile(r"[^\W\d_]{2,}|\d+", re.UNICODE)
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 LIFT = 1e-6
-"""How far above its successor an earlier value is placed: first, without reordering others."""
+"""How far above the best hit an earlier value is placed: first, without reordering others."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,14 +158,23 @@ def with_history(
     question: PastQuestion,
     now: datetime,
 ) -> list[ScoredMemory]:
-    """`hits` with, above each hit that replaced earlier values, the one the question asks for."""
-    out: list[ScoredMemory] = []
+    """`hits` below the earlier values the question asks for, one per hit that replaced some.
+
+    A question about the past asks for a replaced value, so the values a recalled chain leads
+    back to come first, in the order of their hits, even when a hit that holds no chain ranks
+    above the chain's current value ("2017年我开的是什么车？" finds "我开了家小超市" by its 开).
+    """
+    chosen: list[tuple[MemoryRecord, ScoredMemory]] = []
     shown = {h.record.id for h in hits}
     for hit in hits:
-        chosen = pick(question, hit.record, earlier.get(hit.record.id, ()), now)
-        if chosen is not None and chosen.id not in shown:
-            shown.add(chosen.id)
-            breakdown = replace(hit.breakdown, temporal=hit.breakdown.temporal + LIFT)
-            out.append(ScoredMemory(record=chosen, score=breakdown.total, breakdown=breakdown))
-        out.append(hit)
-    return out
+        value = pick(question, hit.record, earlier.get(hit.record.id, ()), now)
+        if value is not None and value.id not in shown:
+            shown.add(value.id)
+            chosen.append((value, hit))
+    top = max((h.score for h in hits), default=0.0)
+    lifted = []
+    for rank, (value, hit) in enumerate(chosen):
+        above = top - hit.score + LIFT * (len(chosen) - rank)
+        breakdown = replace(hit.breakdown, temporal=hit.breakdown.temporal + above)
+        lifted.append(ScoredMemory(record=value, score=breakdown.total, breakdown=breakdown))
+    return [*lifted, *hits]
