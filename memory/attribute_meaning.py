@@ -38,6 +38,7 @@ from memory.attributes import (
     about_someone_else,
     current_part,
     different_subjects,
+    first_clause,
     not_current,
     opens_with_a_name_of,
     products_named,
@@ -414,6 +415,21 @@ class SlotReader:
         ("apart", family) when they set two members of one family: two schedules, two
         favourites ("my favourite band", "my favourite food"), two decisions.
         """
+        found = self._compare_whole(new, old, margin)
+        if found is not None:
+            return found
+        # The first clause often carries the change and the rest comments on it ("Got engaged
+        # in Lisbon last weekend!! Still can't believe it", "Been at KPMG since January, and the
+        # commute is way better"): read alone, unless the statement says the value stands
+        # ("moved from Ads over to Cloud, same company though", "Still fully plant-based").
+        head = first_clause(new)
+        rest = new.strip().removeprefix(head)
+        if not head or not _WORD.search(rest.lower()) or _CONTINUES.search(new):
+            return None  # one clause only ("... in the Cotswolds.")
+        return self._compare_whole(head, old, margin)
+
+    def _compare_whole(self, new: str, old: str, margin: float) -> tuple[Verdict, str] | None:
+        """`compare` of the statement as a whole."""
         # Another person's value, or a wish, plan or past, is no update; a wish said after the
         # new value leaves it standing.
         # A statement that opens with the name the old one gave is about that person ("Priya
@@ -543,6 +559,11 @@ _UNCHANGED = re.compile(
     r"|没变|不变|照旧|依旧|依然|仍然|老样子",
     re.I,
 )
+
+
+# Words that say a statement continues the old value: "same company though", "Still fully
+# plant-based", "还是干策划", "跟以前一样".
+_CONTINUES = re.compile(r"\bsame\b|^\s*still\b|一样|还是", re.I)
 
 
 def marks_change(text: str) -> bool:

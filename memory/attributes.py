@@ -495,6 +495,12 @@ def current_part(text: str) -> str:
     return text
 
 
+def first_clause(text: str) -> str:
+    """The statement's first clause ("Got engaged in Lisbon" of "Got engaged in Lisbon!! Wow")."""
+    found = _SEGMENT.search(text)
+    return found.group(0).strip() if found else ""
+
+
 def someone_else(text: str) -> str | None:
     """Who the statement is about when that is not the user ("my sister", "他", "刘姐").
 

@@ -367,3 +367,16 @@ def test_a_pronoun_or_the_same_kin_is_the_person_named_before(embedder: Embedder
     assert different_subjects("She moved to Ottawa last month.", "I live in Toronto.")
     assert different_subjects("My dad finally sold his old Ford truck.", "I drive a Ford Focus.")
     assert _resolve(embedder, "我女儿在实验小学上学。", "孩子这学期转到育才小学了。") == "supersede"
+
+
+def test_the_first_clause_is_read_alone_unless_the_rest_keeps_the_value(
+    embedder: Embedder,
+) -> None:
+    # "can't believe it" denies nothing of the relationship; the first clause says the change.
+    said = "Got engaged in Kyoto on Saturday!! Still can't believe it."
+    assert _resolve(embedder, "I'm single.", said) == "supersede"
+    kept = "I switched teams, moved from Search over to Maps, same company though."
+    assert _resolve(embedder, "I work at Google.", kept) != "supersede"
+    assert _resolve(
+        embedder, "I'm vegetarian.", "Still fully vegetarian, it's been four years now."
+    ) != ("supersede")
