@@ -87,7 +87,11 @@ _ZH_TIME = re.compile(
 _GIVEN_UP = re.compile(
     r"\b(?:not|no|never|no longer|quit|stopped|gave up|instead of|sold|gave away|got rid of|"
     r"left|ditched|dropped|traded|swapped|replaced|switched from|moved from|moved away from|"
-    r"\w+n't)((?:\s+(?!(?:for|with|to|into|and|but|so|because|after|in)\b)[\w'-]+){1,6})"
+    r"lost|cancelled|canceled|\w+n't)"
+    r"((?:\s+(?!(?:for|with|to|into|and|but|so|because|after|in)\b)[\w'-]+){1,6})"
+    # What died, named before the verb: "Miso passed in the spring" (not "passed his test").
+    r"|\b([\w'-]{1,30})\s+(?:passed away|died|passed(?=\s+(?:in|last|over|on|this|at|earlier|"
+    r"recently|yesterday)\b|\s*[,.;!]|\s*$))"
     r"|(?:不再|不|没|不喝|不吃|不用|离开了?|卖掉?了?|送走了?|告别了?)([\u4e00-\u9fff]{2,4})"
     r"|([\u4e00-\u9fff]{2,4}?)(?:戒了|卖了|送给|送人|扔了|不要了|退了|换掉了|换成|改成)"
     # The topic of a Chinese clause that a negation comments on: "豆浆好久没碰了".

@@ -380,3 +380,28 @@ def test_the_first_clause_is_read_alone_unless_the_rest_keeps_the_value(
     assert _resolve(
         embedder, "I'm vegetarian.", "Still fully vegetarian, it's been four years now."
     ) != ("supersede")
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "verdict"),
+    [
+        # The old value named only as lost, died or cancelled: an update, not the name said again.
+        (
+            "We have a dog called Rolo.",
+            "Rolo passed away in March; we adopted a tabby named Fig.",
+            "update",
+        ),
+        ("I work at Aviva.", "Lost my job at Aviva in the spring, I'm freelancing now.", "update"),
+        ("My weight is 90 kg.", "I lost weight, 84 kg this morning.", "update"),
+    ],
+)
+def test_a_value_lost_or_passed_away_is_given_up(
+    embedder: Embedder, old: str, new: str, verdict: str
+) -> None:
+    found = compare(new, old, embedder.embed)
+    assert found is not None and found[0] == verdict
+
+
+def test_passing_a_test_gives_nothing_up(embedder: Embedder) -> None:
+    assert compare("Rolo passed his obedience test today!", "We have a dog called Rolo.",
+                   embedder.embed) is None  # fmt: skip
