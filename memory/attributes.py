@@ -458,7 +458,8 @@ _EN_OTHER = re.compile(
     r"son|daughter|cousins?|aunt|auntie|uncle|niece|nephew|grand(?:ma|pa|mother|father|parents?|"
     r"son|daughter|kids?|children)|nan|gran|in-laws|friends?|mates?|pals?|buddy|colleagues?|"
     r"co-?workers?|teammates?|classmates?|housemates?|neighbou?rs?|boss|manager|roommate|"
-    r"flatmate)|he|she|they|his|her|their)\b(?![^,;]{0,60}\bi\b)",
+    # "They bumped me to test lead": the user is the one it happens to.
+    r"flatmate)|(?:he|she|they)(?!\s+[a-z]+\s+me\b)|his|her|their)\b(?![^,;]{0,60}\bi\b)",
     re.I,
 )
 _CLAUSE = re.compile(r"(?:[^.;!?。；！？\n]|\.(?=\S)|(?<=\b[A-Z])\.)+")

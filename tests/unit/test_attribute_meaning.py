@@ -405,3 +405,10 @@ def test_a_value_lost_or_passed_away_is_given_up(
 def test_passing_a_test_gives_nothing_up(embedder: Embedder) -> None:
     assert compare("Rolo passed his obedience test today!", "We have a dog called Rolo.",
                    embedder.embed) is None  # fmt: skip
+
+
+def test_what_they_do_to_me_is_about_me() -> None:
+    assert someone_else("They bumped me to team lead in March.") is None
+    assert someone_else("She promoted me to senior designer.") is None
+    assert someone_else("They moved to Leeds.") == "they"
+    assert someone_else("They told my sister everything.") == "they"
