@@ -597,6 +597,7 @@ def compare(new: str, old: str, embed: EmbedFn) -> tuple[Verdict, str] | None:
 # cancelled.
 _ZH_CHANGE_VERB = re.compile(
     r"换(?!气)|改(?!进|善|革|良|天)|转到|转去|转岗|迁|搬|跳槽|没续|不续|放下|不再|戒了|退了|取消"
+    r"|升(?=了|职|到|为|成)|结束|调去|调到|调走|辞职|离职|到期|倒闭|分手"
 )
 # Words that keep the old value: "还是放在周三", "没换", "没必要换", "一直没变".
 _ZH_KEPT = re.compile(r"还是|没有?[换改]|没必要|不[换改]|一直没")

@@ -323,6 +323,8 @@ def test_a_value_said_to_stand_is_no_update(embedder: Embedder, old: str, new: s
     [
         ("我一般周六上午去游泳。", "游泳改到周日晚上了，周六要加班。"),
         ("我的医保在老家交。", "医保转到上海了，看病方便多了。"),
+        ("我是销售助理。", "上个月升了销售主管，开始带团队。"),
+        ("我的导师是老陈。", "老陈调去北京了，现在带我的是小吴。"),
     ],
 )
 def test_a_chinese_topic_said_again_beside_a_change_verb_updates(
