@@ -57,6 +57,9 @@ MARGIN = 1.5
 # language, from the bank): "All our infrastructure is on AWS" / "Everything runs on GCP now".
 NEAR_QUANTILE = 0.75
 
+# Attributes whose value is someone with a name (the bank's names).
+PERSON_VALUED = frozenset({"manager", "relationship", "pet"})
+
 MAX_CHARS = 240
 READ_CACHE = 4096  # texts whose reading is kept (a few hundred bytes each)
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?|[\u4e00-\u9fff]+")
@@ -437,13 +440,19 @@ class SlotReader:
         # Another person's value, or a wish, plan or past, is no update; a wish said after the
         # new value leaves it standing.
         # A statement that opens with the name the old one gave is about that person ("Priya
-        # left the company, so I report to Tom now" after "My manager is Priya").
-        apart = different_subjects(new, old) and not opens_with_a_name_of(new, old)
-        new = "" if apart else current_part(new)
+        # left the company, so I report to Tom now" after "My manager is Priya"), and may
+        # replace only a value that is a person ("Dana joined Globex" sets nothing of "I work
+        # at Acme with my friend Dana").
+        named = False
+        if different_subjects(new, old):
+            named = opens_with_a_name_of(new, old)
+            if not named:
+                return None
+        new = current_part(new)
         if not new:
             return None
         attribute = self._shared_attribute(new, old, margin)
-        if attribute is None:
+        if attribute is None or (named and attribute not in PERSON_VALUED):
             return None
         mine = self.scores(new)
         best = sorted((a for a in mine if a != NONE), key=lambda a: -mine[a])[:2]

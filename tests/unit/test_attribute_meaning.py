@@ -357,6 +357,13 @@ def test_a_statement_that_opens_with_the_person_named_before_is_about_them(
     assert _resolve(embedder, old, "Tomasz retired in June, so I report to Ingrid now.") == (
         "supersede"
     )
+    # The person named before is no value of these: the user's own employer and city stand.
+    assert _resolve(
+        embedder, "I work at Acme with my friend Dana.", "Dana joined Globex last week."
+    ) != ("supersede")
+    assert _resolve(
+        embedder, "I live in Leeds, near my friend Priya.", "Priya moved to York last month."
+    ) != ("supersede")
     # About the same person, but no new value of the attribute: the frames alone replace nothing.
     assert _resolve(
         embedder, "My manager is Sarah.", "Sarah moved our 1:1s to Friday mornings."

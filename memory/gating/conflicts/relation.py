@@ -117,7 +117,7 @@ def relate(
         if not opens_with_a_name_of(new.text, old.text):
             return UNRELATED  # "my brother lives in Ottawa now" replaces nothing of the user's
         # "Priya left, so I report to Tom now" after "My manager is Priya": about the person
-        # named before, so only the reading by meaning may replace it, not the frames.
+        # named before, so the attribute read (patterns or meaning) decides, not the frames.
         base = UNRELATED
     # The attribute both statements set decides over surface similarity: "I moved to Munich"
     # updates "I live in Berlin" with no correction marker, and "tea, not coffee" said again
