@@ -81,6 +81,19 @@ def _sets(record: MemoryRecord, asked: frozenset[str]) -> str | None:
     return None
 
 
+def asks_for_an_attribute(query: str, reader: SlotReader | None) -> bool:
+    """Whether a question asks for an attribute's value ("2017年我开的是什么车？").
+
+    Read by the patterns and, with `reader`, by meaning.
+    """
+    query = as_the_user_asks(query)
+    if asked_attributes(query):
+        return True
+    if reader is None or len(query) > MAX_CHARS or not _ASKS_MINE.search(query):
+        return False
+    return not about_someone_else(query) and bool(reader.slots(query))
+
+
 def _asked_by_meaning(query: str, meaning: Meaning | None) -> frozenset[str]:
     if meaning is None or len(query) > MAX_CHARS or not _ASKS_MINE.search(query):
         return frozenset()

@@ -4,7 +4,8 @@ An update keeps the value it replaced (`memory.storage.timeline`), out of ordina
 current question ("where do I live?") finds only the value in force. A question about the past
 ("where did I live before Munich?", "which editor did I use to use?", "where did I work in
 2022?", "我以前住在哪？") still finds the current value by its topic; this module then puts the
-value that held at the asked time first, cited with its window:
+value that held at the asked time right above it (first, when the question asks for an
+attribute's value), cited with its window:
 
 - a time the question names ("in 2022", "去年") picks the value whose window covers it most;
 - "before <value>" picks the value held before the named one;
@@ -44,7 +45,7 @@ _ZH_BEFORE = re.compile(r"(.{1,12})(?:之前|以前)")
 _WORD = re.compile(r"[^\W\d_]{2,}|\d+", re.UNICODE)
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 LIFT = 1e-6
-"""How far above the best hit an earlier value is placed: first, without reordering others."""
+"""How far above its successor (or the best hit) an earlier value is placed, reordering nothing."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,24 +158,33 @@ def with_history(
     earlier: Mapping[str, Sequence[MemoryRecord]],
     question: PastQuestion,
     now: datetime,
+    *,
+    first: bool = False,
 ) -> list[ScoredMemory]:
-    """`hits` below the earlier values the question asks for, one per hit that replaced some.
+    """`hits` with the earlier value the question asks for of each hit that replaced some.
 
-    A question about the past asks for a replaced value, so the values a recalled chain leads
-    back to come first, in the order of their hits, even when a hit that holds no chain ranks
-    above the chain's current value ("2017年我开的是什么车？" finds "我开了家小超市" by its 开).
+    Each goes right above the hit it led back from; with `first` (the question asks for an
+    attribute's value: "2017年我开的是什么车？") all of them go above every hit, in the order of
+    their hits, since a hit found by a shared word ("我开了家小超市", by its 开) may rank above
+    the chain's current value.
     """
-    chosen: list[tuple[MemoryRecord, ScoredMemory]] = []
+    chosen: dict[str, MemoryRecord] = {}
     shown = {h.record.id for h in hits}
     for hit in hits:
         value = pick(question, hit.record, earlier.get(hit.record.id, ()), now)
         if value is not None and value.id not in shown:
             shown.add(value.id)
-            chosen.append((value, hit))
+            chosen[hit.record.id] = value
     top = max((h.score for h in hits), default=0.0)
-    lifted = []
-    for rank, (value, hit) in enumerate(chosen):
-        above = top - hit.score + LIFT * (len(chosen) - rank)
-        breakdown = replace(hit.breakdown, temporal=hit.breakdown.temporal + above)
-        lifted.append(ScoredMemory(record=value, score=breakdown.total, breakdown=breakdown))
-    return [*lifted, *hits]
+    lifted: list[ScoredMemory] = []
+    out: list[ScoredMemory] = []
+    for hit in hits:
+        value = chosen.get(hit.record.id)
+        if value is not None:
+            rank = len(lifted)
+            above = top - hit.score + LIFT * (len(chosen) - rank) if first else LIFT
+            breakdown = replace(hit.breakdown, temporal=hit.breakdown.temporal + above)
+            lifted_value = ScoredMemory(record=value, score=breakdown.total, breakdown=breakdown)
+            (lifted if first else out).append(lifted_value)
+        out.append(hit)
+    return [*lifted, *out]

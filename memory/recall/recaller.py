@@ -38,7 +38,7 @@ import numpy as np
 
 from memory.attribute_meaning import SlotReader, reader
 from memory.attributes import asked_attributes
-from memory.recall.attribute_match import Meaning, promote
+from memory.recall.attribute_match import Meaning, asks_for_an_attribute, promote
 from memory.recall.cache import RecallCache, ScopeEntry, measure
 from memory.recall.clauses import split_clauses
 from memory.recall.features import decode, encode, features_key
@@ -943,7 +943,12 @@ class Recaller:
         if question is None:
             return hits
         earlier = await replaced_values(self.store, scope, [h.record.id for h in hits])
-        out = with_history(hits, earlier, question, now) if earlier else hits
+        if earlier:
+            reader = await self._slots()
+            first = await asyncio.to_thread(asks_for_an_attribute, query, reader)
+            out = with_history(hits, earlier, question, now, first=first)
+        else:
+            out = hits
         if len(out) > len(hits):
             return out
         # No recalled value led back to the asked one: read the replaced values directly.

@@ -20,7 +20,7 @@ from memory.attribute_meaning import (
 from memory.attributes import compare as by_patterns
 from memory.attributes import different_subjects, someone_else
 from memory.gating.conflicts import Candidate, Existing, resolve
-from memory.recall.attribute_match import as_the_user_asks
+from memory.recall.attribute_match import as_the_user_asks, asks_for_an_attribute
 from memory.storage.embedding import Embedder, get_embedder
 from memory.types import Category, Origin
 
@@ -421,3 +421,12 @@ def test_what_they_do_to_me_is_about_me() -> None:
     assert someone_else("She promoted me to senior designer.") is None
     assert someone_else("They moved to Leeds.") == "they"
     assert someone_else("They told my sister everything.") == "they"
+
+
+def test_a_past_question_asks_for_an_attribute_or_not(embedder: Embedder) -> None:
+    slots = reader(embedder.embed)
+    assert asks_for_an_attribute("Where did I live in 2020?", None)
+    assert asks_for_an_attribute("2017年我开的是什么车？", slots)  # only by meaning
+    assert not asks_for_an_attribute("2017年我开的是什么车？", None)
+    assert not asks_for_an_attribute("What did I cook before the party?", slots)
+    assert not asks_for_an_attribute("上周末我去了哪里？", slots)

@@ -86,13 +86,17 @@ def _scored(record: MemoryRecord, total: float, passed: bool = True) -> ScoredMe
     return ScoredMemory(record=record, score=b.total, breakdown=b)
 
 
-def test_the_earlier_value_goes_first_and_keeps_the_rest_in_order() -> None:
-    # A hit with no chain ranks above the chain's current value; the past value still leads.
+def test_the_earlier_value_goes_above_its_successor_or_first_when_an_attribute_is_asked() -> None:
     other = _record("o", "I'm allergic to peanuts.", "2023-01-01", None, None)
     hits = [_scored(other, 0.9), _scored(HAMBURG, 0.5)]
     asked = past_question("Where did I use to live?", NOW)
     assert asked is not None
     out = with_history(hits, {"h": EARLIER}, asked, NOW)
+    assert [h.record.id for h in out] == ["o", "m", "h"]
+    assert out[1].score > out[2].score and out[1].score == pytest.approx(out[1].breakdown.total)
+    # The question asks for an attribute: a hit with no chain that ranks above the chain's
+    # current value does not keep the past value from the top.
+    out = with_history(hits, {"h": EARLIER}, asked, NOW, first=True)
     assert [h.record.id for h in out] == ["m", "o", "h"]
     assert out[0].score > out[1].score > out[2].score
     assert out[0].score == pytest.approx(out[0].breakdown.total)
