@@ -87,19 +87,17 @@ def asks_for_an_attribute(query: str, reader: SlotReader | None) -> bool:
     Read by the patterns and, with `reader`, by meaning.
     """
     query = as_the_user_asks(query)
-    if asked_attributes(query):
-        return True
+    return bool(asked_attributes(query) or _asked_by_meaning(query, reader))
+
+
+def _asked_by_meaning(
+    query: str, reader: SlotReader | None, vector: npt.NDArray[np.float32] | None = None
+) -> frozenset[str]:
     if reader is None or len(query) > MAX_CHARS or not _ASKS_MINE.search(query):
-        return False
-    return not about_someone_else(query) and bool(reader.slots(query))
-
-
-def _asked_by_meaning(query: str, meaning: Meaning | None) -> frozenset[str]:
-    if meaning is None or len(query) > MAX_CHARS or not _ASKS_MINE.search(query):
         return frozenset()
     if about_someone_else(query):
         return frozenset()
-    return frozenset(meaning.reader.slots(query, vector=meaning.query_vector))
+    return frozenset(reader.slots(query, vector=vector))
 
 
 def _sets_by_meaning(
@@ -135,7 +133,9 @@ def promote(
     asked = asked_attributes(query)
     # Each memory that sets an asked attribute, by the patterns' reading or by meaning: a
     # newer value only meaning reads must be lifted beside an older one a pattern reads.
-    by_meaning = _asked_by_meaning(query, meaning)
+    by_meaning = (
+        _asked_by_meaning(query, meaning.reader, meaning.query_vector) if meaning else frozenset()
+    )
     matched = {
         mid: attribute
         for mid, _ in hits
