@@ -11,6 +11,8 @@ import asyncio
 import json
 import time
 import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from functools import partial
@@ -550,9 +552,29 @@ async def _own_index_reads(store: MemoryStore) -> int:
 
 
 async def _reads_of(store: MemoryStore, lookup: Any) -> int:
-    """How many word-index entries `lookup` read (statistics arrive after its transaction)."""
+    """How many word-index entries `lookup` read.
+
+    A backend sends its statistics on its own schedule (up to 10 s later when it sent some
+    within the last second), so each connection the lookup used is told to send them at once
+    before it goes back to the pool: the count is then complete when the lookup returns.
+    """
     before = await _own_index_reads(store)
-    await lookup
+    real = store.pool.acquire
+
+    @asynccontextmanager
+    async def flushing() -> AsyncIterator[Any]:
+        async with real() as conn:
+            try:
+                yield conn
+            finally:
+                # Flushed when the backend next goes idle, before this statement returns.
+                await conn.execute("SELECT pg_stat_force_next_flush()")
+
+    store.pool.acquire = flushing  # type: ignore[method-assign]
+    try:
+        await lookup
+    finally:
+        del store.pool.acquire
     deadline = time.monotonic() + 15.0
     while (after := await _own_index_reads(store)) == before and time.monotonic() < deadline:
         await asyncio.sleep(0.05)
