@@ -47,6 +47,7 @@ from agent.identity import (
 )
 from agent.input_guard import InputTooLargeError, guard_run_input
 from agent.local_mode import LOCAL_SECRET, LOCAL_USER_LABEL, is_local_request, open_mode_allowed
+from agent.resources import get_store
 from agent.run_context import (
     ContextRefused,
     ContextValueError,
@@ -55,6 +56,7 @@ from agent.run_context import (
     stored_assistant,
 )
 from agent.server_threads import sweep
+from memory.storage.checkpoint_runs import run_on_another_thread
 from memory.types import ScopeError
 
 OPEN_IDENTITY = "local-dev"
@@ -262,10 +264,17 @@ _AGENT_INPUT_KEYS = frozenset({"messages"})
 def refuse_unknown_input(value: Any) -> None:
     """A run input of the agent with a key it does not take (`message` for `messages`): 422.
 
-    The graph would drop the key and answer "input is empty", which hides the typo.
+    The graph would drop the key and answer "input is empty", which hides the typo. An input
+    that is not an object at all (a bare string) would fail the run instead: also 422.
     """
-    if not isinstance(value, dict):
+    if value is None:  # a run that only resumes (`command`) or continues the thread
         return
+    if not isinstance(value, dict):
+        raise Auth.exceptions.HTTPException(
+            status_code=422,
+            detail='the agent\'s input is an object: {"messages": [{"role": "user", '
+            '"content": "..."}]}',
+        )
     unknown = sorted(str(k)[:64] for k in value if k not in _AGENT_INPUT_KEYS)
     if unknown:
         raise Auth.exceptions.HTTPException(
@@ -318,11 +327,22 @@ async def on_thread_update(ctx: Auth.types.AuthContext, value: Any) -> Any:
 
 @auth.on.threads
 async def on_threads(ctx: Auth.types.AuthContext, value: Any) -> Any:
-    """Read, search, delete: only the caller's threads (forgotten ones deleted first)."""
+    """Read, search, delete: only the caller's threads (forgotten ones deleted first).
+
+    Deleting a run (`run_id` set) deletes its checkpoints by the run's id alone, so a run on
+    another thread is refused as not found; the thread itself stays, and counts on.
+    """
     await sweep()
+    owner = _owner(ctx)
     if ctx.action == "delete":
-        await limits.thread_deleted(ctx, value)
-    return _owner(ctx)
+        run_id = value.get("run_id") if isinstance(value, dict) else None
+        if run_id is None:
+            await limits.thread_deleted(ctx, value)
+        elif await run_on_another_thread(
+            (await get_store()).pool, str(run_id), str(value.get("thread_id"))
+        ):
+            raise Auth.exceptions.HTTPException(status_code=404, detail="Not Found")
+    return owner
 
 
 def _carry_creator(ctx: Auth.types.AuthContext, config: dict[str, Any], context: Any) -> None:

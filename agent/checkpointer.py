@@ -47,6 +47,7 @@ from psycopg_pool import AsyncConnectionPool, PoolTimeout
 from memory.gating.privacy.deep import StructureRedactor
 from memory.settings import Settings, apply_privacy_defaults
 from memory.storage.availability import is_unavailable, unavailable_from
+from memory.storage.checkpoint_runs import DELETE_RUNS_SQL, RUN_INDEX_SQL
 from memory.storage.pg import database_url, release_embedded_databases
 from memory.storage.threads import RECORDS_PRESENT_SQL, UNRECORD_THREAD_SQL
 from memory.storage.tombstones import ATTACH_CHECKPOINT_GUARDS_SQL
@@ -242,6 +243,21 @@ class GovernedPostgresSaver(AsyncPostgresSaver):
         await self._guard(super().adelete_thread, thread_id)
         await self._guard(self._unrecord, thread_id)
 
+    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
+        """Delete runs' checkpoints, their pending writes and the values only they held.
+
+        The thread and its other runs stay (`storage.checkpoint_runs`). The server calls it
+        when a client deletes a run and when a rollback cancels one; the auth handler has
+        checked that the run is on the caller's thread.
+        """
+        ids = [str(r) for r in run_ids]
+        if ids:
+            await self._guard(self._delete_runs, ids)
+
+    async def _delete_runs(self, run_ids: list[str]) -> None:
+        async with self._cursor() as cur:
+            await cur.execute(DELETE_RUNS_SQL, (run_ids, run_ids))
+
     async def _unrecord(self, thread_id: str) -> None:
         async with self._cursor() as cur:
             # Absent until the memory store's migrations ran (a checkpointer used alone).
@@ -277,13 +293,15 @@ class GovernedPostgresSaver(AsyncPostgresSaver):
 
 
 async def guard_checkpoints(pool: AsyncConnectionPool[Any]) -> None:
-    """Attach the forget guard to the checkpoint tables LangGraph created (`tombstones`).
+    """Attach the forget guard to the checkpoint tables LangGraph created; index them by run.
 
-    Under the migrations' lock, so two processes starting at once attach it once; skipped
-    when the memory schema is not there yet (the store's migrations attach it then).
+    Under the migrations' lock, so two processes starting at once attach it once; the guard
+    (`tombstones`) is skipped when the memory schema is not there yet (the store's migrations
+    attach it then); the run index is `checkpoint_runs`'.
     """
     async with pool.connection() as conn:
         await conn.execute(ATTACH_CHECKPOINT_GUARDS_SQL)
+        await conn.execute(RUN_INDEX_SQL)
 
 
 @asynccontextmanager

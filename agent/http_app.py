@@ -49,6 +49,7 @@ from agent.http_memories import (
     search_memories,
 )
 from agent.resources import get_store
+from agent.store_requests import StoreSearchShape
 from memory.observability.metrics import CONTENT_TYPE, prometheus_text
 from memory.storage.availability import is_unavailable, unavailable_from
 
@@ -117,11 +118,17 @@ class StoreOutageMiddleware:
             await response(scope, receive, send)
 
 
-# The outage middleware is outermost, so it also answers for the inspector's pages. The
-# inspector's session middleware runs before the server's auth: it turns the browser's cookie
-# into the bearer header that auth verifies (API clients' headers pass untouched).
+# Middleware here wraps the server's own routes too. The outage middleware is outermost, so it
+# also answers for the inspector's pages; `StoreSearchShape` answers a store search the server
+# would fail on with a 422 (`agent.store_requests`). The inspector's session middleware runs
+# before the server's auth: it turns the browser's cookie into the bearer header that auth
+# verifies (API clients' headers pass untouched).
 app = Starlette(
     routes=routes,
-    middleware=[Middleware(StoreOutageMiddleware), Middleware(inspector.InspectorSession)],
+    middleware=[
+        Middleware(StoreOutageMiddleware),
+        Middleware(StoreSearchShape),
+        Middleware(inspector.InspectorSession),
+    ],
     lifespan=mcp_http.lifespan,
 )

@@ -165,12 +165,12 @@ SELECT lma_attach_guards();
 """
 
 ATTACH_SQL = "SELECT lma_attach_guards()"
-_MIGRATIONS_LOCK_KEY = 0x6C6D61  # `migrations._LOCK_KEY`: attaching must not race them
+MIGRATIONS_LOCK_KEY = 0x6C6D61  # `migrations._LOCK_KEY`: attaching must not race them
 # For the checkpointer, whose tables LangGraph creates after the migrations may have run: one
 # statement (its own transaction), a no-op while the memory schema is not there yet.
 ATTACH_CHECKPOINT_GUARDS_SQL = f"""
 DO $$ BEGIN
-    PERFORM pg_advisory_xact_lock({_MIGRATIONS_LOCK_KEY});
+    PERFORM pg_advisory_xact_lock({MIGRATIONS_LOCK_KEY});
     IF to_regproc('lma_attach_guards') IS NOT NULL THEN
         PERFORM lma_attach_guards();
     END IF;
@@ -339,6 +339,7 @@ __all__ = [
     "DERIVED_FROM",
     "FORGOTTEN_SQLSTATE",
     "MIGRATION",
+    "MIGRATIONS_LOCK_KEY",
     "UserForgottenError",
     "bury_threads",
     "current_epoch",

@@ -270,6 +270,81 @@ async def test_malformed_ids_and_queries_never_reach_postgres(
     assert (await http.get("/memory/memories", headers=as_alice)).status_code == 200
 
 
+async def _checkpoints_of_run(pg_db_url: str, run_id: str) -> int:
+    conn = await asyncpg.connect(pg_db_url)
+    try:
+        sql = "SELECT count(*) FROM checkpoints WHERE metadata ->> 'run_id' = $1"
+        return int(await conn.fetchval(sql, run_id))
+    finally:
+        await conn.close()
+
+
+async def test_a_run_is_deleted_only_from_its_own_thread(
+    server: LangGraphServer, http: httpx.AsyncClient, pg_db_url: str
+) -> None:
+    # The server deletes the checkpoints of the run id in the path before it looks whether
+    # the run is on the thread in the path: naming one's own thread and someone else's run
+    # must not delete theirs. Deleting one's own run works (it was a 500), and keeps the
+    # thread counted against the quota (a deleted run used to release it).
+    runs: dict[Scope, tuple[str, str]] = {}
+    for who, text in ((ALICE, "I keep bees on the roof."), (VICTIM, "I collect old maps.")):
+        thread, out = await _say(server, who, [{"role": "user", "content": text}])
+        assert "__error__" not in out, out
+        listed = await http.get(f"/threads/{thread}/runs", headers=_headers(who))
+        runs[who] = (thread, listed.json()[0]["run_id"])
+    (mine, my_run), (theirs, their_run) = runs[ALICE], runs[VICTIM]
+    assert await _checkpoints_of_run(pg_db_url, their_run) > 0
+    theirs_before = (await http.get(f"/threads/{theirs}/state", headers=_headers(VICTIM))).json()
+
+    for thread in (mine, theirs):
+        resp = await http.delete(f"/threads/{thread}/runs/{their_run}", headers=_headers(ALICE))
+        assert resp.status_code == 404, (thread, resp.status_code, resp.text)
+    assert await _checkpoints_of_run(pg_db_url, their_run) > 0
+    theirs_after = (await http.get(f"/threads/{theirs}/state", headers=_headers(VICTIM))).json()
+    assert theirs_after["values"] == theirs_before["values"]
+
+    resp = await http.delete(f"/threads/{mine}/runs/{my_run}", headers=_headers(ALICE))
+    assert resp.status_code == 204, resp.text
+    assert await _checkpoints_of_run(pg_db_url, my_run) == 0
+    assert (await http.get(f"/threads/{mine}", headers=_headers(ALICE))).status_code == 200
+    conn = await asyncpg.connect(pg_db_url)
+    try:
+        claimed = await conn.fetchval(
+            "SELECT count(*) FROM thread_creations WHERE thread_id = $1", mine
+        )
+    finally:
+        await conn.close()
+    assert claimed == 1
+
+
+async def test_store_searches_and_inputs_the_server_cannot_read_get_a_clear_error(
+    server: LangGraphServer, http: httpx.AsyncClient
+) -> None:
+    as_alice = _headers(ALICE)
+    for body in ({}, {"namespace_prefix": None}, {"namespace_prefix": "memories"},
+                 {"query": "bees", "limit": 5}):  # fmt: skip
+        resp = await http.post("/store/items/search", json=body, headers=as_alice)
+        assert resp.status_code == 422 and "namespace_prefix" in resp.text, (body, resp.text)
+    huge = {"namespace_prefix": ["memories"], "query": "x" * 300_000}
+    resp = await http.post("/store/items/search", json=huge, headers=as_alice)
+    assert resp.status_code == 413, resp.text
+    resp = await http.post(
+        "/store/items/search", json={"namespace_prefix": ["memories"]}, headers=as_alice
+    )
+    assert resp.status_code == 200 and "items" in resp.json()
+    # Without a token the answer is still the server's 401, whatever the body.
+    assert (
+        await http.post("/store/items/search", json={"namespace_prefix": ["x"]})
+    ).status_code == 401
+    thread = (await http.post("/threads", json={}, headers=as_alice)).json()["thread_id"]
+    for value in ("hello", ["hello"], 5):
+        resp = await http.post(
+            f"/threads/{thread}/runs", json={"assistant_id": "agent", "input": value},
+            headers=as_alice,
+        )  # fmt: skip
+        assert resp.status_code == 422 and "messages" in resp.text, (value, resp.text)
+
+
 # --- poisoning and redaction through the whole turn -------------------------------------------
 
 POISON = [
