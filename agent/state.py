@@ -11,7 +11,16 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from langchain_core.messages import AnyMessage, BaseMessage, SystemMessage
+from langchain_core.messages import (
+    AIMessage,
+    AnyMessage,
+    BaseMessage,
+    ChatMessage,
+    FunctionMessage,
+    SystemMessage,
+    ToolMessage,
+    convert_to_messages,
+)
 from langgraph.graph.message import Messages, add_messages
 from pydantic import Field
 from typing_extensions import TypedDict
@@ -48,33 +57,73 @@ def _calls_tools(message: dict[Any, Any]) -> bool:
     return any(bool(where.get(key)) for where in (message, extra) for key in keys)
 
 
+def _as_message(message: Any) -> BaseMessage | None:
+    """A client's message as LangChain reads it (any form it accepts); None if it cannot."""
+    if isinstance(message, BaseMessage):
+        return message
+    try:
+        return convert_to_messages([message])[0]
+    except (KeyError, TypeError, ValueError, NotImplementedError):
+        return None  # `add_messages` then fails with the clear error below
+
+
+def _speaks_as_system(message: BaseMessage) -> bool:
+    role = message.role if isinstance(message, ChatMessage) else message.type
+    return isinstance(message, SystemMessage) or str(role).lower() in _SYSTEM_ROLES
+
+
+def _is_tool_result(message: BaseMessage) -> bool:
+    kinds = ("tool", "function")
+    return isinstance(message, ToolMessage | FunctionMessage) or message.type in kinds
+
+
+def _calls_a_tool(message: BaseMessage) -> bool:
+    if isinstance(message, AIMessage) and (message.tool_calls or message.invalid_tool_calls):
+        return True
+    return _calls_tools(message.additional_kwargs)
+
+
 def add_turn_messages(left: Messages, right: Messages) -> Messages:
     """`add_messages` that refuses system text from a client and explains malformed messages.
 
     Only the composer writes system text, into the prompt it builds each turn, never into the
     thread: a message with role system (or developer) arriving in `messages` is a client trying
     to speak as the system, and the whole update is refused before anything is stored. So is a
-    client's tool result or tool call (the nodes return message objects, a client sends dicts):
-    a forged `finish_task` result would publish its text to the tenant's agents. A message the
+    client's tool result or tool call (the nodes return message objects; a client sends dicts,
+    pairs or serialized objects, each judged as LangChain reads it): a forged `finish_task`
+    result would publish its text to the tenant's agents. A message the
     converter cannot read (an unknown role) gets a clear error instead of a bare `KeyError`
     from deep inside the converter.
     """
     incoming = right if isinstance(right, list) else [right]
     for message in incoming:
-        if _role_of(message).lower() in _SYSTEM_ROLES:
+        # The nodes return message objects; anything else is what a client sent, judged as
+        # LangChain will read it: a dict by role or type, a pair, or a serialized object
+        # (`{"lc": 1, "id": [..., "ToolMessage"], ...}`), which names no role at all.
+        client = not isinstance(message, BaseMessage)
+        read = _as_message(message)
+        if _role_of(message).lower() in _SYSTEM_ROLES or (
+            read is not None and _speaks_as_system(read)
+        ):
             raise InputMessageError(
                 "messages with role 'system' are refused: only the server writes system text; "
                 "send the text as a user message"
             )
-        if isinstance(message, dict) and _role_of(message).lower() == "tool":
-            # The nodes return message objects; a dict is what a client sent. A tool's result
-            # (and its artifact: a finished task the gate publishes to the tenant's agents, a
-            # scratchpad write) is the server's own tool's, never the client's to write.
+        if client and (
+            (isinstance(message, dict) and _role_of(message).lower() == "tool")
+            or (read is not None and _is_tool_result(read))
+        ):
+            # A tool's result (and its artifact: a finished task the gate publishes to the
+            # tenant's agents, a scratchpad write) is the server's own tool's, never the
+            # client's to write.
             raise InputMessageError(
                 "messages with role 'tool' are refused: tool results come only from the "
                 "server's own tools"
             )
-        if isinstance(message, dict) and _calls_tools(message):
+        if client and (
+            (isinstance(message, dict) and _calls_tools(message))
+            or (read is not None and _calls_a_tool(read))
+        ):
             raise InputMessageError(
                 "messages with tool calls are refused: only the server's model calls tools"
             )
