@@ -63,6 +63,19 @@ PERSON_VALUED = frozenset({"manager", "relationship", "pet"})
 MAX_CHARS = 240
 READ_CACHE = 4096  # texts whose reading is kept (a few hundred bytes each)
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?|[\u4e00-\u9fff]+")
+_THOUSANDS = re.compile(r"(?<=\d)[,，](?=\d{3}(?!\d))")
+# The amount or time said to have moved to a new one: "hiked it to 1,600", "long runs are up to
+# 28k", "pushed the deadline back to the 28th", "I'm paying £1,350 now", "涨到3500了".
+_MOVED = re.compile(
+    r"\b(?:up|down|back|out|over)\s+to\b"
+    r"|\b(?:raised|raise|hiked|hike|bumped|bump|pushed|push|moved|move|slipped|slip|stretch\w{0,3}"
+    r"|trimmed|trim|cut|upped|increased|increase|decreased|decrease|dropped|lowered|reduced"
+    r"|extended|postponed|delayed|capped|shifted|changed|crept|went|gone)\b[^.!?;]{0,40}?"
+    r"\bto\s+(?:about\s+|around\s+|like\s+)?(?:the\s+)?[£$€¥]?\d"
+    r"|[£$€¥]?\d[\d,.]{0,12}\s?[a-z]{0,3}\s+now\b|\bnow\s+(?:at|on|is|are|paying|pay)\s+[£$€¥]?\d"
+    r"|(?:涨|加|降|减|升|推迟|延|延期|提|提前|调|改)到\s?[0-9]",
+    re.I,
+)
 _BRACKETS = re.compile(r"\[([^\[\]]*)\]")
 _EN_STOP = frozenset(
     "i i'm im me my mine we we're our us you a an the is are am was were be been being 's 're "
@@ -113,8 +126,13 @@ def _when_removed(text: str) -> str:
 
 
 def _tokens(text: str) -> list[str]:
-    """Lower-case words; Chinese runs as characters and character pairs."""
+    """Lower-case words; Chinese runs as characters and character pairs.
+
+    A number's thousands separators go ("£1,200" is one value, 1200, not the words 1 and 200:
+    "£1,350" would share its 1).
+    """
     out: list[str] = []
+    text = _THOUSANDS.sub("", text)
     for run in _WORD.findall(text.lower().replace("’", "'")):
         if "\u4e00" <= run[0] <= "\u9fff":
             out.extend(run)
@@ -480,9 +498,12 @@ class SlotReader:
             return None  # a denial of something else sets no new value ("haven't eaten meat")
         numbers_new = {w for w in new_values if any(ch.isdigit() for ch in w)}
         numbers_old = {w for w in old_values if any(ch.isdigit() for ch in w)}
-        if numbers_new and numbers_old and not numbers_new & numbers_old and clear:
+        moved = clear or bool(_MOVED.search(new))
+        if numbers_new and numbers_old and not numbers_new & numbers_old and moved:
             # The amount or time is the value: "long runs have crept up to 21k" after "my
-            # long run on Sundays is about 10k" changes it, whatever else they share.
+            # long run on Sundays is about 10k" changes it, whatever else they share. Said to
+            # have moved ("up to", "pushed back to", "now"), the attribute need not stand out
+            # of "none": the number is the value.
             return "update", attribute
         shared = new_values & old_values
         if shared and (2 * len(shared) >= len(old_values) or _names_in(shared, old)):
@@ -569,7 +590,12 @@ _UNCHANGED = re.compile(
     r"|\bstill\s+(?:the\s+(?:same|date|plan|one)|stands"
     r"|holds|on)\b|\b(?:unchanged|as always|as usual|same as (?:ever|always|before))\b"
     r"|\b(?:nothing(?:'s| has)?|hasn't|haven't|has not|have not) changed\b"
-    r"|没变|不变|照旧|依旧|依然|仍然|老样子",
+    r"|没变|不变|照旧|依旧|依然|仍然|老样子"
+    # A price or amount inside the limit stated before keeps the limit ("found one for £1,350,
+    # under our limit", "在预算里面").
+    r"|\b(?:under|within|below|inside)\s+(?:(?:the|our|my|your)\s+)?"
+    r"(?:limit|budget|cap|max(?:imum)?)\b|\b(?:in|on)\s+budget\b"
+    r"|预算(?:里面?|内|以内|之内|范围内)|没超(?:预算|标)?|不超(?:预算)?",
     re.I,
 )
 
@@ -580,8 +606,9 @@ _CONTINUES = re.compile(r"\bsame\b|^\s*still\b|一样|还是", re.I)
 
 
 def marks_change(text: str) -> bool:
-    """Whether a statement says that something changed or began ("now", "since June", "搬到")."""
-    return bool(_CHANGE.search(text))
+    """Whether a statement says that something changed or began ("now", "since June", "搬到"),
+    or that an amount or time moved to a new one ("long runs are up to 28k")."""
+    return bool(_CHANGE.search(text) or _MOVED.search(text))
 
 
 def sets_attribute(text: str, embed: EmbedFn) -> bool:

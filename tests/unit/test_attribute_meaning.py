@@ -11,6 +11,7 @@ import pytest
 
 from memory.attribute_meaning import (
     SlotReader,
+    _tokens,
     changes_its_topic,
     compare,
     marks_change,
@@ -430,3 +431,39 @@ def test_a_past_question_asks_for_an_attribute_or_not(embedder: Embedder) -> Non
     assert not asks_for_an_attribute("2017年我开的是什么车？", None)
     assert not asks_for_an_attribute("What did I cook before the party?", slots)
     assert not asks_for_an_attribute("上周末我去了哪里？", slots)
+
+
+# Written for this test, in no corpus: an amount or a time said to have moved to a new one.
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("My mortgage payment is £1,100 a month.", "The bank put it up to £1,240 in March."),
+        ("My weekly mileage is about 30k.", "With the ultra coming, weekly mileage is up to 65k."),
+        ("I earn around 48k.", "Got the promotion, so I'm at 55k now."),
+    ],
+)  # fmt: skip
+def test_an_amount_moved_to_a_new_one_updates(embedder: Embedder, old: str, new: str) -> None:
+    assert marks_change(new)
+    assert _resolve(embedder, old, new) == "supersede"
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # The thousands separator is no word: "£1,240" shares no "1" with "£1,100".
+        ("My mortgage payment is £1,100 a month.", "Paid the £1,100 mortgage today."),
+        # A price inside the limit keeps the limit.
+        ("Our holiday budget is $2,500 max.", "Booked a cottage for $2,100, well under budget."),
+        ("装修预算最多二十万。", "挑了套方案十八万，在预算以内。"),
+    ],
+)
+def test_the_same_amount_or_a_price_inside_the_limit_is_no_update(
+    embedder: Embedder, old: str, new: str
+) -> None:
+    assert _resolve(embedder, old, new) != "supersede"
+
+
+def test_thousands_separators_are_part_of_the_number() -> None:
+    assert _tokens("£1,350 or 1，200 but 12,34 and 1,2345") == [
+        "1350", "or", "1200", "but", "12", "34", "and", "1", "2345",
+    ]  # fmt: skip
