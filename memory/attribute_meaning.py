@@ -63,6 +63,20 @@ PERSON_VALUED = frozenset({"manager", "relationship", "pet"})
 MAX_CHARS = 240
 READ_CACHE = 4096  # texts whose reading is kept (a few hundred bytes each)
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?|[\u4e00-\u9fff]+")
+# A named value something moved to: "Migrated everything over to Fly.io", "Ported my number to
+# Giffgaff", "I transferred to UCL", "流水线迁到Drone上了". The name is capitalised or a number.
+_MOVED_TO_NAME = re.compile(
+    r"(?i:\b(?:migrat(?:ed|ing|ion)|ported|porting|moved|moving|switched|switching|transferred"
+    r"|transferring)\b)[^.!?;]{0,40}?(?i:\b(?:to|onto|into)\s+(?:the\s+|a\s+|an\s+)?)[A-Z0-9]"
+    r"|(?:迁到|迁移到|转到|换到|切到|改用|换成)\s?[A-Za-z0-9\u4e00-\u9fff]"
+)
+# All of something moved at once: one thing, not one of a family's members ("Migrated
+# everything over to Fly.io" after "We're hosting the app on Heroku").
+_WHOLESALE = re.compile(
+    r"\b(?:migrated|ported|moved|switched|transferred)\s+(?:everything|all\b|every\b|the\s+whole"
+    r"|our\s+whole)|\bmigration\s+(?:over\s+)?to\b|(?:全部|都|全)(?:迁|转|换|搬)",
+    re.I,
+)
 _THOUSANDS = re.compile(r"(?<=\d)[,，](?=\d{3}(?!\d))")
 # The amount or time said to have moved to a new one: "hiked it to 1,600", "long runs are up to
 # 28k", "pushed the deadline back to the 28th", "I'm paying £1,350 now", "涨到3500了".
@@ -103,7 +117,7 @@ _ZH_TIME = re.compile(
 _GIVEN_UP = re.compile(
     r"\b(?:not|no|never|no longer|quit|stopped|gave up|instead of|sold|gave away|got rid of|"
     r"left|ditched|dropped|traded|swapped|replaced|switched from|moved from|moved away from|"
-    r"lost|cancelled|canceled|\w+n't)"
+    r"lost|cancelled|canceled|retired|decommissioned|shut(?:ting)?(?:\s+(?:down|off))?|\w+n't)"
     r"((?:\s+(?!(?:for|with|to|into|and|but|so|because|after|in)\b)[\w'-]+){1,6})"
     # What died, named before the verb: "Miso passed in the spring" (not "passed his test").
     r"|\b([\w'-]{1,30})\s+(?:passed away|died|passed(?=\s+(?:in|last|over|on|this|at|earlier|"
@@ -481,10 +495,18 @@ class SlotReader:
         # over"): with a model whose cosines lie close together, any chat ("I've been
         # binge-watching Succession this week") has some best attribute. A terse Chinese update
         # often reads close to "none" ("上周刚去米哈游报到"): its best one is enough.
-        clear = attribute in self.slots(new, margin) or (
-            attribute == best[0] and (_is_cjk(new) or attribute in products_named(new))
+        # A named value the statement says something moved to is the new value: its
+        # attribute need only be among its two best readings ("Ported my number to Giffgaff").
+        clear = (
+            attribute in self.slots(new, margin)
+            or (attribute == best[0] and (_is_cjk(new) or attribute in products_named(new)))
+            or (attribute in best and _MOVED_TO_NAME.search(new) is not None)
         )
-        if attribute in self._bank.scoped and not self._one_thing(new, old, attribute):
+        if (
+            attribute in self._bank.scoped
+            and not self._one_thing(new, old, attribute)
+            and not _WHOLESALE.search(new)
+        ):
             return "apart", attribute  # "our standup" and "our weekly review": two schedules
         if _UNCHANGED.search(new):
             return "agree", attribute
@@ -606,8 +628,11 @@ _CONTINUES = re.compile(r"\bsame\b|^\s*still\b|一样|还是", re.I)
 
 
 def marks_change(text: str) -> bool:
-    """Whether a statement says that something changed or began ("now", "since June", "搬到"),
-    or that an amount or time moved to a new one ("long runs are up to 28k")."""
+    """Whether a statement says that something changed or began ("now", "since June", "搬到").
+
+    An amount or a time said to have moved to a new one is a change too ("long runs are up to
+    28k").
+    """
     return bool(_CHANGE.search(text) or _MOVED.search(text))
 
 

@@ -467,3 +467,30 @@ def test_thousands_separators_are_part_of_the_number() -> None:
     assert _tokens("£1,350 or 1，200 but 12,34 and 1,2345") == [
         "1350", "or", "1200", "but", "12", "34", "and", "1", "2345",
     ]  # fmt: skip
+
+
+# Written for this test, in no corpus: a named value something moved to, all of it at once,
+# and the old value named only to shut it down.
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Our app is hosted on Render.", "Migrated everything over to Railway last month."),
+        ("I'm with EE for my phone.", "Ported my number to Three, way cheaper."),
+        ("We build with Travis CI.", "The team moved every job to Buildkite and shut Travis down."),
+    ],
+)
+def test_a_named_value_something_moved_to_updates(embedder: Embedder, old: str, new: str) -> None:
+    assert _resolve(embedder, old, new) == "supersede"
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Our standup is at 9:30.", "Moved the retro to Thursday afternoons."),  # two schedules
+        ("I'm learning Spanish.", "My sister moved to Madrid last year."),  # someone else
+    ],
+)
+def test_a_move_of_another_member_or_person_is_no_update(
+    embedder: Embedder, old: str, new: str
+) -> None:
+    assert _resolve(embedder, old, new) != "supersede"
