@@ -77,6 +77,24 @@ _WHOLESALE = re.compile(
     r"|our\s+whole)|\bmigration\s+(?:over\s+)?to\b|(?:全部|都|全)(?:迁|转|换|搬)",
     re.I,
 )
+# The person an old statement gives as a role's value ("My piano teacher is Mrs. Okafor", "我们组长
+# 是刘洋", "家里请的阿姨是河南的李阿姨"), and a statement that opens by saying that person went
+# ("Mrs. Okafor retired, so ...", "刘洋调去别的部门了", "李阿姨回老家带孙子去了").
+_ROLE_IS_NAME = re.compile(
+    r"(?i:\b(?:my|our)\s+(?:[\w-]+\s+){0,3}?(?:is|are|was)\s+(?:(?:dr|mr|mrs|ms|miss|prof)\.?\s+)?)"
+    r"([A-Z][\w'-]{1,30})"
+    r"|是(?:[\u4e00-\u9fff]{0,8}?的)?([\u4e00-\u9fff]{2,4})[。！!，,\s]*$"
+)
+_DEPARTED = re.compile(
+    r"^\W{0,3}[\w.' -]{1,40}?\s(?:has\s+|had\s+|just\s+)?(?:retired|quit|resigned"
+    r"|stepped\s+down|moved\s+(?:away|on)|passed\s+away|died"
+    # "left" the place of the role, not "left me a voicemail" or "left early".
+    r"|left(?:\s+(?:the\s+|his\s+|her\s+|their\s+)?(?:company|firm|practice|job|team|school"
+    r"|clinic|surgery|agency|business|salon|studio|club|country|area|town|city)\b"
+    r"|\s+(?:for|to)\b|\s*[,.;!]|\s*$))\b"
+    r"|^\W{0,3}[\u4e00-\u9fff]{1,6}?(?:退休|调去|调走|调到|离职|辞职|走了|不干|回老家|去世|搬走|换岗)",
+    re.I,
+)
 _THOUSANDS = re.compile(r"(?<=\d)[,，](?=\d{3}(?!\d))")
 # The amount or time said to have moved to a new one: "hiked it to 1,600", "long runs are up to
 # 28k", "pushed the deadline back to the 28th", "I'm paying £1,350 now", "涨到3500了".
@@ -454,6 +472,8 @@ class SlotReader:
         ("apart", family) when they set two members of one family: two schedules, two
         favourites ("my favourite band", "my favourite food"), two decisions.
         """
+        if named_value_gone(new, old):
+            return "update", self._shared_attribute(new, old, margin) or "person"
         found = self._compare_whole(new, old, margin)
         if found is not None:
             return found
@@ -625,6 +645,21 @@ _UNCHANGED = re.compile(
 # Words that say a statement continues the old value: "same company though", "Still fully
 # plant-based", "还是干策划", "跟以前一样".
 _CONTINUES = re.compile(r"\bsame\b|^\s*still\b|一样|还是", re.I)
+
+
+def named_value_gone(new: str, old: str) -> bool:
+    """Whether `new` opens by saying that the person `old` gave as a role's value went.
+
+    "Mrs. Okafor retired, so I've started lessons with Tomasz" after "My piano teacher is Mrs.
+    Okafor"; "刘洋调去别的部门了" after "我们组长是刘洋". The role need be no attribute the reader
+    knows (a piano teacher, a tax accountant, a housekeeper): the value is gone, whatever it was.
+    """
+    went = _DEPARTED.search(new[:MAX_CHARS])
+    if went is None:
+        return False
+    head = new[: went.end()]
+    names = {n for m in _ROLE_IS_NAME.finditer(old[:MAX_CHARS]) for n in m.groups() if n}
+    return any(name in head for name in names)
 
 
 def marks_change(text: str) -> bool:

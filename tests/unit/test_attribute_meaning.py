@@ -15,6 +15,7 @@ from memory.attribute_meaning import (
     changes_its_topic,
     compare,
     marks_change,
+    named_value_gone,
     reader,
     sets_attribute,
 )
@@ -494,3 +495,32 @@ def test_a_move_of_another_member_or_person_is_no_update(
     embedder: Embedder, old: str, new: str
 ) -> None:
     assert _resolve(embedder, old, new) != "supersede"
+
+
+# Written for this test, in no corpus: the person a role named, said to have gone, whatever
+# the role; the same person doing anything else changes nothing.
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("My violin teacher is Mrs. Abernathy.", "Mrs. Abernathy retired, so I need a new one."),
+        ("Our cleaner is Rosa, on Fridays.", "Rosa left for a job in Valencia, we're looking."),
+        ("我的私教是小郑。", "小郑辞职回老家了，健身房给我换了个教练。"),
+    ],
+)  # fmt: skip
+def test_the_person_a_role_named_gone_is_an_update(embedder: Embedder, old: str, new: str) -> None:
+    assert named_value_gone(new, old)
+    assert compare(new, old, embedder.embed) is not None
+    assert compare(new, old, embedder.embed)[0] == "update"  # type: ignore[index]
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("My violin teacher is Mrs. Abernathy.", "Mrs. Abernathy left me a voicemail today."),
+        ("My violin teacher is Mrs. Abernathy.", "Mrs. Abernathy ran late again today."),
+        ("My sister Rosa lives in Leeds.", "Rosa left for a job in Valencia."),  # no role's value
+        ("我的私教是小郑。", "小郑今天又迟到了。"),
+    ],
+)  # fmt: skip
+def test_the_person_doing_something_else_is_not_gone(old: str, new: str) -> None:
+    assert not named_value_gone(new, old)
