@@ -99,7 +99,8 @@ _THOUSANDS = re.compile(r"(?<=\d)[,，](?=\d{3}(?!\d))")
 # The amount or time said to have moved to a new one: "hiked it to 1,600", "long runs are up to
 # 28k", "pushed the deadline back to the 28th", "I'm paying £1,350 now", "涨到3500了".
 _MOVED = re.compile(
-    r"\b(?:up|down|back|out|over)\s+to\b"
+    r"\b(?:up|down|back|out|over)\s+to\s+(?:about\s+|around\s+|like\s+)?(?:the\s+)?"
+    r"(?:[£$€¥]?\d|(?:one|two|three|four|five|six|seven|eight|nine|ten|half|a\s+couple)\b)"
     r"|\b(?:raised|raise|hiked|hike|bumped|bump|pushed|push|moved|move|slipped|slip|stretch\w{0,3}"
     r"|trimmed|trim|cut|upped|increased|increase|decreased|decrease|dropped|lowered|reduced"
     r"|extended|postponed|delayed|capped|shifted|changed|crept|went|gone)\b[^.!?;]{0,40}?"
@@ -135,7 +136,9 @@ _ZH_TIME = re.compile(
 _GIVEN_UP = re.compile(
     r"\b(?:not|no|never|no longer|quit|stopped|gave up|instead of|sold|gave away|got rid of|"
     r"left|ditched|dropped|traded|swapped|replaced|switched from|moved from|moved away from|"
-    r"lost|cancelled|canceled|retired|decommissioned|shut(?:ting)?(?:\s+(?:down|off))?|\w+n't)"
+    r"lost|cancelled|canceled|retired|decommissioned|\w+n't"
+    # "shut the Jenkins box off", "shutting down the old cluster"; not "shut my laptop at 6".
+    r"|shut(?:ting)?(?=[\w' -]{0,40}?\b(?:down|off)\b))"
     r"((?:\s+(?!(?:for|with|to|into|and|but|so|because|after|in)\b)[\w'-]+){1,6})"
     # What died, named before the verb: "Miso passed in the spring" (not "passed his test").
     r"|\b([\w'-]{1,30})\s+(?:passed away|died|passed(?=\s+(?:in|last|over|on|this|at|earlier|"
@@ -610,7 +613,7 @@ def reader(embed: EmbedFn) -> SlotReader:
 _CHANGE = re.compile(
     r"\b(?:now|these days|nowadays|lately|recently|since|any ?more|no longer|switched|switching|"
     r"moved|moving|changed|started|starting|swapped|become|became|instead|joined|new|first|got|"
-    r"bought|sold|traded|took up|taken up|picked up|went with|going with|decided|promoted|"
+    r"bought|sold|traded|took up|taken up|picked up|went with|going with|decided|promoted|back to|"
     r"retired|quit|left|broke up|split up|relocated|ago|last (?:week|month|year|spring|summer|"
     r"autumn|fall|winter|quarter)|this (?:year|month|week|spring|summer|autumn|fall|winter|"
     r"quarter)|from (?:next|this)|in (?:january|february|march|april|may|june|july|august|"
@@ -655,7 +658,7 @@ def named_value_gone(new: str, old: str) -> bool:
     knows (a piano teacher, a tax accountant, a housekeeper): the value is gone, whatever it was.
     """
     went = _DEPARTED.search(new[:MAX_CHARS])
-    if went is None:
+    if went is None or not_current(new):  # "If Mrs. Okafor retired, ..." is no news
         return False
     head = new[: went.end()]
     names = {n for m in _ROLE_IS_NAME.finditer(old[:MAX_CHARS]) for n in m.groups() if n}

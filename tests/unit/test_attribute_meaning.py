@@ -524,3 +524,15 @@ def test_the_person_a_role_named_gone_is_an_update(embedder: Embedder, old: str,
 )  # fmt: skip
 def test_the_person_doing_something_else_is_not_gone(old: str, new: str) -> None:
     assert not named_value_gone(new, old)
+
+
+def test_a_wish_about_the_person_or_a_shut_laptop_is_no_departure_or_denial(
+    embedder: Embedder,
+) -> None:
+    assert not named_value_gone(
+        "If Mrs. Abernathy retired, I would stop.", "My violin teacher is Mrs. Abernathy."
+    )
+    # "Shut" gives something up only as "shut ... down / off": the time said beside it is the
+    # new value, not a thing given up.
+    new = "These days I shut my laptop at 6 sharp."
+    assert _resolve(embedder, "I finish work at 7.", new) == "supersede"
