@@ -201,6 +201,20 @@ async def test_a_question_about_the_user_finds_the_users_value(store: MemoryStor
     assert "Siemens" in await _top(store, "Where did the user work in 2021?")
 
 
+async def test_a_new_value_that_leaves_its_topic_unsaid_is_found_by_the_one_it_replaced(
+    store: MemoryStore,
+) -> None:
+    # "Lena comes on Thursdays" says nothing of piano; the statement it replaced does.
+    assert await _say(store, "My piano teacher is Mrs. Abara.", "2019-05-01") == ["stored"]
+    assert await _say(
+        store, "Mrs. Abara moved away, so Lena comes on Thursdays instead.", "2023-02-01"
+    ) == ["superseded"]
+    (current,) = await store.list_memories(ALICE)
+    assert current.content.startswith("Mrs. Abara moved away")  # its text is what was said
+    assert "Lena" in await _top(store, "Who teaches me piano now?")
+    assert "teacher is Mrs. Abara" in await _top(store, "Who taught me piano in 2020?")
+
+
 async def test_flagged_text_that_replaces_a_value_keeps_its_short_lifetime(
     store: MemoryStore,
 ) -> None:

@@ -158,6 +158,24 @@ async def _apply(
     return await _conflict(store, scope, item, verdict, lifetime_asked)
 
 
+async def _with_replaced_context(
+    store: MemoryStore, scope: Scope, item: NewMemory, targets: Sequence[str]
+) -> NewMemory:
+    """`item` with the value it replaces ahead of its context.
+
+    A new value often leaves its topic unsaid ("Yusuf retired, so I go to Marta at Fade Lab
+    now" after "My barber is Yusuf"): read alone, a question about the topic ("who cuts my
+    hair?") finds neither. Context is what recall reads a memory's topic from beside its own
+    words (its context-bearing vector, its words at half weight); it is not shown as the
+    memory's text.
+    """
+    replaced = [record for t in targets if (record := await store.get(scope, t)) is not None]
+    said = " ".join(r.content for r in replaced if r.content not in item.context)
+    if not said:
+        return item
+    return replace(item, context=f"{said}\n{item.context}" if item.context else said)
+
+
 async def supersede(
     store: MemoryStore, scope: Scope, targets: Sequence[str], by: str, why: str, *, merged: bool
 ) -> None:
@@ -203,6 +221,8 @@ async def _conflict(
         # The newest value of something the user stated holds until an update replaces it,
         # not for a fact's default lifetime. Text the screen flagged keeps its short one.
         winner = replace(winner, ttl_days=None)
+    if verdict.action == "supersede" and verdict.conflict:
+        winner = await _with_replaced_context(store, scope, winner, targets)
     written = await store.write(scope, winner, reason=why)
     await supersede(store, scope, targets, written.id, why, merged=verdict.action == "merge")
     if verdict.action == "supersede" and verdict.conflict:
