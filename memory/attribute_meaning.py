@@ -477,6 +477,10 @@ class SlotReader:
         """
         if named_value_gone(new, old):
             return "update", self._shared_attribute(new, old, margin) or "person"
+        if relationship_ended(new, old):
+            return "update", "relationship"
+        if need_ended(new, old):
+            return "update", self._shared_attribute(new, old, margin) or "need"
         found = self._compare_whole(new, old, margin)
         if found is not None:
             return found
@@ -663,6 +667,74 @@ def named_value_gone(new: str, old: str) -> bool:
     head = new[: went.end()]
     names = {n for m in _ROLE_IS_NAME.finditer(old[:MAX_CHARS]) for n in m.groups() if n}
     return any(name in head for name in names)
+
+
+# A relationship of the user's, given ("My girlfriend Ines and I have been together", "我有女朋友",
+# "我和男朋友住在一起"), and said to have ended with the user a party to it ("Ines and I split up",
+# "We broke up in the autumn", "上周分手了", "和阿杰分手了"; not "my sister broke up with him").
+_TOGETHER = re.compile(
+    r"\b(?:girlfriend|boyfriend|partner|wife|husband|fianc[eé]e?|married|together|dating"
+    r"|seeing\s+(?:someone|somebody|a\s+(?:guy|girl|man|woman)))\b"
+    r"|男朋友|女朋友|男友|女友|对象|老公|老婆|丈夫|妻子|未婚[夫妻]|结婚|在一起|谈恋爱|异地恋|同居",
+    re.I,
+)
+_ENDED = re.compile(
+    r"(?i:\b(?:I|we)|\b[A-Z][\w'-]{1,30}\s+and\s+I|^\W{0,3})"
+    r"\s*(?:have\s+|had\s+|just\s+|finally\s+|officially\s+)?"
+    r"(?i:broke\s+up|split\s+up|got\s+divorced|divorced|called\s+it\s+(?:off|quits)"
+    r"|separated(?!\s+(?:the|our|my|them|it|out)\b))\b"
+    r"|(?:^|[，。！？；,.!?;\s])"
+    r"(?:上周|上个?月|去年|前年|今年|年初|年底|最近|前段时间|前阵子|[0-9一二三四五六七八九十两]{1,4}[年月]份?)?"
+    r"(?:我们|我和[^，。！？\s]{1,4}|我跟[^，。！？\s]{1,4}|和[^，。！？\s]{1,4}|跟[^，。！？\s]{1,4})?"
+    r"(?:已经|早就)?(?:分手|离婚|离了婚)"
+)
+
+
+def relationship_ended(new: str, old: str) -> bool:
+    """Whether `new` says that a relationship `old` gave has ended, the user a party to it.
+
+    "Ines and I split up over the summer" after "My girlfriend Ines and I have been together
+    about three years"; "上周分手了，又是一个人了" after "我有女朋友，谈了三年了". A relationship is
+    a value like any other, but its end names no new one for the reader to compare.
+    """
+    if not_current(new) or not _TOGETHER.search(old[:MAX_CHARS]):
+        return False
+    return _ENDED.search(new[:MAX_CHARS]) is not None and _ENDED.search(old[:MAX_CHARS]) is None
+
+
+# A need or an obligation said to be over, in its clause: "周末终于不用去公司了",
+# "现在啥眼镜都不用戴", "I no longer have to drive the kids in". "闹钟都不用定" (no 了, no
+# "now") states how things are.
+_NO_LONGER_NEEDED = re.compile(
+    r"[^，。！？；,.!?;\n]{0,12}不(?:用|必|需要)[^，。！？；,.!?;\n]{1,10}?了"
+    r"|[^，。！？；,.!?;\n]{0,12}(?:现在|终于|再也|以后|已经)[^，。！？；,.!?;\n]{0,8}?不(?:用|必|需要)"
+    r"[^，。！？；,.!?;\n]{1,10}"
+    r"|[^.!?;\n]{0,40}\b(?:no\s+longer\s+(?:have|need)\s+to|(?:don't|do\s+not|doesn't)\s+"
+    r"(?:have|need)\s+to\b[^.!?;\n]{1,40}?\b(?:anymore|any\s+more))\b[^.!?;\n]{0,40}",
+    re.I,
+)
+
+
+def need_ended(new: str, old: str) -> bool:
+    """Whether `new` says that something `old` stated no longer has to be done.
+
+    The clause that says so must name the thing `old` is about: "周末终于不用去公司了" after
+    "我周末都要加班", "现在啥眼镜都不用戴" after "我戴隐形眼镜". A Chinese single character shared
+    is no naming ("公" of 公司 and 公园).
+    """
+    if not_current(new):
+        return False
+    text = new[:MAX_CHARS]
+    for match in _NO_LONGER_NEEDED.finditer(text):
+        clause = match.group()
+        after = text[match.end() : match.end() + 3]
+        if "是不是" in clause or any(mark in after for mark in "?？吗"):
+            continue  # asked, not said
+        said = _content(_tokens(_when_removed(old[:MAX_CHARS])))
+        shared = _content(_tokens(_when_removed(clause))) & said
+        if any(not _is_cjk(t) or len(t) > 1 for t in shared):
+            return True
+    return False
 
 
 def marks_change(text: str) -> bool:

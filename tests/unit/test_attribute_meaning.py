@@ -16,7 +16,9 @@ from memory.attribute_meaning import (
     compare,
     marks_change,
     named_value_gone,
+    need_ended,
     reader,
+    relationship_ended,
     sets_attribute,
 )
 from memory.attributes import compare as by_patterns
@@ -524,6 +526,74 @@ def test_the_person_a_role_named_gone_is_an_update(embedder: Embedder, old: str,
 )  # fmt: skip
 def test_the_person_doing_something_else_is_not_gone(old: str, new: str) -> None:
     assert not named_value_gone(new, old)
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("My boyfriend Teo and I have been together for two years.",
+         "Teo and I split up in June, I'm on my own now."),
+        ("I'm married.", "Broke up with Sam last month."),
+        ("I'm seeing a guy from my running club.", "We broke up at Christmas."),
+        ("我和女朋友谈了两年了。", "前段时间分手了，现在一个人。"),
+        ("我跟老公在一起八年了。", "去年我们离婚了，孩子跟我。"),
+        ("我有对象了。", "和小林分手了，还没缓过来。"),
+    ],
+)  # fmt: skip
+def test_a_relationship_said_to_have_ended_is_an_update(
+    embedder: Embedder, old: str, new: str
+) -> None:
+    assert relationship_ended(new, old)
+    assert compare(new, old, embedder.embed) == ("update", "relationship")
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("My girlfriend and I live in Bristol.", "My sister broke up with her boyfriend."),
+        ("我有女朋友。", "我妹妹分手了。"),
+        ("My wife and I split the bills evenly.", "We split the bill at dinner."),
+        ("My partner Ana and I live together.", "If Ana and I broke up I'd have to move."),
+        ("My partner Ana and I live together.", "We almost broke up last year, glad we didn't."),
+        ("我和老公在一起五年了。", "跟老公吵了一架，还好没分手。"),
+        ("I'm single.", "We broke up in May."),  # no relationship given: nothing ended
+        ("We broke up in May.", "Theo and I split up in the spring."),  # both say it ended
+    ],
+)  # fmt: skip
+def test_no_relationship_ended_unless_the_user_says_theirs_did(old: str, new: str) -> None:
+    assert not relationship_ended(new, old)
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("我每天都得开车送孩子上学。", "孩子住校了，现在不用开车送了。"),
+        ("我晚上要去夜校上课。", "证书拿到了，夜校终于不用去了"),
+        ("I have to drive my son to school every morning.",
+         "He takes the bus now, so I no longer have to drive him in."),
+        ("I need to file quarterly VAT returns for the shop.",
+         "Sold the shop, so I don't have to file VAT returns anymore."),
+    ],
+)  # fmt: skip
+def test_a_need_said_to_be_over_is_an_update(embedder: Embedder, old: str, new: str) -> None:
+    assert need_ended(new, old)
+    assert compare(new, old, embedder.embed) is not None
+    assert compare(new, old, embedder.embed)[0] == "update"  # type: ignore[index]
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("我一般早上七点起。", "每天七点左右就醒了，闹钟都不用定"),  # how things are, not a change
+        ("我家附近有个公园。", "周末终于不用去公司了"),  # one character shared names nothing
+        ("我周末都要加班。", "周末是不是不用加班了？"),
+        ("I have to drive my son to school every morning.", "I don't have to drive today."),
+        ("I have to drive my son to school every morning.",
+         "If I no longer had to drive him in, I'd sleep till eight."),
+    ],
+)  # fmt: skip
+def test_no_need_ended_without_its_thing_or_a_change(old: str, new: str) -> None:
+    assert not need_ended(new, old)
 
 
 def test_a_wish_about_the_person_or_a_shut_laptop_is_no_departure_or_denial(
