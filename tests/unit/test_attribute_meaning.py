@@ -42,6 +42,11 @@ def _resolve(embedder: Embedder, old: str, new: str) -> str:
     return resolve(Candidate(new, Category.FACT), [existing], embed=embedder.embed).action
 
 
+def _verdict(embedder: Embedder, new: str, old: str) -> str | None:
+    found = compare(new, old, embedder.embed)
+    return None if found is None else found[0]
+
+
 # None of these is read by a pattern of `memory.attributes` (checked below), so each tests the
 # reading by meaning. Written for this test; not in any corpus the thresholds were chosen on.
 UPDATES = [
@@ -511,8 +516,7 @@ def test_a_move_of_another_member_or_person_is_no_update(
 )  # fmt: skip
 def test_the_person_a_role_named_gone_is_an_update(embedder: Embedder, old: str, new: str) -> None:
     assert named_value_gone(new, old)
-    assert compare(new, old, embedder.embed) is not None
-    assert compare(new, old, embedder.embed)[0] == "update"  # type: ignore[index]
+    assert _verdict(embedder, new, old) == "update"
 
 
 @pytest.mark.parametrize(
@@ -577,8 +581,7 @@ def test_no_relationship_ended_unless_the_user_says_theirs_did(old: str, new: st
 )  # fmt: skip
 def test_a_need_said_to_be_over_is_an_update(embedder: Embedder, old: str, new: str) -> None:
     assert need_ended(new, old)
-    assert compare(new, old, embedder.embed) is not None
-    assert compare(new, old, embedder.embed)[0] == "update"  # type: ignore[index]
+    assert _verdict(embedder, new, old) == "update"
 
 
 @pytest.mark.parametrize(
