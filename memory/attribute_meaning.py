@@ -481,6 +481,8 @@ class SlotReader:
             return "update", "relationship"
         if need_ended(new, old):
             return "update", self._shared_attribute(new, old, margin) or "need"
+        if limit_lifted(new, old):
+            return "update", self._shared_attribute(new, old, margin) or "limit"
         found = self._compare_whole(new, old, margin)
         if found is not None:
             return found
@@ -735,6 +737,51 @@ def need_ended(new: str, old: str) -> bool:
         if any(not _is_cjk(t) or len(t) > 1 for t in shared):
             return True
     return False
+
+
+# A limit the user gave ("I can't do meetings before 10", "I can only travel on weekends",
+# "我不吃辣", "虾蟹都不能碰"), and one said to be lifted: free now ("Kids take the bus now, so I'm
+# free from 8"; not "gluten-free"), able now ("可以少量吃了": 了 says it is new), no problem now
+# ("现在微辣完全没问题").
+_LIMITED = re.compile(
+    r"\b(?:can't|cannot|can\s+not|can\s+only|unable\s+to|not\s+allowed|(?:doesn't|don't)"
+    r"\s+allow)\b|不能|只能|不吃|不喝|不行|过敏|没空|没时间",
+    re.I,
+)
+_FREE_NOW = re.compile(
+    r"(?<![\w-])(?:i'm|i\s+am|we're|we\s+are|(?:mornings|evenings|afternoons|weekends|weekdays)"
+    r"\s+are)\s+(?:now\s+|totally\s+|completely\s+)?free\b(?!-)|\b(?:can\s+(?:now|finally)"
+    r"|now\s+(?:i|we)\s+can)\b|没问题|有空了",
+    re.I,
+)
+_ABLE_NOW = re.compile(r"(?:可以|能)[^，。！？；,.!?;\n]{0,8}?了")
+_WHEN_WORDS = re.compile(
+    r"\d|\b(?:mornings?|evenings?|afternoons?|weekends?|weekdays?|midweek|monday|tuesday|wednesday"
+    r"|thursday|friday|saturday|sunday|january|february|march|april|may|june|july|august"
+    r"|september|october|november|december)\b",
+    re.I,
+)
+# Characters that say what is done, not what it is done to ("吃" of 不吃辣 and 可以吃了).
+_ZH_DOING = frozenset("吃喝用去来做能可以了没问题碰要会得想行")
+
+
+def limit_lifted(new: str, old: str) -> bool:
+    """Whether `new` says that a limit `old` gave no longer holds, about the same thing.
+
+    The same thing: in Chinese a character both name that is no verb ("辣" of "我不吃辣" and
+    "现在微辣完全没问题", "虾" of "虾蟹都不能碰" and "虾可以少量吃了"); in English a time both name
+    (the limits people lift are when they can: "before 10" and "free from 8").
+    """
+    new, old = new[:MAX_CHARS], old[:MAX_CHARS]
+    if not_current(new) or not _LIMITED.search(old) or _LIMITED.search(new):
+        return False
+    able = _ABLE_NOW.search(new)
+    if able is None and not (_FREE_NOW.search(new) and marks_change(new)):
+        return False
+    if _is_cjk(new):
+        doing = _ZH_DOING | _ZH_STOP
+        return any(ch in old for ch in new if _is_cjk(ch) and ch not in doing)
+    return bool(_WHEN_WORDS.search(new) and _WHEN_WORDS.search(old))
 
 
 def marks_change(text: str) -> bool:

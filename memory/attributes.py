@@ -608,7 +608,8 @@ _NOT_NOW = re.compile(
     # "getting used to the prices" is being accustomed, not a habit given up.
     r"|(?<!getting )(?<!get )(?<!got )(?<!gotten )(?<!am )(?<!'m )(?<!be )(?<!been )used to|before"
     r"|previously|formerly|back when|when i was|if)\b"
-    r"|(?<![理思感梦幻联构猜])想|打算|希望|计划|准备|可能|以前|曾经|原来|过去|小时候|如果",
+    r"|(?<![理思感梦幻联构猜])想|打算|希望|计划|准备|可能|以前|曾经|原来|过去|小时候|如果|假如"
+    r"|(?<![一二三四五六七八九十两百千0-9])万一|(?<![主只不需])要是",
     re.I,
 )
 

@@ -14,6 +14,7 @@ from memory.attribute_meaning import (
     _tokens,
     changes_its_topic,
     compare,
+    limit_lifted,
     marks_change,
     named_value_gone,
     need_ended,
@@ -597,6 +598,35 @@ def test_a_need_said_to_be_over_is_an_update(embedder: Embedder, old: str, new: 
 )  # fmt: skip
 def test_no_need_ended_without_its_thing_or_a_change(old: str, new: str) -> None:
     assert not need_ended(new, old)
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("I can't take calls before 9 because I walk the dog.",
+         "My neighbour walks the dog now, so I'm free from 7:30."),
+        ("I can only do evenings, I work days.", "Switched to part-time, so afternoons are free now."),
+        ("我对花生过敏，一点都不能吃。", "做了脱敏，现在花生可以吃一点了"),
+        ("我只能周末出门，平时要上班。", "辞职了，周三也能出去了"),
+    ],
+)  # fmt: skip
+def test_a_limit_said_to_be_lifted_is_an_update(embedder: Embedder, old: str, new: str) -> None:
+    assert limit_lifted(new, old)
+    assert _verdict(embedder, new, old) == "update"
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("I can't eat gluten, I have celiac.", "Any bread recipes need to be gluten-free."),
+        ("I can only travel on weekends.", "I'm free most weekends."),  # no change said
+        ("I can't take calls before 9.", "Still can't take calls before 9, I'm free from 10."),
+        ("我对花生过敏。", "周末可以一起吃饭了"),  # "吃" is what is done, not the thing
+        ("我不吃辣。", "要是能吃辣了就好了"),  # a wish
+    ],
+)  # fmt: skip
+def test_no_limit_lifted_without_a_change_about_the_same_thing(old: str, new: str) -> None:
+    assert not limit_lifted(new, old)
 
 
 def test_a_wish_about_the_person_or_a_shut_laptop_is_no_departure_or_denial(

@@ -115,6 +115,21 @@ def test_being_used_to_a_value_is_the_present(text: str) -> None:
     assert not_current("I used to live in Munich.")
 
 
+@pytest.mark.parametrize(
+    ("text", "wish"),
+    [
+        ("要是公司能搬到地铁口就好了。", True),
+        ("万一下雨就不去了。", True),
+        ("假如我搬去成都，就买车。", True),
+        ("降薪了，现在两万一。", False),  # a number, not "in case"
+        ("换了华为，主要是信号好。", False),  # "mainly", not "if"
+        ("只要是周末就行。", False),
+    ],
+)
+def test_a_chinese_condition_is_no_current_value(text: str, wish: bool) -> None:
+    assert not_current(text) is wish
+
+
 def test_a_move_filed_as_a_decision_still_updates_the_fact(embedder: Embedder) -> None:
     # The gate files "I moved to Munich last month" as a decision; the attribute decides.
     vectors = embedder.embed(["I live in Berlin.", "I moved to Munich last month."])
