@@ -605,7 +605,8 @@ def test_no_need_ended_without_its_thing_or_a_change(old: str, new: str) -> None
     [
         ("I can't take calls before 9 because I walk the dog.",
          "My neighbour walks the dog now, so I'm free from 7:30."),
-        ("I can only do evenings, I work days.", "Switched to part-time, so afternoons are free now."),
+        ("I can only do evenings, I work days.",
+         "Switched to part-time, so afternoons are free now."),
         ("我对花生过敏，一点都不能吃。", "做了脱敏，现在花生可以吃一点了"),
         ("我只能周末出门，平时要上班。", "辞职了，周三也能出去了"),
     ],
