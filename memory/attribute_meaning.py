@@ -135,7 +135,8 @@ _ZH_TIME = re.compile(
 # The span stops at a word that joins the new value ("swapped my coffee *for* yerba mate").
 _GIVEN_UP = re.compile(
     r"\b(?:not|no|never|no longer|quit|stopped|gave up|instead of|sold|gave away|got rid of|"
-    r"left|ditched|dropped|traded|swapped|replaced|switched from|moved from|moved away from|"
+    r"left|ditched|dropped|scrapped|shelved|abandoned|traded|swapped|replaced|switched from|"
+    r"moved from|moved away from|"
     r"lost|cancelled|canceled|retired|decommissioned|\w+n't"
     # "shut the Jenkins box off", "shutting down the old cluster"; not "shut my laptop at 6".
     r"|shut(?:ting)?(?=[\w' -]{0,40}?\b(?:down|off)\b))"
@@ -144,7 +145,8 @@ _GIVEN_UP = re.compile(
     r"|\b([\w'-]{1,30})\s+(?:passed away|died|passed(?=\s+(?:in|last|over|on|this|at|earlier|"
     r"recently|yesterday)\b|\s*[,.;!]|\s*$))"
     r"|(?:不再|不|没|不喝|不吃|不用|离开了?|卖掉?了?|送走了?|告别了?)([\u4e00-\u9fff]{2,4})"
-    r"|([\u4e00-\u9fff]{2,4}?)(?:戒了|卖了|送给|送人|扔了|不要了|退了|换掉了|换成|改成)"
+    r"|([\u4e00-\u9fff]{2,4}?)(?:戒了|卖了|送给|送人|扔了|不要了|退了|换掉了|换成|改成|先?放一放"
+    r"|放弃|不学了|搁置)"
     # The topic of a Chinese clause that a negation comments on: "豆浆好久没碰了".
     r"|(?:^|[，。；！？,;])\s*(?!我|你|他|她)([\u4e00-\u9fff]{2,4}?)[\u4e00-\u9fff]{0,4}?"
     r"(?:没|不)(?!错|少|过|然|久|同|太|算)",
@@ -483,6 +485,8 @@ class SlotReader:
             return "update", self._shared_attribute(new, old, margin) or "need"
         if limit_lifted(new, old):
             return "update", self._shared_attribute(new, old, margin) or "limit"
+        if value_given_up(new, old):
+            return "update", self._shared_attribute(new, old, margin) or "given up"
         found = self._compare_whole(new, old, margin)
         if found is not None:
             return found
@@ -782,6 +786,29 @@ def limit_lifted(new: str, old: str) -> bool:
         doing = _ZH_DOING | _ZH_STOP
         return any(ch in old for ch in new if _is_cjk(ch) and ch not in doing)
     return bool(_WHEN_WORDS.search(new) and _WHEN_WORDS.search(old))
+
+
+# Verbs that give a thing up for good, not for a day ("No coffee today" is no update):
+# "Scrapped the Crete idea", "法语先放一放", "德语太难了放弃了".
+_GAVE_UP = re.compile(
+    r"\b(?:quit|gave\s+up|stopped|scrapped|shelved|abandoned|ditched|sold|got\s+rid\s+of"
+    r"|cancell?ed)\b|放弃|放一放|戒了|不学了|搁置|卖了",
+    re.I,
+)
+
+
+def value_given_up(new: str, old: str) -> bool:
+    """Whether `new` gives up for good a value `old` stated, whatever attribute it is.
+
+    "法语先放一放，现在每天晚上练西班牙语" after "我在学法语": the reader need not know what
+    learning French is an attribute of; the user said they gave it up.
+    """
+    if not_current(new) or different_subjects(new, old) or not _GAVE_UP.search(new):
+        return False
+    frame = _bank().all_frames
+    old_values, _ = _values(old[:MAX_CHARS], frame)
+    _, denied = _values(new[:MAX_CHARS], frame)
+    return bool(old_values & denied)
 
 
 def marks_change(text: str) -> bool:

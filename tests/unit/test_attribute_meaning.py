@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from memory.attribute_meaning import (
     reader,
     relationship_ended,
     sets_attribute,
+    value_given_up,
 )
 from memory.attributes import compare as by_patterns
 from memory.attributes import different_subjects, someone_else
@@ -569,19 +571,33 @@ def test_no_relationship_ended_unless_the_user_says_theirs_did(old: str, new: st
     assert not relationship_ended(new, old)
 
 
+# Updates that name no new value for the reader to compare, each read by its own rule.
 @pytest.mark.parametrize(
-    ("old", "new"),
+    ("rule", "old", "new"),
     [
-        ("我每天都得开车送孩子上学。", "孩子住校了，现在不用开车送了。"),
-        ("我晚上要去夜校上课。", "证书拿到了，夜校终于不用去了"),
-        ("I have to drive my son to school every morning.",
+        (need_ended, "我每天都得开车送孩子上学。", "孩子住校了，现在不用开车送了。"),
+        (need_ended, "我晚上要去夜校上课。", "证书拿到了，夜校终于不用去了"),
+        (need_ended, "I have to drive my son to school every morning.",
          "He takes the bus now, so I no longer have to drive him in."),
-        ("I need to file quarterly VAT returns for the shop.",
+        (need_ended, "I need to file quarterly VAT returns for the shop.",
          "Sold the shop, so I don't have to file VAT returns anymore."),
+        (limit_lifted, "I can't take calls before 9 because I walk the dog.",
+         "My neighbour walks the dog now, so I'm free from 7:30."),
+        (limit_lifted, "I can only do evenings, I work days.",
+         "Switched to part-time, so afternoons are free now."),
+        (limit_lifted, "我对花生过敏，一点都不能吃。", "做了脱敏，现在花生可以吃一点了"),
+        (limit_lifted, "我只能周末出门，平时要上班。", "辞职了，周三也能出去了"),
+        (value_given_up, "I'm a member at Gold's on Pine Street.",
+         "Cancelled Gold's, I swim at the lido now."),
+        (value_given_up, "We're planning a week in Sicily in June.",
+         "Scrapped the Sicily plan, we're staying home."),
+        (value_given_up, "我在学韩语。", "韩语先放一放，最近在练吉他。"),
     ],
 )  # fmt: skip
-def test_a_need_said_to_be_over_is_an_update(embedder: Embedder, old: str, new: str) -> None:
-    assert need_ended(new, old)
+def test_an_update_that_names_no_new_value_is_read_by_its_rule(
+    embedder: Embedder, rule: Callable[[str, str], bool], old: str, new: str
+) -> None:
+    assert rule(new, old)
     assert _verdict(embedder, new, old) == "update"
 
 
@@ -603,22 +619,6 @@ def test_no_need_ended_without_its_thing_or_a_change(old: str, new: str) -> None
 @pytest.mark.parametrize(
     ("old", "new"),
     [
-        ("I can't take calls before 9 because I walk the dog.",
-         "My neighbour walks the dog now, so I'm free from 7:30."),
-        ("I can only do evenings, I work days.",
-         "Switched to part-time, so afternoons are free now."),
-        ("我对花生过敏，一点都不能吃。", "做了脱敏，现在花生可以吃一点了"),
-        ("我只能周末出门，平时要上班。", "辞职了，周三也能出去了"),
-    ],
-)  # fmt: skip
-def test_a_limit_said_to_be_lifted_is_an_update(embedder: Embedder, old: str, new: str) -> None:
-    assert limit_lifted(new, old)
-    assert _verdict(embedder, new, old) == "update"
-
-
-@pytest.mark.parametrize(
-    ("old", "new"),
-    [
         ("I can't eat gluten, I have celiac.", "Any bread recipes need to be gluten-free."),
         ("I can only travel on weekends.", "I'm free most weekends."),  # no change said
         ("I can't take calls before 9.", "Still can't take calls before 9, I'm free from 10."),
@@ -628,6 +628,19 @@ def test_a_limit_said_to_be_lifted_is_an_update(embedder: Embedder, old: str, ne
 )  # fmt: skip
 def test_no_limit_lifted_without_a_change_about_the_same_thing(old: str, new: str) -> None:
     assert not limit_lifted(new, old)
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("I drink coffee every morning.", "No coffee today, I have a headache."),  # for a day
+        ("I go to PureGym.", "My sister cancelled her PureGym membership."),
+        ("我在学法语。", "如果法语学不下去就放弃。"),
+        ("I use Notion for notes.", "I stopped by the office on the way home."),
+    ],
+)  # fmt: skip
+def test_no_value_given_up_by_a_day_another_person_or_a_wish(old: str, new: str) -> None:
+    assert not value_given_up(new, old)
 
 
 def test_a_wish_about_the_person_or_a_shut_laptop_is_no_departure_or_denial(
