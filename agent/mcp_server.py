@@ -53,8 +53,11 @@ def _clean(text: str, limit: int, what: str) -> str:
     text = text.strip()
     if not text:
         raise ToolError(f"{what} is empty")
-    if "\x00" in text or len(text) > limit:
-        raise ToolError(f"{what} must be text of at most {limit:,} characters")
+    if len(text) > limit:
+        raise ToolError(f"{what} is {len(text):,} characters; at most {limit:,}")
+    if "\x00" in text:
+        # Postgres text holds no NUL; saying so beats a length error the caller cannot fix.
+        raise ToolError(f"{what} contains a NUL character (\\x00); remove it and send again")
     return text
 
 

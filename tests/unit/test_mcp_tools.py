@@ -43,10 +43,10 @@ async def test_bad_input_is_one_clear_error_and_touches_nothing() -> None:
     async with _client() as client:
         cases = [
             ("remember", {"text": "   "}, "text is empty"),
-            ("remember", {"text": "x" * 8_001}, "at most 8,000 characters"),
-            ("remember", {"text": "a\x00b"}, "at most 8,000 characters"),
+            ("remember", {"text": "x" * 8_001}, "text is 8,001 characters; at most 8,000"),
+            ("remember", {"text": "a\x00b"}, "text contains a NUL character"),
             ("recall", {"query": "q", "k": 0}, "k"),
-            ("recall", {"query": "q" * 2_001}, "at most 2,000 characters"),
+            ("recall", {"query": "q" * 2_001}, "at most 2,000"),
             ("forget", {"memory_id": ""}, "memory_id is empty"),
             ("forget_me", {"confirm": "yes"}, "nothing deleted"),
         ]
