@@ -5,7 +5,9 @@ model to trust and cite such markers. A memory, a summary or a shared note whose
 `[MEM:deadbeef …]` would forge one: an instruction wrapped in it reads as a citation the
 composer made. `neutralise` rewrites anything a reader would take for a marker (any case,
 full-width or CJK brackets and colons, look-alike letters, spaces or invisible characters
-between the letters, "[mem deadbeef]" without a colon) as a plain "(mem " that cites nothing.
+between the letters, "[mem deadbeef]" without a colon) as a plain "(mem " that cites nothing,
+and drops bidi override and isolate characters, which show a reviewer another text than the
+model reads.
 
 A leaf module (no `memory` subpackage imports), so the storage layer can apply it to every row
 it writes, the gate to every text it screens, and the composer once more to every line.
@@ -86,8 +88,16 @@ def has_marker(text: str) -> bool:
     return bool(_spans(text))
 
 
+# Bidi embeddings, overrides and isolates: they show a reader the text in another order than
+# the model reads it ("Trojan Source"), so a stored line could say one thing to whoever reviews
+# it and another to the model. No user's own words need them; other controls are the store's
+# to refuse (NUL) or harmless.
+_BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]")
+
+
 def neutralise(text: str) -> str:
-    """`text` with every citation-marker look-alike rewritten as a plain "(mem " (idempotent)."""
+    """`text` with citation-marker look-alikes as a plain "(mem ", no bidi control (idempotent)."""
+    text = _BIDI.sub("", text)
     spans = _spans(text)
     if not spans:
         return text

@@ -65,6 +65,14 @@ async def test_twenty_paraphrases_make_one_memory(store: MemoryStore) -> None:
     assert "dark" in active[0].content.lower()
 
 
+async def test_bidi_controls_never_reach_the_store(store: MemoryStore) -> None:
+    # The MCP `remember` tool and store puts pass text here without the chat's input cleaning.
+    text = "My locker code is 4471\u202e and I keep my bike at work."
+    assert await _remember(store, text) == ["stored"]
+    (memory,) = await store.list_memories(ALICE)
+    assert memory.content == "My locker code is 4471 and I keep my bike at work."
+
+
 async def test_pii_never_reaches_any_store(store: MemoryStore) -> None:
     secret_card = "4111 1111 1111 1111"
     await _remember(store, f"My card number is {secret_card}, I always pay with it.")

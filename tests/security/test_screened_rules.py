@@ -149,6 +149,16 @@ def test_words_that_merely_start_like_mem_are_left_alone() -> None:
         assert neutralise(text) == text and not has_marker(text)
 
 
+def test_bidi_overrides_and_isolates_are_dropped() -> None:
+    # U+202E shows "I like tea" reversed after it to a reviewer; the model reads the bytes.
+    text = "My locker code is 4471\u202e and \u2066I keep my bike\u2069 at work\u202c."
+    clean = neutralise(text)
+    assert clean == "My locker code is 4471 and I keep my bike at work."
+    assert neutralise(clean) == clean
+    # Joiners that scripts and emoji need stay.
+    assert neutralise("👩\u200d💻 and क्\u200dष") == "👩\u200d💻 and क्\u200dष"
+
+
 _PIECES = ["[", "［", "【", "〔", "m", "M", "м", "ｍ", "e", "E", "е", "ｅ", "3", ":", "：", "﹕",
            " ", "\u200b", "\u00ad", "·", "-", "=", "a", "1", "f", "x", "]", "(", "é"]  # fmt: skip
 
