@@ -687,7 +687,9 @@ _TOGETHER = re.compile(
 _ENDED = re.compile(
     r"(?i:\b(?:I|we)|\b[A-Z][\w'-]{1,30}\s+and\s+I|^\W{0,3})"
     r"\s*(?:have\s+|had\s+|just\s+|finally\s+|officially\s+)?"
-    r"(?i:broke\s+up|split\s+up|got\s+divorced|divorced|called\s+it\s+(?:off|quits)"
+    # "split up the chores" divides something; "split up" alone, or before "in May", ends it.
+    r"(?i:broke\s+up|split\s+up(?!\s+(?:the|our|my|a|an|it|them|everything)\b)|got\s+divorced"
+    r"|divorced|called\s+it\s+(?:off|quits)"
     r"|separated(?!\s+(?:the|our|my|them|it|out)\b))\b"
     r"|(?:^|[，。！？；,.!?;\s])"
     r"(?:上周|上个?月|去年|前年|今年|年初|年底|最近|前段时间|前阵子|[0-9一二三四五六七八九十两]{1,4}[年月]份?)?"

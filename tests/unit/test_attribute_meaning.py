@@ -560,6 +560,7 @@ def test_a_relationship_said_to_have_ended_is_an_update(
         ("My girlfriend and I live in Bristol.", "My sister broke up with her boyfriend."),
         ("我有女朋友。", "我妹妹分手了。"),
         ("My wife and I split the bills evenly.", "We split the bill at dinner."),
+        ("My wife and I live in Leeds.", "My wife and I split up the chores."),
         ("My partner Ana and I live together.", "If Ana and I broke up I'd have to move."),
         ("My partner Ana and I live together.", "We almost broke up last year, glad we didn't."),
         ("我和老公在一起五年了。", "跟老公吵了一架，还好没分手。"),
