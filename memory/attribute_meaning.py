@@ -733,12 +733,12 @@ def need_ended(new: str, old: str) -> bool:
     if not_current(new):
         return False
     text = new[:MAX_CHARS]
+    said = _content(_tokens(_when_removed(old[:MAX_CHARS])))
     for match in _NO_LONGER_NEEDED.finditer(text):
         clause = match.group()
         after = text[match.end() : match.end() + 3]
         if "是不是" in clause or any(mark in after for mark in "?？吗"):
             continue  # asked, not said
-        said = _content(_tokens(_when_removed(old[:MAX_CHARS])))
         shared = _content(_tokens(_when_removed(clause))) & said
         if any(not _is_cjk(t) or len(t) > 1 for t in shared):
             return True

@@ -16,7 +16,7 @@ not come through the gate as a user's statement (an agent's published knowledge,
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Literal
@@ -71,13 +71,25 @@ async def decide(
 
     `exclude` leaves one memory out of the comparison: an edited memory is not its own rival.
     """
+    verdict, _ = await _weigh(store, scope, item, strategy, exclude)
+    return verdict
+
+
+async def _weigh(
+    store: MemoryStore,
+    scope: Scope,
+    item: NewMemory,
+    strategy: ConflictStrategy,
+    exclude: str | None = None,
+) -> tuple[Resolution, list[Existing]]:
+    """`decide`'s verdict and the neighbours it was reached against (the targets among them)."""
     similar = await recaller_for(store).similar(
         scope, item.content, k=NEIGHBOURS + (exclude is not None)
     )
     existing = [_existing(r, cos) for r, cos in similar if r.id != exclude][:NEIGHBOURS]
     candidate = Candidate(content=item.content, category=item.category, origin=item.origin)
     # resolve() may embed value words; keep the CPU work off the event loop.
-    return await asyncio.to_thread(
+    verdict = await asyncio.to_thread(
         resolve,
         candidate,
         existing,
@@ -86,6 +98,7 @@ async def decide(
         embed=store.embedder.embed,
         to_reference=None if store.scale.identity else store.scale.one,
     )
+    return verdict, existing
 
 
 async def apply_resolution(
@@ -147,7 +160,7 @@ async def _apply(
     if item.status is Status.PENDING_APPROVAL:
         written = await store.write(scope, item, reason=reason)
         return Outcome("pending_approval", written.id, reason)
-    verdict = await decide(store, scope, item, strategy)
+    verdict, neighbours = await _weigh(store, scope, item, strategy)
     targets = verdict.target_ids
     if verdict.action == "update_existing":
         await store.reinforce(scope, targets[0], reason=verdict.reason)
@@ -155,12 +168,11 @@ async def _apply(
     if verdict.action == "insert":
         written = await store.write(scope, item, reason=reason)
         return Outcome("stored", written.id, reason)
-    return await _conflict(store, scope, item, verdict, lifetime_asked)
+    said = {e.id: e.content for e in neighbours}
+    return await _conflict(store, scope, item, verdict, lifetime_asked, said)
 
 
-async def _with_replaced_context(
-    store: MemoryStore, scope: Scope, item: NewMemory, targets: Sequence[str]
-) -> NewMemory:
+def _with_replaced_context(item: NewMemory, replaced: Sequence[str]) -> NewMemory:
     """`item` with the value it replaces ahead of its context.
 
     A new value often leaves its topic unsaid ("Yusuf retired, so I go to Marta at Fade Lab
@@ -169,8 +181,7 @@ async def _with_replaced_context(
     words (its context-bearing vector, its words at half weight); it is not shown as the
     memory's text.
     """
-    replaced = [record for t in targets if (record := await store.get(scope, t)) is not None]
-    said = " ".join(r.content for r in replaced if r.content not in item.context)
+    said = " ".join(text for text in replaced if text not in item.context)
     if not said:
         return item
     return replace(item, context=f"{said}\n{item.context}" if item.context else said)
@@ -192,8 +203,14 @@ async def supersede(
 
 
 async def _conflict(
-    store: MemoryStore, scope: Scope, item: NewMemory, verdict: Resolution, lifetime_asked: bool
+    store: MemoryStore,
+    scope: Scope,
+    item: NewMemory,
+    verdict: Resolution,
+    lifetime_asked: bool,
+    said: Mapping[str, str],
 ) -> Outcome:
+    """Apply a verdict that touches other memories; `said` holds each neighbour's content."""
     targets, why = verdict.target_ids, verdict.reason
     if verdict.action == "reject":
         # The incoming statement loses but is kept, superseded by the memory that won.
@@ -222,7 +239,7 @@ async def _conflict(
         # not for a fact's default lifetime. Text the screen flagged keeps its short one.
         winner = replace(winner, ttl_days=None)
     if verdict.action == "supersede" and verdict.conflict:
-        winner = await _with_replaced_context(store, scope, winner, targets)
+        winner = _with_replaced_context(winner, [said[t] for t in targets if t in said])
     written = await store.write(scope, winner, reason=why)
     await supersede(store, scope, targets, written.id, why, merged=verdict.action == "merge")
     if verdict.action == "supersede" and verdict.conflict:
