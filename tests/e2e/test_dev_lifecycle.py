@@ -107,6 +107,10 @@ def test_memory_agent_dev_reloads_on_a_code_change(workdir: Path) -> None:
         code.write_text("VALUE = 2\n")
         wait_until(lambda: "Reloading" in log.read_text(errors="replace"), timeout=60,
                    what="the reload", log=log, proc=proc)  # fmt: skip
+        # The reloader keeps the socket open while it swaps workers, so /ok can be answered by
+        # the old worker on its way down; only the new worker's startup line says it is in.
+        wait_until(lambda: _started_after_reload(log), timeout=300,
+                   what="the reloaded server", log=log, proc=proc)  # fmt: skip
         wait_until(lambda: http_ok(f"http://127.0.0.1:{port}/ok"), timeout=300,
                    what="the reloaded server", log=log, proc=proc)  # fmt: skip
         # The reloaded server opens the same embedded stores the first one had.
@@ -119,3 +123,8 @@ def test_memory_agent_dev_reloads_on_a_code_change(workdir: Path) -> None:
         rc = stop_with(proc, signal.SIGINT, group=True)
     assert rc == 0, log_tail(log)
     assert not (data / "pg" / "postmaster.pid").exists(), log_tail(log)
+
+
+def _started_after_reload(log: Path) -> bool:
+    _, reloading, after = log.read_text(errors="replace").partition("Reloading")
+    return bool(reloading) and "Application started up" in after
