@@ -36,6 +36,7 @@ from memory.storage.store import (
     cjk_owner,
     open_store,
 )
+from memory.storage.vector import LAYERS
 from memory.system import recaller
 from memory.types import NewMemory, Scope
 from tests.support.chinese_memories import CHINESE
@@ -114,6 +115,31 @@ async def _write_corpus(store: MemoryStore, scope: Scope) -> dict[str, str]:
     return {r.id: topic for r, (topic, _) in zip(records, items, strict=True)}
 
 
+async def _searchable(store: MemoryStore, scope: Scope) -> None:
+    """Wait until Chroma's nearest-neighbour search returns every active memory of `scope`.
+
+    Chroma answers `get` for an entry (what marks a row indexed) before its search returns it:
+    on a loaded machine a row written a moment earlier was missing from the dense leg now and
+    then, and the tests below compare the tiers' rankings, not how fresh the index is.
+    """
+    async with store.pool.acquire() as conn:
+        rows = await conn.fetch(
+            "SELECT id FROM memories WHERE tenant_id = $1 AND user_id = $2 AND status = 'active'",
+            scope.tenant_id,
+            scope.user_id,
+        )
+    ids = {row["id"] for row in rows}
+    probe = np.zeros(store.embedder.dim, dtype=np.float32)
+    probe[0] = 1.0
+    deadline = time.monotonic() + 30.0
+    while True:
+        found = await store.index.nearest(scope, probe, k=len(ids), unfiltered=LAYERS)
+        if ids <= {mid for layer in found for mid, _ in layer.hits}:
+            return
+        assert time.monotonic() < deadline, "Chroma's search never returned every memory"
+        await asyncio.sleep(0.05)
+
+
 def _cold(r: Recaller) -> None:
     r.cache.clear()
     r.preload_on_miss = False
@@ -129,6 +155,7 @@ async def _cold_then_warm(
     tests compare. `test_unindexed_memory_is_recalled_through_l2` covers rows still queued.
     """
     await r.store.drain()
+    await _searchable(r.store, scope)
     _cold(r)
     cold = await r.recall_traced(scope, query, k=k, record_access=False, relevant_only=False)
     assert cold.path == "l2"
