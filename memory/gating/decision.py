@@ -13,15 +13,17 @@ Trust = Literal["normal", "low"]
 
 
 def _default_ttls() -> Mapping[Category, float | None]:
-    # Preferences and constraints are stable until contradicted (None = no expiry); a lesson
-    # stays useful for months; facts decay in a quarter; decisions are superseded within weeks.
+    # Preferences, constraints and facts hold until an update replaces them or consolidation's
+    # decay forgets them unused (None = no expiry): a fixed lifetime dropped the newest value of
+    # anything the attribute reader does not know ("our quiz team is called ..."). A lesson
+    # stays useful for months; decisions are superseded within weeks.
     # A plain dict (fresh per policy): the policy crosses to the text worker process by pickle.
     return dict(
         {
             Category.PREFERENCE: None,
             Category.CONSTRAINT: None,
             Category.FAILURE_LESSON: 180.0,
-            Category.FACT: 90.0,
+            Category.FACT: None,
             Category.DECISION: 30.0,
             Category.NOISE: None,
         }

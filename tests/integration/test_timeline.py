@@ -181,8 +181,6 @@ async def test_a_question_that_asks_no_value_of_the_user_lifts_nothing(store: Me
 
 
 async def test_a_value_that_replaces_another_holds_until_it_is_replaced(store: MemoryStore) -> None:
-    # The gate files the new statement as a fact with its default lifetime; once it replaces
-    # the earlier value it holds until an update replaces it, not for the fact's 90 days.
     assert await _say(store, "My morning drink is a flat white.", "2021-02-01") == ["stored"]
     assert await _say(
         store, "Got really into matcha, it's my morning thing now.", "2023-03-01"
@@ -190,6 +188,17 @@ async def test_a_value_that_replaces_another_holds_until_it_is_replaced(store: M
     current = await store.list_memories(ALICE)
     assert [m.expires_at for m in current] == [None]
     assert "matcha" in await _top(store, "What do I drink in the morning now?")
+
+
+async def test_a_fact_of_an_attribute_nothing_reads_holds_until_replaced(
+    store: MemoryStore,
+) -> None:
+    # No pattern or example reads a quiz team's name as an attribute: with a fixed lifetime for
+    # facts it was gone three months later.
+    said = "Our pub quiz team at the Drovers Arms is called The Quizzly Bears."
+    assert await _say(store, said, "2021-03-04") == ["stored"]
+    assert [m.expires_at for m in await store.list_memories(ALICE)] == [None]
+    assert "Quizzly Bears" in await _top(store, "What is my pub quiz team called?")
 
 
 async def test_a_question_about_the_user_finds_the_users_value(store: MemoryStore) -> None:

@@ -163,7 +163,9 @@ def test_memories_that_change_external_actions_need_approval(text: str, approval
 
 
 def test_ttl_comes_from_policy() -> None:
-    assert gate("I live in Toronto.").ttl_days == 90.0
+    # A fact holds until replaced (or forgotten by decay); a decision has a lifetime.
+    assert gate("I live in Toronto.").ttl_days is None
+    assert gate("Our pub quiz team is called The Quizzly Bears.").ttl_days is None
     assert gate("We decided to go with PostgreSQL.").ttl_days == 30.0
     policy = GatePolicy(ttl_days={Category.FACT: 7.0})
     assert gate("I live in Toronto.", policy=policy).ttl_days == 7.0
