@@ -35,6 +35,7 @@ from bench._locomo_report import render
 from bench._locomo_store import StoreBackend
 from bench._locomo_vectors import VectorCache
 from memory.settings import Settings, apply_privacy_defaults
+from memory.storage.calibration import scale_for
 from memory.storage.embedding import get_embedder
 
 K = 10
@@ -148,7 +149,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             replace(settings, embedding_model_dir=model_dir), args.database_url, args.recall_path
         )
         if args.backend == "store"
-        else SystemBackend(vectors)
+        # Ranked on the embedder's calibration, as the store ranks (`UserIndex(scale=...)`).
+        else SystemBackend(vectors, scale=scale_for(vectors.embedder))
     )
     result: dict[str, Any] = {"mode": args.mode, "conversations": len(convs),
                               "turns": sum(len(c.turns) for c in convs)}  # fmt: skip

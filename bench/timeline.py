@@ -13,6 +13,9 @@ windows) into a real Postgres and Chroma (embedded unless given URLs), dated as 
 then each question is recalled and counts as right when the first memory holds the expected
 value. The baseline in the same run is the same recall without the replaced values (what the
 system answered before validity windows: the current value, or nothing of the past).
+
+Each small user is also asked two questions about nothing they said ("What's the capital of
+Australia?", "这周末杭州会下雨吗"): kind `off-topic`, right when nothing is recalled.
 """
 
 from __future__ import annotations
@@ -47,8 +50,44 @@ def _right(hits: list[ScoredMemory], answer: str) -> bool:
     return bool(hits) and answer.casefold() in hits[0].record.content.casefold()
 
 
-async def _history(store: MemoryStore, history: dict[str, Any]) -> list[dict[str, Any]]:
-    """Write one history, then ask its questions; one result per question."""
+# Questions about nothing a user of these histories said: asked of each small user (two per
+# history, in its language), any result they get is an injection.
+OFF_TOPIC = {
+    "en": [
+        "What's the capital of Australia?",
+        "How long should I boil an egg for a runny yolk?",
+        "Can you write a short poem about autumn rain?",
+        "What's the difference between a list and a tuple in Python?",
+        "Is it going to rain in Lisbon this weekend?",
+        "Who painted The Night Watch?",
+        "How many cups are in a litre?",
+        "Explain how a heat pump works, briefly.",
+        "Give me three ideas for a team icebreaker.",
+        "What does HTTP status 418 mean?",
+    ],
+    "zh": [
+        "澳大利亚的首都是哪里？",
+        "鸡蛋煮几分钟是溏心的",
+        "帮我写一首关于秋雨的短诗",
+        "Python里列表和元组有什么区别？",
+        "这周末杭州会下雨吗",
+        "《清明上河图》是谁画的？",
+        "一升等于多少毫升",
+        "简单讲讲热泵是怎么工作的",
+        "给我三个团建破冰游戏的点子",
+        "HTTP 418 状态码是什么意思",
+    ],
+}
+
+
+async def _history(
+    store: MemoryStore, history: dict[str, Any], off_topic: list[str]
+) -> list[dict[str, Any]]:
+    """Write one history, then ask its questions; one result per question.
+
+    The `off_topic` questions are asked too: their results (`kind` "off-topic") are right
+    when nothing is recalled.
+    """
     scope = Scope("bench-timeline", history["id"])
     said = sorted(history["statements"] + history.get("fillers", []), key=lambda s: s["at"])
     actions, texts, fillers = [], [], []
@@ -87,6 +126,14 @@ async def _history(store: MemoryStore, history: dict[str, Any]) -> list[dict[str
                 "fillers_superseding": [t for t, a in fillers if "superseded" in a],
             }
         )
+    for question in off_topic:
+        hits = await recaller(store).recall(scope, question, k=5, now=NOW, record_access=False)
+        out.append({"history": history["id"], "lang": history["lang"],
+                    "split": history["split"], "kind": "off-topic", "q": question,
+                    "answer": "", "right": not hits, "baseline": not hits,
+                    "top": hits[0].record.content if hits else "", "updates": 0,
+                    "later_actions": [], "later_dropped": [], "statements": 0, "fillers": 0,
+                    "fillers_superseding": []})  # fmt: skip
     return out
 
 
@@ -119,22 +166,25 @@ async def run(args: argparse.Namespace) -> int:
     )
     results: list[dict[str, Any]] = []
     async with open_store(settings) as store:
-        for history in histories:
-            results.extend(await _history(store, history))
+        for i, history in enumerate(histories):
+            asked = OFF_TOPIC[history["lang"]]
+            off_topic = [asked[(2 * i) % len(asked)], asked[(2 * i + 1) % len(asked)]]
+            results.extend(await _history(store, history, off_topic))
     table = report(results)
-    statements = {r["history"]: (r["updates"], r["statements"]) for r in results}
+    said = [r for r in results if r["kind"] != "off-topic"]
+    statements = {r["history"]: (r["updates"], r["statements"]) for r in said}
     updates = sum(u for u, _ in statements.values())
     later = sum(n - 1 for _, n in statements.values())
-    print(f"{len(histories)} histories, {len(results)} questions; later statements that "
+    print(f"{len(histories)} histories, {len(said)} questions; later statements that "
           f"superseded the earlier value: {updates}/{later}")  # fmt: skip
     tally: dict[str, int] = defaultdict(int)
-    for r in {r["history"]: r for r in results}.values():
+    for r in {r["history"]: r for r in said}.values():
         for action in r["later_actions"]:
             tally[action] += 1
     print(
         "what the later statements did: " + ", ".join(f"{k} {v}" for k, v in sorted(tally.items()))
     )
-    per_history = {r["history"]: r for r in results}.values()
+    per_history = {r["history"]: r for r in said}.values()
     wrong = sum(len(r["fillers_superseding"]) for r in per_history)
     print(f"unrelated statements (fillers) that superseded a value: {wrong}/"
           f"{sum(r['fillers'] for r in per_history)}")  # fmt: skip
@@ -143,7 +193,7 @@ async def run(args: argparse.Namespace) -> int:
         right, base = row["right_first"], row["baseline"]
         print(f"{key:<22} {row['questions']:>4} {right:>12.3f} {base:>9.3f}")
     if args.show_errors:
-        for r in {r["history"]: r for r in results}.values():
+        for r in {r["history"]: r for r in said}.values():
             for text in r["later_dropped"]:
                 print(f"  dropped [{r['history']}] {text!r}")
             for text in r["fillers_superseding"]:

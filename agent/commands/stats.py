@@ -63,13 +63,24 @@ def _lines(s: dict[str, Any]) -> list[str]:
 
 
 def _calibration_line(c: dict[str, Any]) -> str:
+    poorly = c.get("reads_poorly") or []
+    # A language the model barely separates is judged by its words for new users, and ranks
+    # poorly for everyone: say so, and what to run instead.
+    note = (
+        f"; reads {', '.join(poorly)} poorly: a multilingual model reads it better"
+        " (MEMORY_EMBEDDING_MODEL=local:multilingual-e5-small)"
+        if poorly
+        else ""
+    )
     if c["identity"]:
-        return f"cosine scale:    {c['model']} is the reference (set v{c['version']}; identity)"
+        return (
+            f"cosine scale:    {c['model']} is the reference (set v{c['version']}; identity{note})"
+        )
     anchors = ", ".join(f"{k} {v}" for k, v in c["anchors"].items())
     separation = ", ".join(f"{k} {v}" for k, v in c["separation"].items())
     return (
         f"cosine scale:    {c['model']} mapped to the reference (set v{c['version']};"
-        f" raw {anchors}; separation {separation}; measured {c['measured_at']})"
+        f" raw {anchors}; separation {separation}; measured {c['measured_at']}{note})"
     )
 
 
@@ -81,6 +92,7 @@ def calibration_summary(scale: CosineScale) -> dict[str, Any]:
         "identity": scale.identity,
         "anchors": scale.anchors(),
         "separation": scale.separation,
+        "reads_poorly": [lang for lang in sorted(scale.background) if scale.reads_poorly(lang)],
         "measured_at": scale.measured_at.isoformat(timespec="seconds"),
     }
 

@@ -46,6 +46,7 @@ from memory.recall.history import earlier_value, from_replaced, past_question, w
 from memory.recall.lexical import raw_words, stem, tokenize, word_forms
 from memory.recall.lexical_stopwords import ENGLISH_STOPWORDS
 from memory.recall.ranking import RankingWeights
+from memory.recall.relevance import background_for
 from memory.recall.representation import dense_vectors, indexed_from_record
 from memory.recall.retrieval import Clause, IndexedMemory, UserIndex, features_of
 from memory.storage.cache_sync import Change
@@ -546,7 +547,7 @@ class Recaller:
             if source.spread is None:
                 out.append(Clause(text, vector))
             else:
-                mean, std, lowest = await self._spread(scope, vector)
+                mean, std, lowest = await self._spread(scope, vector, text)
                 out.append(Clause(text, vector, (mean, std), lowest))
         return out
 
@@ -608,7 +609,7 @@ class Recaller:
         self.paths[path] += count
         entry, fresh = indexed
         self._store_features(scope, fresh)
-        mean, std, lowest = await self._spread(scope, await _ready(vector))
+        mean, std, lowest = await self._spread(scope, await _ready(vector), query)
         return _Source(entry, path, spread=(mean, std), lowest=lowest)
 
     async def _large_candidates(
@@ -858,11 +859,14 @@ class Recaller:
             after = rows[-1][1].id
             await asyncio.sleep(0)  # a long backfill shares the loop
 
-    async def _spread(self, scope: Scope, vector: np.ndarray) -> tuple[float, float, float | None]:
+    async def _spread(
+        self, scope: Scope, vector: np.ndarray, query: str
+    ) -> tuple[float, float, float | None]:
         """Mean, spread and lowest of the query's cosine with a sample of the user's memories.
 
         The sample is kept per user (a user's spread moves little with a few writes) and
-        refreshed after the cache's TTL; too small a sample gives the background spread.
+        refreshed after the cache's TTL; too small a sample gives the background spread in
+        the query's language (`background_for`).
         Samples are held as float16 (48 KB a user) and their bytes are charged to the L1
         budget (`RecallCache.charge`), so what L2 keeps is bounded by the same setting.
         """
@@ -884,7 +888,7 @@ class Recaller:
             self.cache.charge(delta)
         sample = held[1]
         if len(sample) < floor.min_population:
-            return (*floor.background, None)
+            return (*background_for(floor, self.store.scale, query), None)
         sims = self.store.scale.to_reference(sample.astype(np.float32) @ vector.astype(np.float32))
         return float(sims.mean()), float(sims.std()), float(sims.min())
 

@@ -22,6 +22,7 @@ from memory.recall.lexical import LexicalIndex, name_terms, tokenize
 from memory.recall.ranking import RankingWeights, Redundancy, access_boost, recency, top_k
 from memory.recall.relevance import (
     QueryEvidence,
+    background_for,
     content_terms,
     query_verdicts,
     unseen_names,
@@ -29,7 +30,7 @@ from memory.recall.relevance import (
 )
 from memory.recall.retrieval_columns import Columns
 from memory.recall.temporal_units import as_utc
-from memory.storage.calibration import CosineScale
+from memory.storage.calibration import CosineScale, language_of
 from memory.types import MemoryKind, Relevance, ScoreBreakdown
 
 _KINDS = list(MemoryKind)
@@ -340,7 +341,19 @@ class UserIndex:
         qv = np.asarray(query_vector, dtype=np.float32).reshape(-1)
         # Product first, mask after: masking the matrix first copies it (15 MB at 10,000).
         every = self._to_reference(self._cols.vectors[:n] @ qv)
-        spread = self._spread(every, alive, weights, given)
+        spread = self._spread(every, alive, weights, given, query)
+        small = given is None and int(alive.sum()) < weights.floor.min_population
+        by_words = False
+        if small and self.scale is not None:
+            # Too few memories for a spread of their own: the floor reads the cosines against
+            # the background, which it was fitted with in English, so a language the model
+            # bunches is read as English would be. Where the model reads it poorly, the
+            # cosines say little and the words may decide alone.
+            lang = language_of(query)
+            every = self.scale.as_english(every, lang)
+            low, high = self.scale.as_english([spread[0], spread[0] + spread[1]], lang).tolist()
+            spread = (low, high - low)
+            by_words = self.scale.reads_poorly(lang)
         sims = every[alive]
         terms = content_terms(query)
         # Terms the user never used get the idf of a term in no document (the highest).
@@ -365,6 +378,7 @@ class UserIndex:
             coverage=coverage,
             unseen_name=unseen_names(query, self._window.vocabulary()),
             gap=best - fifth,
+            by_words=by_words,
         )
         return evidence, cosines, shares
 
@@ -382,7 +396,7 @@ class UserIndex:
         cols, n = self._cols, self._cols.size
         tokens = tokenize(query)
         sims = self._to_reference(signals.cosines(cols, query_vector))
-        spread = self._spread(sims, live, weights, given)
+        spread = self._spread(sims, live, weights, given, query)
         trust = self._dense_trust(sims, live, weights, spread)
         dense = signals.dense(cols, query_vector, live, sims, lowest)
         similarity = (weights.alpha * trust) * dense
@@ -458,24 +472,26 @@ class UserIndex:
             return cosines
         return self.scale.to_reference(cosines)
 
-    @staticmethod
     def _spread(
+        self,
         sims: np.ndarray,
         live: np.ndarray,
         weights: RankingWeights,
         given: tuple[float, float] | None,
+        query: str,
     ) -> tuple[float, float]:
         """The (mean, std) of the query's cosine that the relevance verdict uses too.
 
         The given one (L2, whose index holds only the query's candidates), else the live
-        memories' own, else the background for a user too small to measure.
+        memories' own, else the background in the query's language for a user too small to
+        measure.
         """
         if given is not None:
             return given
         live_sims = sims[live]
         if len(live_sims) >= weights.floor.min_population:
             return (float(live_sims.mean()), float(live_sims.std()))
-        return weights.floor.background
+        return background_for(weights.floor, self.scale, query)
 
     def _dense_trust(
         self,

@@ -24,21 +24,25 @@ async def load_scale(pool: Database, model: str) -> CosineScale | None:
     version = reference_set().version
     async with pool.acquire() as conn:
         row = await conn.fetchrow(
-            "SELECT model_quantiles, reference_quantiles, separation, measured_at"
+            "SELECT model_quantiles, reference_quantiles, separation, background, measured_at"
             " FROM embedding_calibrations WHERE model = $1 AND version = $2",
             model,
             version,
         )
     if row is None:
         return None
-    separation = row["separation"]
+    separation, background = (
+        json.loads(v) if isinstance(v, str) else dict(v)
+        for v in (row["separation"], row["background"])
+    )
     return CosineScale(
         model=model,
         version=version,
         model_quantiles=tuple(row["model_quantiles"]),
         reference_quantiles=tuple(row["reference_quantiles"]),
         measured_at=row["measured_at"],
-        separation=json.loads(separation) if isinstance(separation, str) else dict(separation),
+        separation=separation,
+        background={str(k): (float(m), float(sd)) for k, (m, sd) in background.items()},
     )
 
 
@@ -47,13 +51,14 @@ async def save_scale(pool: Database, scale: CosineScale) -> None:
     async with pool.acquire() as conn:
         await conn.execute(
             "INSERT INTO embedding_calibrations (model, version, model_quantiles,"
-            " reference_quantiles, separation, measured_at) VALUES ($1, $2, $3, $4, $5, $6)"
-            " ON CONFLICT (model, version) DO NOTHING",
+            " reference_quantiles, separation, background, measured_at)"
+            " VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (model, version) DO NOTHING",
             scale.model,
             scale.version,
             list(scale.model_quantiles),
             list(scale.reference_quantiles),
             json.dumps(scale.separation),
+            json.dumps(scale.background),
             scale.measured_at,
         )
 

@@ -454,6 +454,12 @@ MIGRATIONS: list[str] = [
     CREATE INDEX IF NOT EXISTS memories_replaced_by
         ON memories (tenant_id, user_id, superseded_by) WHERE superseded_by IS NOT NULL;
     """,
+    # 21: each language's background cosine (`storage.calibration`), measured with the scale
+    # from reference-set version 2 on.
+    """
+    ALTER TABLE embedding_calibrations ADD COLUMN IF NOT EXISTS background jsonb NOT NULL
+        DEFAULT '{}';
+    """,
 ]
 
 

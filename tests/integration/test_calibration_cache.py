@@ -64,6 +64,9 @@ async def test_measured_once_then_read_back(
     assert stored is not None
     assert stored.model_quantiles == pytest.approx(first.model_quantiles)
     assert stored.separation == pytest.approx(first.separation)
+    assert set(stored.background) == {"en", "zh"}
+    for lang, (mean, std) in first.background.items():
+        assert stored.background[lang] == pytest.approx((mean, std))
 
     # A new process (an empty memo) reads the row instead of embedding the set again.
     monkeypatch.setattr(calibration, "_MEMO", {})

@@ -118,3 +118,6 @@ async def test_stats_command(
     assert await stats(text_args) == 0
     out = capsys.readouterr().out
     assert "memories:        5" in out and "pollution rate:  50.0% of 6" in out
+    # The local model reads Chinese poorly; stats says so and what to run instead.
+    assert printed["calibration"]["reads_poorly"] == ["zh"]
+    assert "reads zh poorly" in out and "multilingual-e5-small" in out

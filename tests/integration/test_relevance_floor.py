@@ -120,3 +120,32 @@ async def test_explain_shows_the_query_evidence(store: MemoryStore) -> None:
         assert verdict is not None and verdict.evidence is not None
         assert "query evidence" in verdict.reason
     assert all(not h.breakdown.relevance.passed for h in failing if h.breakdown.relevance)
+
+
+CHINESE_USER = Scope("acme", "small-zh-user")
+CHINESE = ["我养了一只橘猫叫大福", "我在腾讯做后端开发", "我每天早上喝龙井"]
+CHINESE_UNRELATED = ["明天北京天气怎么样", "推荐一部好看的电影", "怎么做红烧肉", "一升等于多少毫升"]
+
+
+@pytest.fixture
+async def chinese_store(store: MemoryStore) -> MemoryStore:
+    await store.write_many(CHINESE_USER, [NewMemory(content=m) for m in CHINESE])
+    return store
+
+
+@pytest.mark.parametrize("query", CHINESE_UNRELATED)
+async def test_a_new_chinese_user_gets_nothing_for_an_unrelated_question(
+    chinese_store: MemoryStore, query: str
+) -> None:
+    """All-MiniLM puts any two Chinese texts near cosine 0.66: against the English background,
+    every memory stood eight deviations out and went into every prompt."""
+    assert await recaller(chinese_store).recall(CHINESE_USER, query, k=5) == []
+
+
+async def test_a_new_chinese_user_is_answered_by_the_words_they_share(
+    chinese_store: MemoryStore,
+) -> None:
+    hits = await recaller(chinese_store).recall(CHINESE_USER, "我在哪里上班？", k=5)
+    assert [h.record.content for h in hits][:1] == ["我在腾讯做后端开发"]
+    verdict = hits[0].breakdown.relevance
+    assert verdict is not None and verdict.passed

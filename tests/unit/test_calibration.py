@@ -12,6 +12,7 @@ from memory.storage.calibration import (
     CosineScale,
     DegenerateEmbeddingError,
     identity_scale,
+    language_of,
     measure,
     reference_set,
     scale_for,
@@ -64,6 +65,47 @@ def test_identity_scale_changes_nothing() -> None:
     assert np.array_equal(scale.to_reference(xs), xs)
 
 
+def test_a_background_reads_the_same_in_every_language() -> None:
+    """`in_language` and `as_english` are inverses: one cosine, as many deviations out."""
+    scale = identity_scale("local:all-MiniLM-L6-v2")
+    english = (0.044, 0.076)
+    there = scale.in_language(english, "zh")
+    zh_mean, zh_std = scale.background["zh"]
+    en_mean, en_std = scale.background["en"]
+    # The English background's mean sits as far below English's unrelated mean as the Chinese
+    # one sits below Chinese's, in each language's own deviations.
+    assert (there[0] - zh_mean) / zh_std == pytest.approx((english[0] - en_mean) / en_std)
+    assert there[1] / zh_std == pytest.approx(english[1] / en_std)
+    back = scale.as_english([there[0], there[0] + there[1]], "zh")
+    assert back[0] == pytest.approx(english[0], abs=1e-5)
+    assert back[1] - back[0] == pytest.approx(english[1], abs=1e-5)
+    assert scale.in_language(english, "en") == english
+    assert np.array_equal(scale.as_english([0.3, 0.7], "en"), np.float32([0.3, 0.7]))
+
+
+def test_a_language_is_read_poorly_only_where_the_model_barely_separates_it() -> None:
+    minilm = identity_scale("local:all-MiniLM-L6-v2")
+    assert minilm.reads_poorly("zh") and not minilm.reads_poorly("en")
+    ref = reference_set()
+    even = CosineScale(
+        "even", ref.version, ref.quantiles, ref.quantiles,
+        separation={"en": 0.6, "zh": 0.19}, background={"en": (0.13, 0.127), "zh": (0.62, 0.046)},
+    )  # fmt: skip
+    assert not even.reads_poorly("zh")  # e5's: 4.1 deviations in Chinese, 4.7 in English
+    assert not CosineScale("unmeasured", ref.version, ref.quantiles, ref.quantiles).reads_poorly(
+        "zh"
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "lang"),
+    [("Where do I work?", "en"), ("我在哪里上班", "zh"), ("Mein Hund heißt Bello", "en"),
+     ("私の猫の名前は？", "zh"), ("내 고양이 이름", "zh"), ("my MacBook 坏了", "zh")],
+)  # fmt: skip
+def test_a_text_is_measured_as_the_language_of_its_script(text: str, lang: str) -> None:
+    assert language_of(text) == lang
+
+
 def test_constant_vectors_are_a_clear_error() -> None:
     constant = _Vectors("constant", lambda _t: np.ones(8) / np.sqrt(8))
     with pytest.raises(DegenerateEmbeddingError, match="constant"):
@@ -95,6 +137,10 @@ def test_local_minilm_reproduces_the_reference_quantiles() -> None:
     scale = measure(embedder)
     assert np.allclose(scale.model_quantiles, reference_set().quantiles, atol=1e-3)
     assert scale.identity
+    # The set's background and separation are this model's own, as measured.
+    for lang, (mean, std) in reference_set().background.items():
+        assert scale.background[lang] == pytest.approx((mean, std), abs=1e-3)
+        assert scale.separation[lang] == pytest.approx(reference_set().separation[lang], abs=1e-3)
     xs = np.linspace(-1.0, 1.0, 101, dtype=np.float32)
     assert np.allclose(
         CosineScale(
