@@ -1,7 +1,7 @@
 """Facts that change: the right value first, for current and past questions, English and Chinese.
 
     python -m bench.timeline [--histories tests/data/timeline_histories.jsonl]
-                             [--split tune|holdout|blind2|...|blind17|all]
+                             [--split tune|holdout|blind2|...|blind18|all]
                              [--show-errors] [--json OUT]
 
 Each history (`tests/data/timeline_histories.jsonl`, written for this project) is one user's
@@ -218,7 +218,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--split",
         default="all",
-        help="tune, holdout, blind2 ... blind17 (each blind batch written by someone who had not"
+        help="tune, holdout, blind2 ... blind18 (each blind batch written by someone who had not"
         " read the code), or all",
     )
     parser.add_argument("--database-url", default=None, help="default: an embedded PostgreSQL")
