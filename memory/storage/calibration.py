@@ -180,13 +180,12 @@ class CosineScale:
         return (ours[0] + (spread[0] - english[0]) * ratio, spread[1] * ratio)
 
     def reads_poorly(self, lang: str) -> bool:
-        """Whether the model tells `lang`'s related texts from unrelated ones far worse.
+        """Whether the model sets `lang`'s related pairs under half as far out as English's.
 
-        Far worse than English's: by fewer than half as many of the language's deviations.
-
-        All-MiniLM sets related Chinese pairs 1.9 deviations above unrelated ones, English 5.9;
-        multilingual-e5-small 4.2 and 4.7. Where it reads a language poorly, a cosine says little
-        and the query's words must carry the evidence.
+        Measured in each language's own deviations: all-MiniLM sets related Chinese pairs 1.9
+        deviations above unrelated ones, English 5.9; multilingual-e5-small 4.2 and 4.7. Where
+        it reads a language poorly, a cosine says little and the query's words must carry the
+        evidence.
         """
 
         def apart(name: str) -> float | None:
