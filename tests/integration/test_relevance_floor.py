@@ -140,6 +140,10 @@ async def test_a_new_chinese_user_gets_nothing_for_an_unrelated_question(
     """All-MiniLM puts any two Chinese texts near cosine 0.66: against the English background,
     every memory stood eight deviations out and went into every prompt."""
     assert await recaller(chinese_store).recall(CHINESE_USER, query, k=5) == []
+    turn = await recaller(chinese_store).recall_turn(
+        CHINESE_USER, query, k=5, weights=RankingWeights()
+    )
+    assert turn.hits == []  # the agent's turn takes the same judgement
 
 
 async def test_a_new_chinese_user_is_answered_by_the_words_they_share(
