@@ -236,7 +236,8 @@ async def _conflict(
     trusted = item.provenance.get("trust") != "low"
     if verdict.action == "supersede" and verdict.conflict and trusted and not lifetime_asked:
         # The newest value of something the user stated holds until an update replaces it,
-        # not for a fact's default lifetime. Text the screen flagged keeps its short one.
+        # not for its category's default lifetime (a decision's, or a fact's where a policy
+        # gives facts one). Text the screen flagged keeps its short one.
         winner = replace(winner, ttl_days=None)
     if verdict.action == "supersede" and verdict.conflict:
         winner = _with_replaced_context(winner, [said[t] for t in targets if t in said])

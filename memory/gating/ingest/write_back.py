@@ -291,7 +291,7 @@ async def _write_all(
 
 
 async def _holds_until_replaced(store: MemoryStore, decision: GateDecision) -> GateDecision:
-    """The gate's decision without the fact lifetime when it sets an attribute, read by meaning.
+    """The gate's decision without its default lifetime when it sets an attribute, by meaning.
 
     "I've been at Zalando since June" holds until an update replaces it, as what the patterns
     read does (`to_new_memory`). Only the gate's default lifetime is dropped this way: a
