@@ -341,19 +341,19 @@ class UserIndex:
         qv = np.asarray(query_vector, dtype=np.float32).reshape(-1)
         # Product first, mask after: masking the matrix first copies it (15 MB at 10,000).
         every = self._to_reference(self._cols.vectors[:n] @ qv)
-        spread = self._spread(every, alive, weights, given, query)
         small = given is None and int(alive.sum()) < weights.floor.min_population
         by_words = False
         if small and self.scale is not None:
             # Too few memories for a spread of their own: the floor reads the cosines against
-            # the background, which it was fitted with in English, so a language the model
-            # bunches is read as English would be. Where the model reads it poorly, the
-            # cosines say little and the words may decide alone.
+            # the background it was fitted with in English, so a language the model bunches
+            # is read as English would be. Where the model reads it poorly, the cosines say
+            # little and the words may decide alone.
             lang = language_of(query)
             every = self.scale.as_english(every, lang)
-            low, high = self.scale.as_english([spread[0], spread[0] + spread[1]], lang).tolist()
-            spread = (low, high - low)
+            spread = weights.floor.background
             by_words = self.scale.reads_poorly(lang)
+        else:
+            spread = self._spread(every, alive, weights, given, query)
         sims = every[alive]
         terms = content_terms(query)
         # Terms the user never used get the idf of a term in no document (the highest).

@@ -247,30 +247,15 @@ def measure(model: _Embeds) -> CosineScale:
         model_quantiles=tuple(round(float(q), 6) for q in quantiles),
         reference_quantiles=ref.quantiles,
     )
-    mapped = scale.to_reference(cosines)
+    mapped = scale.to_reference(cosines).astype(np.float64)
     related = np.array([r for _, _, r, _ in ref.pairs])
     langs = np.array([lang for *_, lang in ref.pairs])
-    separation = {
-        str(lang): round(
-            float(np.median(mapped[(langs == lang) & related]))
-            - float(np.median(mapped[(langs == lang) & ~related])),
-            4,
-        )
-        for lang in sorted(set(langs.tolist()))
-    }
-    return replace(scale, separation=separation, background=backgrounds(mapped, ref))
-
-
-def backgrounds(mapped: npt.ArrayLike, ref: ReferenceSet) -> dict[str, tuple[float, float]]:
-    """Per language, (mean, std) of the unrelated pairs' cosines (`mapped`: one per pair)."""
-    values = np.asarray(mapped, dtype=np.float64)
-    related = np.array([r for _, _, r, _ in ref.pairs])
-    langs = np.array([lang for *_, lang in ref.pairs])
-    out = {}
+    separation, background = {}, {}
     for lang in sorted(set(langs.tolist())):
-        unrelated = values[(langs == lang) & ~related]
-        out[str(lang)] = (round(float(unrelated.mean()), 4), round(float(unrelated.std()), 4))
-    return out
+        near, far = mapped[(langs == lang) & related], mapped[(langs == lang) & ~related]
+        separation[str(lang)] = round(float(np.median(near)) - float(np.median(far)), 4)
+        background[str(lang)] = (round(float(far.mean()), 4), round(float(far.std()), 4))
+    return replace(scale, separation=separation, background=background)
 
 
 def identity_scale(model: str) -> CosineScale:
