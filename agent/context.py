@@ -70,8 +70,9 @@ class Context:
     gate_model: str = field(
         default="",
         metadata=_operator(
-            "Model for the memory gate's structured classification; empty = rules only "
-            "(no model call per turn)."
+            "Model for the memory gate's structured classification and for reading which "
+            "earlier memory a kept statement replaces; empty = rules only (no model call per "
+            "turn)."
         ),
     )
     vision_model: str = field(

@@ -2,7 +2,8 @@
 
 `frames` reads a statement as a predicate frame and its values (`vocab` holds the word lists),
 `relation` says how two statements relate (duplicate, contradiction, list addition, unrelated),
-and `policy.resolve` decides what the write path does about it. Pure functions, no I/O.
+and `policy.resolve` decides what the write path does about it (`resolve_by_reading` when a
+model read the relation). Pure functions, no I/O.
 """
 
 from memory.gating.conflicts.frames import Frame, analyse, frame_similarity, heads, merge_text
@@ -13,6 +14,7 @@ from memory.gating.conflicts.policy import (
     Resolution,
     Strategy,
     resolve,
+    resolve_by_reading,
 )
 from memory.gating.conflicts.relation import EmbedFn, Relation, decisive, relate
 
@@ -32,4 +34,5 @@ __all__ = [
     "merge_text",
     "relate",
     "resolve",
+    "resolve_by_reading",
 ]

@@ -15,7 +15,15 @@ from datetime import UTC, datetime
 from typing import Literal
 
 from memory.gating.conflicts.frames import Frame, analyse, merge_text
-from memory.gating.conflicts.relation import EmbedFn, Relation, ToReference, decisive, relate
+from memory.gating.conflicts.relation import (
+    UNRELATED,
+    EmbedFn,
+    Relation,
+    ToReference,
+    attribute_slot,
+    decisive,
+    relate,
+)
 from memory.types import Category, Origin
 
 Action = Literal["insert", "update_existing", "supersede", "reject", "merge", "mark_conflict"]
@@ -92,6 +100,44 @@ def resolve(
         best = existing[max(dups, key=lambda i: existing[i].similarity)]
         return Resolution("update_existing", (best.id,), None, relations[dups[0]].why)
     return Resolution("insert", reason="no duplicate or conflicting memory")
+
+
+def resolve_by_reading(
+    incoming: Candidate,
+    existing: Sequence[Existing],
+    rules: Resolution,
+    replaces: frozenset[int],
+    agrees: frozenset[int],
+    *,
+    strategy: Strategy = "policy",
+) -> Resolution:
+    """The verdict when a model read which of `existing` the incoming statement replaces.
+
+    The model decides what is a contradiction; the policy still decides what a contradiction
+    does (a pinned rule is never overridden, an inference never beats what the user said).
+    Only memories that set attributes can be replaced, as with the rules. Where the model sees
+    no replacement, a contradiction the rules saw is dropped: the statement reinforces one it
+    agrees with, or is stored beside them; the rules' other verdicts (a duplicate, a list to
+    extend) stand.
+    """
+    targets = [
+        i for i in sorted(replaces) if attribute_slot(incoming.category, existing[i].category)
+    ]
+    if targets:
+        relations = [
+            Relation("contradiction", 1.0, "the gate model: the same attribute, a new value")
+            if i in targets
+            else UNRELATED
+            for i in range(len(existing))
+        ]
+        return _contradiction(incoming, existing, relations, targets, strategy)
+    if not rules.conflict:
+        return rules
+    agreeing = [existing[i] for i in agrees]
+    if agreeing:
+        best = max(agreeing, key=lambda e: e.similarity)
+        return Resolution("update_existing", (best.id,), None, "the gate model: agrees")
+    return Resolution("insert", reason="the gate model: replaces nothing")
 
 
 def _relate(

@@ -72,7 +72,8 @@ def _cross_slot(a: Category, b: Category) -> bool:
     return {a, b} <= {Category.PREFERENCE, Category.CONSTRAINT, Category.FACT}
 
 
-def _attribute_slot(a: Category, b: Category) -> bool:
+def attribute_slot(a: Category, b: Category) -> bool:
+    """True when memories of these categories can set one attribute (one can replace another)."""
     # A move or a switch is often filed as a decision ("I moved to Munich last month"); the
     # attribute it sets is the same one a fact or preference states.
     return {a, b} <= {Category.PREFERENCE, Category.CONSTRAINT, Category.FACT, Category.DECISION}
@@ -111,7 +112,7 @@ def relate(
 ) -> Relation:
     """Classify the pair (incoming `new`, existing `old`); `similarity` on the reference scale."""
     base = _relate(new, old, similarity, categories, dup_threshold, embed, to_reference)
-    if not (same_family(*categories) or _attribute_slot(*categories)):
+    if not (same_family(*categories) or attribute_slot(*categories)):
         return base
     if base.kind == "contradiction" and different_subjects(new.text, old.text):
         if not opens_with_a_name_of(new.text, old.text):

@@ -21,7 +21,8 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Literal
 
-from memory.gating.conflicts import Candidate, Existing, Resolution, resolve
+from memory.gating.conflicts import Candidate, Existing, Resolution, resolve, resolve_by_reading
+from memory.gating.update_model import UpdateReader
 from memory.recall.recaller import recaller_for
 from memory.recall.temporal import statement_start
 from memory.settings import ServiceLimits
@@ -75,18 +76,54 @@ async def decide(
     return verdict
 
 
+@dataclass(frozen=True, slots=True)
+class _Read:
+    """What a gate model read of an item against the neighbours it was shown, by memory id."""
+
+    replaces: frozenset[str] = frozenset()
+    agrees: frozenset[str] = frozenset()
+    failed: str = ""
+
+
+async def _neighbours(
+    store: MemoryStore, scope: Scope, item: NewMemory, exclude: str | None = None
+) -> list[Existing]:
+    similar = await recaller_for(store).similar(
+        scope, item.content, k=NEIGHBOURS + (exclude is not None)
+    )
+    return [_existing(r, cos) for r, cos in similar if r.id != exclude][:NEIGHBOURS]
+
+
+async def _read(
+    store: MemoryStore, scope: Scope, item: NewMemory, reader: UpdateReader
+) -> _Read | None:
+    """The model's reading of which neighbours `item` replaces, or None with no neighbour."""
+    shown = await _neighbours(store, scope, item)
+    if not shown:
+        return None
+    reading = await reader.read(item.content, [e.content for e in shown])
+    ids = [e.id for e in shown]
+    return _Read(
+        frozenset(ids[i] for i in reading.replaces),
+        frozenset(ids[i] for i in reading.agrees),
+        reading.failed,
+    )
+
+
 async def _weigh(
     store: MemoryStore,
     scope: Scope,
     item: NewMemory,
     strategy: ConflictStrategy,
     exclude: str | None = None,
+    read: _Read | None = None,
 ) -> tuple[Resolution, list[Existing]]:
-    """`decide`'s verdict and the neighbours it was reached against (the targets among them)."""
-    similar = await recaller_for(store).similar(
-        scope, item.content, k=NEIGHBOURS + (exclude is not None)
-    )
-    existing = [_existing(r, cos) for r, cos in similar if r.id != exclude][:NEIGHBOURS]
+    """`decide`'s verdict and the neighbours it was reached against (the targets among them).
+
+    With a model's `read`, the model decides what the item replaces among the neighbours it
+    saw (`conflicts.resolve_by_reading`); the rules' verdict stands where its call failed.
+    """
+    existing = await _neighbours(store, scope, item, exclude)
     candidate = Candidate(content=item.content, category=item.category, origin=item.origin)
     # resolve() may embed value words; keep the CPU work off the event loop.
     verdict = await asyncio.to_thread(
@@ -98,7 +135,19 @@ async def _weigh(
         embed=store.embedder.embed,
         to_reference=None if store.scale.identity else store.scale.one,
     )
-    return verdict, existing
+    if read is None:
+        return verdict, existing
+    if read.failed:
+        return replace(verdict, reason=f"update reading: {read.failed}; {verdict.reason}"), existing
+    by_model = resolve_by_reading(
+        candidate,
+        existing,
+        verdict,
+        frozenset(i for i, e in enumerate(existing) if e.id in read.replaces),
+        frozenset(i for i, e in enumerate(existing) if e.id in read.agrees),
+        strategy=strategy,
+    )
+    return by_model, existing
 
 
 async def apply_resolution(
@@ -109,16 +158,26 @@ async def apply_resolution(
     *,
     reason: str,
     lifetime_asked: bool = False,
+    reader: UpdateReader | None = None,
 ) -> Outcome:
     """Insert, reinforce a near-duplicate, supersede, merge, reject or flag, then audit.
 
     `reason` (the gate's, usually) is recorded when the memory is stored as it is. A memory
     that replaces an earlier value holds until it is replaced in turn: the gate's default
     lifetime is dropped from it, a lifetime the caller asked for (`lifetime_asked`) is kept.
+    With a `reader` (the gate model) the model reads what the memory replaces.
 
     Runs under the user's write lock (across processes): a concurrent writer of the same user
     waits, then sees this write, so the conflict policy decides instead of a race.
     """
+    read = None
+    if reader is not None and item.status is not Status.PENDING_APPROVAL:
+        # Asked before the lock: a model call takes seconds, and the lock holds a pooled
+        # connection and every other write of this user. What it read is applied by memory
+        # id to the neighbours found under the lock.
+        read = await _read(store, scope, item, reader)
+        if read is not None and read.failed:
+            reason = f"{reason}; update reading: {read.failed}"
     async with user_write_lock(store.pool, scope):
         full = await _over_quota(store, scope, item)
         if full is not None:
@@ -126,7 +185,7 @@ async def apply_resolution(
             # turn goes on: the memory is dropped with an audited reason, as the gate drops.
             await store.record_event(scope, None, "gate_drop", full, {"via": "quota"})
             return Outcome("dropped", None, full)
-        return await _apply(store, scope, item, strategy, reason, lifetime_asked)
+        return await _apply(store, scope, item, strategy, reason, lifetime_asked, read)
 
 
 async def _over_quota(store: MemoryStore, scope: Scope, item: NewMemory) -> str | None:
@@ -156,11 +215,12 @@ async def _apply(
     strategy: ConflictStrategy,
     reason: str,
     lifetime_asked: bool = False,
+    read: _Read | None = None,
 ) -> Outcome:
     if item.status is Status.PENDING_APPROVAL:
         written = await store.write(scope, item, reason=reason)
         return Outcome("pending_approval", written.id, reason)
-    verdict, neighbours = await _weigh(store, scope, item, strategy)
+    verdict, neighbours = await _weigh(store, scope, item, strategy, read=read)
     targets = verdict.target_ids
     if verdict.action == "update_existing":
         await store.reinforce(scope, targets[0], reason=verdict.reason)

@@ -38,6 +38,7 @@ from memory.gating.ingest.pastes import (
 from memory.gating.ingest.second_look import kept_as_update, worth_a_look
 from memory.gating.machine_text import split_pastes
 from memory.gating.privacy import PrivacyFilter
+from memory.gating.update_model import UpdateReader
 from memory.offload import run_cpu
 from memory.storage.store import MAX_CONTENT_CHARS, AuditEvent, MemoryStore
 from memory.types import NewMemory, Scope, Source, Status
@@ -216,12 +217,14 @@ async def ingest_text(
             asking.exception()  # retrieved: a failed lookup is not also logged as unhandled
     results: list[IngestResult] = []
     drops: list[AuditEvent] = []
+    # The gate model also reads what each kept statement replaces of what was said before.
+    reader = UpdateReader(gate_model, policy.model_timeout_s) if gate_model else None
     try:
         await _write_all(store, scope, decided, consent, results, drops, source=source,
                          provenance=provenance, occurred_at=occurred_at,
                          require_approval=require_approval,
                          conflict_strategy=conflict_strategy, role=role,
-                         policy=policy)  # fmt: skip
+                         policy=policy, reader=reader)  # fmt: skip
     finally:
         # One round trip for a turn's drops, also when a later write failed; a message's
         # drops are a bounded few events however many statements it had.
@@ -244,6 +247,7 @@ async def _write_all(
     conflict_strategy: ConflictStrategy,
     role: Role = "user",
     policy: GatePolicy | None = None,
+    reader: UpdateReader | None = None,
 ) -> None:
     """Write each kept candidate in order; each dropped one's audit event goes to `drops`."""
     # A second look keeps a dropped statement only within the message's bound on writes, and
@@ -287,7 +291,7 @@ async def _write_all(
             occurred_at=occurred_at,
             require_approval=require_approval,
         )
-        results.append(await _write(store, scope, decision, item, conflict_strategy))
+        results.append(await _write(store, scope, decision, item, conflict_strategy, reader))
 
 
 async def _holds_until_replaced(store: MemoryStore, decision: GateDecision) -> GateDecision:
@@ -309,8 +313,11 @@ async def _write(
     decision: GateDecision,
     item: NewMemory,
     strategy: ConflictStrategy,
+    reader: UpdateReader | None = None,
 ) -> IngestResult:
-    outcome = await apply_resolution(store, scope, item, strategy, reason=decision.reason)
+    outcome = await apply_resolution(
+        store, scope, item, strategy, reason=decision.reason, reader=reader
+    )
     return IngestResult(
         outcome.action, decision, outcome.memory_id, outcome.reason, outcome.related_ids
     )
