@@ -645,6 +645,9 @@ _UNCHANGED = re.compile(
     r"|\bstill\s+(?:the\s+(?:same|date|plan|one)|stands"
     r"|holds|on)\b|\b(?:unchanged|as always|as usual|same as (?:ever|always|before))\b"
     r"|\b(?:nothing(?:'s| has)?|hasn't|haven't|has not|have not) changed\b"
+    r"|\bthat's where I'm staying\b|\bstaying put\b"
+    r"|\b(?:won't|will not|wouldn't|not going to|never going to|no plans to|not planning to)"
+    r"\s+(?:switch|change)\b"
     r"|没变|不变|照旧|依旧|依然|仍然|老样子"
     # A price or amount inside the limit stated before keeps the limit ("found one for £1,350,
     # under our limit", "在预算里面").
@@ -846,8 +849,14 @@ _ZH_CHANGE_VERB = re.compile(
     r"换(?!气)|改(?!进|善|革|良|天)|转到|转去|转岗|迁|搬|跳槽|没续|不续|放下|不再|戒了|退了|取消"
     r"|升(?=了|职|到|为|成)|结束|调去|调到|调走|辞职|离职|到期|倒闭|分手"
 )
-# Words that keep the old value: "还是放在周三", "没换", "没必要换", "一直没变".
-_ZH_KEPT = re.compile(r"还是|没有?[换改]|没必要|不[换改]|一直没")
+# Words that keep the old value: "还是放在周三", "没换", "没必要换", "一直没变", "我不会换的",
+# "懒得取消", "接着用", "又续费了".
+_ZH_KEPT = re.compile(
+    r"还是|没必要|一直没|继续|照样|(?<![没不])续(?:费|了|订|约|租|签)"
+    r"|接着(?:用|看|住|干|做|玩|吃|喝|学|练|追|听|开)"
+    r"|(?:没有?|不|别|懒得)(?:会|想|打算|准备|用|再|去|必)?(?:[换改]|取消|退)"
+)
+_ZH_VALUE_PAIR = re.compile(r"[成到为了去]?([\u4e00-\u9fff]{2})")
 _CJK_RUN = re.compile(r"[\u4e00-\u9fff]+")
 _NAME_NEXT = re.compile(r" ?[A-Za-z0-9]")
 
@@ -867,6 +876,25 @@ def _topic_words(text: str) -> set[str]:
     return {pair for pair in out if not set(pair) & _ZH_STOP}
 
 
+def _restates_change(new: str, old: str) -> bool:
+    """Whether every change verb of `new` names a value `old` already gave.
+
+    "次卧改书房总算动工" after "决定把次卧改成书房" says the old statement's change again.
+    """
+    said = {
+        (verb.group(), value.group(1))
+        for verb in _ZH_CHANGE_VERB.finditer(old)
+        if (value := _ZH_VALUE_PAIR.match(old, verb.end())) is not None
+    }
+    found = False
+    for verb in _ZH_CHANGE_VERB.finditer(new):
+        value = _ZH_VALUE_PAIR.match(new, verb.end())
+        if value is None or (verb.group(), value.group(1)) not in said:
+            return False
+        found = True
+    return found
+
+
 def changes_its_topic(new: str, old: str) -> bool:
     """Whether a Chinese statement says the old statement's topic changed, in new words.
 
@@ -881,7 +909,7 @@ def changes_its_topic(new: str, old: str) -> bool:
     new = "" if different_subjects(new, old) else current_part(new)
     if not new or not _ZH_CHANGE_VERB.search(new):
         return False
-    if _ZH_KEPT.search(new) or _UNCHANGED.search(new):
+    if _ZH_KEPT.search(new) or _UNCHANGED.search(new) or _restates_change(new, old):
         return False
     mine, theirs = _topic_words(new), _topic_words(old)
     return bool(mine & theirs) and bool(mine - theirs)

@@ -778,6 +778,7 @@ def compare_settings(
 
 
 _NUMERAL = re.compile(r"[0-9零一二三四五六七八九十两百千万]")
+_DAY = re.compile(r"(?:周|星期|礼拜)[一二三四五六日天]$|[0-9一二三四五六七八九十]\s*[号日]$")
 
 
 def _holds(longer: str, shorter: str) -> bool:
@@ -788,10 +789,16 @@ def _holds(longer: str, shorter: str) -> bool:
     """
     if longer == shorter:
         return True
-    if not shorter or _NUMERAL.search(shorter):
+    if not shorter or (_NUMERAL.search(shorter) and not _DAY.search(shorter)):
         return False
     if shorter.isascii():
         return re.search(rf"(?<!\w){re.escape(shorter)}(?!\w)", longer) is not None
+    if _DAY.search(shorter):
+        # A day is said again with more after it ("周四" in "周四以后大家都说好多"), where an
+        # amount is not ("一点" in "十一点", "一家" beside another "一家").
+        digits = "0-9零一二三四五六七八九十两百千万"
+        edge = rf"(?<![{digits}]){re.escape(shorter)}(?![{digits}点])"
+        return re.search(edge, longer) is not None
     return shorter in longer
 
 

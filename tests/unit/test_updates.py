@@ -156,3 +156,48 @@ def test_the_current_part_of_a_statement_ends_at_its_first_wish_plan_or_past(
     text: str, part: str
 ) -> None:
     assert current_part(text) == part
+
+
+P, F, D, C = Category.PREFERENCE, Category.FACT, Category.DECISION, Category.CONSTRAINT
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "category"),
+    [
+        # A change word negated or put off keeps the value ("不会换", "懒得取消", "接着用").
+        ("看NBA我支持勇士。", "勇士又输了，但我不会换的，库里在一天我就支持一天。", P),
+        ("我开的是腾讯视频会员。", "腾讯视频又自动续费了，懒得取消，接着看吧。", F),
+        ("家里冰箱是海尔的对开门。", "海尔冰箱不制冷了，师傅来换了个零件修好了，接着用。", F),
+        ("我用招行的信用卡。", "招行信用卡年费涨了，但我不打算换，积分还挺好用。", F),
+        # The old statement's own change said again.
+        ("决定把次卧改成书房。", "书架到货了，次卧改书房总算开始动工。", D),
+        ("我们决定把周会改到周四。", "周会改到周四以后大家都说好多了。", D),
+        ("I sing alto in the community choir.",
+         "Our director tried me on tenor for one piece last week, but I'm an alto and that's "
+         "where I'm staying.", F),
+        ("I bank with Monzo.", "Monzo put their fees up but I'm not going to switch.", F),
+        # "after eight" and "switched off" say no change.
+        ("工作日中午我不能离开工位太久。", "工作日晚上八点以后我不回工作消息。", C),
+        ("I can't travel on the 12th, I've got jury service.",
+         "Jury service means my phone has to be switched off in court all day.", C),
+    ],
+)  # fmt: skip
+def test_a_value_said_to_stay_or_another_slot_is_no_update(
+    embedder: Embedder, old: str, new: str, category: Category
+) -> None:
+    assert _resolve(embedder, old, new, category) != "supersede"
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "category"),
+    [
+        ("我是初级测试工程师。", "年初升了测试主管，开始带三个人。", F),
+        ("我在单位合唱团唱女高音。", "合唱团老师让我改唱女中音，说我低音更稳。", F),
+        ("代码合并前需要一个人review。", "出了那次事故以后，领导要求至少两个人批准才能合。",
+         C),
+    ],
+)  # fmt: skip
+def test_a_change_near_those_words_still_updates(
+    embedder: Embedder, old: str, new: str, category: Category
+) -> None:
+    assert _resolve(embedder, old, new, category) == "supersede"

@@ -25,9 +25,12 @@ FRAME = frozenset(
 )
 CORRECTION = re.compile(
     r"\b(?:actually|now|nowadays|these days|instead|anymore|any more|no longer|changed my mind"
-    r"|switched|switching|changed|correction|rather than|not anymore|from now on"
+    r"|switched(?!\s+(?:off|on)\b)|switching|changed|correction|rather than|not anymore"
+    r"|from now on"
     r"|moved|postponed|rescheduled|delayed|pushed back|brought forward)\b"
-    r"|其实|现在|如今|改成|改用|改喝|改吃|改为|改|换成|不再|已经不|以后|挪到|推迟|延期|提前到|调到",
+    # 以后 after a clock time is "after" ("八点以后我不回消息"), no change.
+    r"|其实|现在|如今|改成|改用|改喝|改吃|改为|改|换成|不再|已经不|(?<![点时号半])以后"
+    r"|挪到|推迟|延期|提前到|调到",
     re.IGNORECASE,
 )
 NEGATION = re.compile(
