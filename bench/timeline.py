@@ -2,7 +2,7 @@
 
     python -m bench.timeline [--histories tests/data/timeline_histories.jsonl]
                              [--split tune|holdout|blind2|...|blind18|all]
-                             [--show-errors] [--json OUT]
+                             [--show-errors] [--json OUT] [--gate-model PROVIDER:MODEL]
 
 Each history (`tests/data/timeline_histories.jsonl`, written for this project) is one user's
 statements about one attribute over the years ("I live in Berlin." 2021, "I moved to Munich
@@ -13,6 +13,9 @@ windows) into a real Postgres and Chroma (embedded unless given URLs), dated as 
 then each question is recalled and counts as right when the first memory holds the expected
 value. The baseline in the same run is the same recall without the replaced values (what the
 system answered before validity windows: the current value, or nothing of the past).
+
+With `--gate-model` the statements go through the model gate instead, which also reads what
+each one replaces (`memory.gating.update_model`), as `Context.gate_model` does in the agent.
 
 Each small user is also asked two questions about nothing they said ("What's the capital of
 Australia?", "这周末杭州会下雨吗"): kind `off-topic`, right when nothing is recalled.
@@ -81,7 +84,7 @@ OFF_TOPIC = {
 
 
 async def _history(
-    store: MemoryStore, history: dict[str, Any], off_topic: list[str]
+    store: MemoryStore, history: dict[str, Any], off_topic: list[str], gate_model: Any = None
 ) -> list[dict[str, Any]]:
     """Write one history, then ask its questions; one result per question.
 
@@ -94,7 +97,7 @@ async def _history(
     for statement in said:
         results = await ingest_text(
             store, scope, statement["text"], occurred_at=_day(statement["at"]),
-            require_approval=False,
+            require_approval=False, gate_model=gate_model,
         )  # fmt: skip
         if statement in history["statements"]:
             actions.append([r.action for r in results])
@@ -165,11 +168,16 @@ async def run(args: argparse.Namespace) -> int:
         Settings.from_env(), database_url=url, chroma_url=args.chroma_url, data_dir=workdir
     )
     results: list[dict[str, Any]] = []
+    gate_model = None
+    if args.gate_model:
+        from agent.model import load_chat_model
+
+        gate_model = load_chat_model(args.gate_model)
     async with open_store(settings) as store:
         for i, history in enumerate(histories):
             asked = OFF_TOPIC[history["lang"]]
             off_topic = [asked[(2 * i) % len(asked)], asked[(2 * i + 1) % len(asked)]]
-            results.extend(await _history(store, history, off_topic))
+            results.extend(await _history(store, history, off_topic, gate_model))
     table = report(results)
     said = [r for r in results if r["kind"] != "off-topic"]
     statements = {r["history"]: (r["updates"], r["statements"]) for r in said}
@@ -225,6 +233,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--chroma-url", default=None, help="default: embedded Chroma")
     parser.add_argument("--show-errors", action="store_true")
     parser.add_argument("--json", default=None)
+    parser.add_argument("--gate-model", default=None, help="gate with this model (provider:model)")
     return asyncio.run(run(parser.parse_args(argv)))
 
 

@@ -46,6 +46,9 @@ class GatePolicy:
     # A gate model slower than this is abandoned for the rules: a turn's write-back must not
     # hang on a stalled provider. Each attempt (there are two) gets this long.
     model_timeout_s: float = 30.0
+    # With a gate model, ask it too which earlier memory each kept statement replaces: one
+    # more call per kept statement that has neighbours (`memory.gating.update_model`).
+    model_reads_updates: bool = True
     # Low-trust content (tool output, instruction-like text) never ranks above this.
     low_trust_max_importance: float = 0.3
     low_trust_ttl_days: float = 14.0

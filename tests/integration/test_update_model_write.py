@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from langchain_openai import ChatOpenAI
 
+from memory.gating.decision import GatePolicy
 from memory.gating.gate_model import MALFORMED
 from memory.gating.ingest import ingest_text
 from memory.storage.store import MemoryStore
@@ -123,3 +124,17 @@ async def test_the_update_prompt_holds_the_statement_as_redacted(
     bodies = [json.dumps(b) for b in stub_llm.requests()]
     assert any("Lisbon" in b and "up to date" in b for b in bodies)
     assert not any("bob.k@example.com" in b for b in bodies)
+
+
+async def test_a_policy_can_leave_updates_to_the_rules(
+    clean_store: MemoryStore, stub_llm: StubLLM, model: ChatOpenAI
+) -> None:
+    scope = Scope("acme", "model-gates-only")
+    stub_llm.responder = _responder(json.dumps({"replaces": [1], "agrees": []}), "fact")
+    policy = GatePolicy(model_reads_updates=False)
+    for text in (WINDOWS, MACBOOK):
+        results = await ingest_text(clean_store, scope, text, gate_model=model, policy=policy,
+                                    require_approval=False)  # fmt: skip
+        assert [r.action for r in results] == ["stored"]
+    assert not any(_is_update_prompt(b) for b in stub_llm.requests())
+    assert len(stub_llm.requests()) == 2  # the gate's two calls, nothing else

@@ -218,7 +218,9 @@ async def ingest_text(
     results: list[IngestResult] = []
     drops: list[AuditEvent] = []
     # The gate model also reads what each kept statement replaces of what was said before.
-    reader = UpdateReader(gate_model, policy.model_timeout_s) if gate_model else None
+    reader = None
+    if gate_model is not None and policy.model_reads_updates:
+        reader = UpdateReader(gate_model, policy.model_timeout_s)
     try:
         await _write_all(store, scope, decided, consent, results, drops, source=source,
                          provenance=provenance, occurred_at=occurred_at,
