@@ -646,6 +646,9 @@ _UNCHANGED = re.compile(
     r"|holds|on)\b|\b(?:unchanged|as always|as usual|same as (?:ever|always|before))\b"
     r"|\b(?:nothing(?:'s| has)?|hasn't|haven't|has not|have not) changed\b"
     r"|\bthat's where I'm staying\b|\bstaying put\b"
+    # A repair keeps the thing: "got it fixed", "working again", "修好了", "换了电池又好了".
+    r"|\b(?:got|had|have)\s+(?:it|them)\s+(?:fixed|repaired)\b|\b(?:working|works)\s+again\b"
+    r"|修好|又好了|又能用了"
     r"|\b(?:won't|will not|wouldn't|not going to|never going to|no plans to|not planning to)"
     r"\s+(?:switch|change)\b"
     r"|没变|不变|照旧|依旧|依然|仍然|老样子"

@@ -176,6 +176,10 @@ P, F, D, C = Category.PREFERENCE, Category.FACT, Category.DECISION, Category.CON
          "Our director tried me on tenor for one piece last week, but I'm an alto and that's "
          "where I'm staying.", F),
         ("I bank with Monzo.", "Monzo put their fees up but I'm not going to switch.", F),
+        # A repair keeps the thing.
+        ("家里门锁是指纹锁。", "门锁没电了进不去门，换了电池又好了。", F),
+        ("My car is a 2015 Golf.", "The Golf's gearbox went, got it fixed and it's working again.",
+         F),
         # "after eight" and "switched off" say no change.
         ("工作日中午我不能离开工位太久。", "工作日晚上八点以后我不回工作消息。", C),
         ("I can't travel on the 12th, I've got jury service.",
@@ -194,6 +198,7 @@ def test_a_value_said_to_stay_or_another_slot_is_no_update(
         ("我是初级测试工程师。", "年初升了测试主管，开始带三个人。", F),
         ("我在单位合唱团唱女高音。", "合唱团老师让我改唱女中音，说我低音更稳。", F),
         ("我们组开会用飞书。", "飞书续费太贵，行政说换成钉钉了。", F),
+        ("我家洗碗机是美的的。", "洗碗机坏了修不好，换了台西门子。", F),
         ("代码合并前需要一个人review。", "出了那次事故以后，领导要求至少两个人批准才能合。",
          C),
     ],
