@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from memory.gating.conflicts import Candidate, Existing, resolve
+from memory.gating.conflicts import Candidate, Existing, Resolution, resolve
 from memory.settings import Settings, apply_privacy_defaults
 from memory.storage.embedding import get_embedder
 from memory.types import Category, Origin
@@ -26,18 +26,20 @@ from memory.types import Category, Origin
 PAIRS = Path("tests/data/conflict_pairs.jsonl")
 
 
+def pair_verdict(pair: dict[str, Any], embed: Any) -> tuple[Candidate, Existing, Resolution]:
+    """The pair as the write path sees it (newer statement, older memory), and its verdict."""
+    vectors = embed([pair["old"], pair["new"]])
+    similarity = float(np.dot(vectors[0], vectors[1]))
+    category = Category(pair["category"])
+    incoming = Candidate(pair["new"], category)
+    earlier = incoming.created_at.replace(year=2020)
+    old = Existing("old", pair["old"], similarity, Origin.EXPLICIT, category, earlier)
+    return incoming, old, resolve(incoming, [old], embed=embed)
+
+
 def detect(pairs: list[dict[str, Any]], embed: Any) -> list[bool]:
     """Whether the detector flags each pair as a conflict."""
-    out = []
-    for pair in pairs:
-        vectors = embed([pair["old"], pair["new"]])
-        similarity = float(np.dot(vectors[0], vectors[1]))
-        category = Category(pair["category"])
-        earlier = Candidate("x", category).created_at.replace(year=2020)
-        old = Existing("old", pair["old"], similarity, Origin.EXPLICIT, category, earlier)
-        resolution = resolve(Candidate(pair["new"], category), [old], embed=embed)
-        out.append(resolution.conflict)
-    return out
+    return [pair_verdict(pair, embed)[2].conflict for pair in pairs]
 
 
 def scores(labels: list[bool], found: list[bool]) -> tuple[float, float]:

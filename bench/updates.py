@@ -26,14 +26,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from bench.conflict_detection import detect, scores
-from memory.gating.conflicts import Candidate, EmbedFn, Existing, resolve, resolve_by_reading
+from bench.conflict_detection import detect, pair_verdict, scores
+from memory.gating.conflicts import EmbedFn, resolve_by_reading
 from memory.gating.update_model import UpdateReader
 from memory.settings import Settings, apply_privacy_defaults
 from memory.storage.embedding import get_embedder
-from memory.types import Category, Origin
 
 PAIRS = Path("tests/data/update_pairs.jsonl")
 
@@ -65,13 +62,7 @@ async def detect_with_model(
 
     async def one(pair: dict[str, Any]) -> bool:
         nonlocal failed, done
-        vectors = embed([pair["old"], pair["new"]])
-        category = Category(pair["category"])
-        incoming = Candidate(pair["new"], category)
-        cosine = float(np.dot(vectors[0], vectors[1]))
-        earlier = incoming.created_at.replace(year=2020)
-        old = Existing("old", pair["old"], cosine, Origin.EXPLICIT, category, earlier)
-        rules = resolve(incoming, [old], embed=embed)
+        incoming, old, rules = pair_verdict(pair, embed)
         async with gate:
             reading = await reader.read(pair["new"], [pair["old"]])
         done += 1

@@ -16,7 +16,6 @@ request is not stored, whatever the model says, and only the part of a turn that
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import re
 from dataclasses import replace
@@ -36,7 +35,7 @@ from memory.gating.rules.decide import (
 )
 from memory.gating.rules.meaning import told
 from memory.gating.rules.turn import needs_approval
-from memory.model_json import MalformedReply, parse_json_reply, retry_malformed
+from memory.model_json import ask_json, parse_json_reply
 from memory.types import Category, MemoryKind, Origin
 from prompts.gate import GATE_RETRY, GATE_SYSTEM, MAX_MODEL_MEMORIES, build_gate_request
 
@@ -212,7 +211,7 @@ async def gate_all_with_model(
     reply: str | None = None,
 ) -> list[GateDecision]:
     """Every memory the model finds in `text` (at most MAX_MODEL_MEMORIES), or one decision."""
-    from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+    from langchain_core.messages import HumanMessage, SystemMessage
 
     policy = policy or GatePolicy()
     privacy = privacy or DEFAULT_PRIVACY
@@ -227,37 +226,19 @@ async def gate_all_with_model(
         SystemMessage(GATE_SYSTEM),
         HumanMessage(build_gate_request(content, role, safe_context, safe_reply)),
     ]
-    try:
-        async for attempt in retry_malformed():
-            with attempt:
-                try:
-                    response = await asyncio.wait_for(
-                        model.ainvoke(messages), timeout=policy.model_timeout_s
-                    )
-                except TimeoutError:
-                    logger.warning(
-                        "memory gate model took over %.0f s; using the rule gate",
-                        policy.model_timeout_s,
-                    )
-                    return [_fallback(text, role, policy, privacy, exchange, TIMED_OUT)]
-                except Exception as exc:  # any provider failure falls back to the rules
-                    logger.warning(
-                        "memory gate model call failed (%s); using the rule gate", type(exc)
-                    )
-                    return [_fallback(text, role, policy, privacy, exchange, FAILED)]
-                answer, error = parse_answer(response)
-                if answer is not None:
-                    error = unquoted(answer, content)
-                if answer is not None and not error:
-                    return from_answer_all(answer, content, findings, role, policy)
-                number = attempt.retry_state.attempt_number
-                logger.warning("memory gate model answer malformed (attempt %d): %s", number, error)
-                retry = HumanMessage(GATE_RETRY.format(error=error))
-                messages += [AIMessage(response.text), retry]
-                raise MalformedReply(error)
-    except MalformedReply:
-        pass
-    return [_fallback(text, role, policy, privacy, exchange, MALFORMED)]
+
+    def read(message: BaseMessage) -> tuple[GateAnswer | None, str]:
+        answer, error = parse_answer(message)
+        if answer is not None:
+            error = unquoted(answer, content)
+        return (answer, "") if answer is not None and not error else (None, error)
+
+    asked = await ask_json(model, messages, read, retry=GATE_RETRY, what="memory gate model",
+                           fallback="using the rule gate", log=logger,
+                           timeout_s=policy.model_timeout_s)  # fmt: skip
+    if asked.value is not None:
+        return from_answer_all(asked.value, content, findings, role, policy)
+    return [_fallback(text, role, policy, privacy, exchange, f"{asked.why}; rules used")]
 
 
 def _fallback(

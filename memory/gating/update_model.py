@@ -11,7 +11,6 @@ the rules' verdict stands and the audit reason says so.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -19,8 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field, field_validator
 
-from memory.gating.gate_model import FAILED, MALFORMED, TIMED_OUT
-from memory.model_json import MalformedReply, parse_json_reply, retry_malformed
+from memory.model_json import ask_json, parse_json_reply
 from prompts.updates import UPDATE_RETRY, UPDATE_SYSTEM, build_update_request
 
 if TYPE_CHECKING:
@@ -91,7 +89,7 @@ async def read_updates(
     model: BaseChatModel, statement: str, earlier: Sequence[str], *, timeout_s: float
 ) -> UpdateReading:
     """Ask `model` which of `earlier` the (redacted) `statement` replaces or agrees with."""
-    from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+    from langchain_core.messages import HumanMessage, SystemMessage
 
     if not earlier:
         return UpdateReading()
@@ -100,28 +98,13 @@ async def read_updates(
         SystemMessage(UPDATE_SYSTEM),
         HumanMessage(build_update_request(statement, shown)),
     ]
-    try:
-        async for attempt in retry_malformed():
-            with attempt:
-                try:
-                    response = await asyncio.wait_for(model.ainvoke(messages), timeout=timeout_s)
-                except TimeoutError:
-                    logger.warning("update model took over %.0f s; rules decide", timeout_s)
-                    return UpdateReading(failed=TIMED_OUT)
-                except Exception as exc:  # any provider failure: the rules decide
-                    logger.warning("update model call failed (%s); rules decide", type(exc))
-                    return UpdateReading(failed=FAILED)
-                answer, error = parse_json_reply(response, UpdateAnswer)
-                reading = None
-                if answer is not None:
-                    reading, error = checked(answer, len(shown))
-                if reading is not None:
-                    return reading
-                number = attempt.retry_state.attempt_number
-                logger.warning("update model answer malformed (attempt %d): %s", number, error)
-                retry = HumanMessage(UPDATE_RETRY.format(error=error))
-                messages += [AIMessage(response.text), retry]
-                raise MalformedReply(error)
-    except MalformedReply:
-        pass
-    return UpdateReading(failed=MALFORMED)
+
+    def read(reply: BaseMessage) -> tuple[UpdateReading | None, str]:
+        answer, error = parse_json_reply(reply, UpdateAnswer)
+        return checked(answer, len(shown)) if answer is not None else (None, error)
+
+    asked = await ask_json(model, messages, read, retry=UPDATE_RETRY, what="update model",
+                           fallback="rules decide", log=logger, timeout_s=timeout_s)  # fmt: skip
+    if asked.value is not None:
+        return asked.value
+    return UpdateReading(failed=f"{asked.why}; rules used")

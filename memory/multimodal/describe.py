@@ -17,11 +17,11 @@ from dataclasses import dataclass
 from typing import Literal
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
 from memory.gating.privacy import PrivacyFilter
-from memory.model_json import MalformedReply, parse_json_reply, retry_malformed
+from memory.model_json import ask_json, parse_json_reply
 from memory.multimodal.image_input import CleanImage, image_block
 from prompts.describe_image import (
     DESCRIBE_HINT,
@@ -104,32 +104,18 @@ async def describe_image(
             ]
         ),
     ]
-    try:
-        async for attempt in retry_malformed():
-            with attempt:
-                try:
-                    response = await model.ainvoke(messages)
-                except Exception as exc:  # any provider failure: the user's words describe it
-                    log.warning(
-                        "image description model call failed (%s); using the user's text",
-                        type(exc),
-                    )
-                    return _fallback(image, hint, "model call failed")
-                answer, error = parse_json_reply(response, DescribeAnswer)
-                text = _text(answer) if answer is not None else None
-                if text:
-                    return ImageDescription(text, "model")
-                error = error or "empty caption"
-                number = attempt.retry_state.attempt_number
-                log.warning("image description malformed (attempt %d): %s", number, error)
-                messages += [
-                    AIMessage(response.text[:2000]),
-                    HumanMessage(DESCRIBE_RETRY.format(error=error)),
-                ]
-                raise MalformedReply(error)
-    except MalformedReply:
-        pass
-    return _fallback(image, hint, "model answer malformed")
+
+    def read(message: BaseMessage) -> tuple[str | None, str]:
+        answer, error = parse_json_reply(message, DescribeAnswer)
+        text = _text(answer) if answer is not None else None
+        return (text, "") if text else (None, error or "empty caption")
+
+    asked = await ask_json(model, messages, read, retry=DESCRIBE_RETRY,
+                           what="image description", fallback="using the user's text",
+                           log=log, echo_chars=2000)  # fmt: skip
+    if asked.value is not None:
+        return ImageDescription(asked.value, "model")
+    return _fallback(image, hint, asked.why)
 
 
 __all__ = ["DescribeAnswer", "DescriptionSource", "ImageDescription", "describe_image"]

@@ -15,13 +15,13 @@ from dataclasses import replace
 from typing import Literal
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
 from memory.citations import neutralise
 from memory.gating.rules.turn import is_instruction_like
 from memory.longterm.consolidation.distil import Distillation
-from memory.model_json import MalformedReply, parse_json_reply, retry_malformed
+from memory.model_json import ask_json, parse_json_reply
 from memory.types import Category, MemoryKind, MemoryRecord
 from prompts.consolidation import DISTIL_RETRY, DISTIL_SYSTEM, build_distil_request
 
@@ -77,22 +77,8 @@ async def distil_with_model(
         SystemMessage(DISTIL_SYSTEM),
         HumanMessage(build_distil_request(episodes)),
     ]
-    try:
-        async for attempt in retry_malformed():
-            with attempt:
-                try:
-                    reply = await model.ainvoke(messages)
-                except Exception as exc:  # any provider failure falls back to the rules
-                    name = type(exc).__name__
-                    log.warning("distillation model call failed (%s); rules used", name)
-                    return replace(rules, method="rules (model call failed)")
-                answer, error = parse_distil_answer(reply)
-                if answer is not None:
-                    return _apply(answer, rules)
-                number = attempt.retry_state.attempt_number
-                log.warning("distillation model answer malformed (attempt %d): %s", number, error)
-                messages += [AIMessage(reply.text), HumanMessage(DISTIL_RETRY.format(error=error))]
-                raise MalformedReply(error)
-    except MalformedReply:
-        pass
-    return replace(rules, method="rules (model answer malformed)")
+    asked = await ask_json(model, messages, parse_distil_answer, retry=DISTIL_RETRY,
+                           what="distillation model", fallback="rules used", log=log)  # fmt: skip
+    if asked.value is not None:
+        return _apply(asked.value, rules)
+    return replace(rules, method=f"rules ({asked.why})")
