@@ -160,13 +160,18 @@ def test_only_questions_leave_nothing_to_tell() -> None:
         "I'm Bob, " * 7_000,
         "吗 " * 30_000,
         "what " * 12_000,
+        "k" * 5_000 + "!x",
+        "haha" * 2_000 + "!x",
+        "哈" * 5_000 + "吗x",
+        "嗯" * 5_000 + "!x",
     ],
 )
 def test_meaning_checks_are_linear_on_long_input(text: str) -> None:
     start = time.perf_counter()
     told(text)
     asks(text)
-    assert time.perf_counter() - start < 2.0
+    gate(text)
+    assert time.perf_counter() - start < 5.0
 
 
 @pytest.mark.parametrize(

@@ -155,8 +155,36 @@ APPROVAL = _rx(
     rf"(?:^|[.!;] )(?:please |just |go ahead and |you (?:can|may|should) |feel free to )?"
     rf"(?:{_MONEY}|{_DELETE}|forward|reply|post|publish|tweet|sign|cc|bcc) (?!me\b|us\b)\w",
 )
-NOISE_WORDS = _rx(
-    r"^(?:(?:hi|hello|hey|hiya|yo|howdy|greetings|good (?:morning|afternoon|evening|night|luck"
+def token_run(alternation: str, separators: str) -> re.Pattern[str]:
+    """A whole text made only of the tokens of `alternation` with `separators` between them.
+
+    Each token is taken once, the longest that fits first, and never given back. Written as a
+    plain repetition ("(?:ok|k|kk)+"), "kkkk…x" tries every way of splitting the run of k's
+    before it fails, exponential in its length; longest first keeps "okay" from stopping at "ok".
+    """
+    tokens, depth, start = [], 0, 0
+    i = 0
+    while i < len(alternation):  # split at the top-level "|" (groups and classes stay whole)
+        char = alternation[i]
+        if char == "\\":
+            i += 1
+        elif char == "[":
+            i = alternation.index("]", i + 1)
+        elif char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+        elif char == "|" and depth == 0:
+            tokens.append(alternation[start:i])
+            start = i + 1
+        i += 1
+    tokens.append(alternation[start:])
+    ordered = sorted(tokens, key=len, reverse=True)
+    return re.compile(r"^(?:(?:" + "|".join(ordered) + ")" + separators + r"*+)++$", _F)
+
+
+NOISE_WORDS = token_run(
+    r"hi|hello|hey|hiya|yo|howdy|greetings|good (?:morning|afternoon|evening|night|luck"
     r"|job|question|point|idea|one)|thanks?|thank you|thx|ty|cheers|ok|okay|k|kk|sure|yes|yeah"
     r"|yep|yup|yea|no|nope|nah|cool|nice|great|awesome|amazing|wow|whoa|lol|lmao|haha\w*|hehe"
     r"|hmm+|um+|uh+|oh|ah|aw+|oops|yay|woo+hoo+|omg|got it|gotcha|i see|makes sense|sounds"
@@ -170,8 +198,8 @@ NOISE_WORDS = _rx(
     r"|(?:speak|chat) (?:soon|later)|gotta go|have to go|i have to go|got to go|good|fine"
     r"|not bad|pretty good|doing (?:well|good|great|fine)|all good"
     r"|take care|long time no see|how are you|how's it going|what's up|you too|will do"
-    r"|of course|for sure|anytime|you're welcome|welcome|hugs|love it|love that)"
-    r"[\s,!.?~…:;)(*-]*)+$"
+    r"|of course|for sure|anytime|you're welcome|welcome|hugs|love it|love that",
+    r"[\s,!.?~…:;)(*-]",
 )
 REACTION = _rx(
     r"^(?:oh |wow |aw+ |haha |yeah |yes |well )?(?:that|this|it|which|those|these)(?:'s| is| was|"
