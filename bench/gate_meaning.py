@@ -9,7 +9,9 @@ ask a question, with the fact clause they should keep. Per split and language it
 keep/drop accuracy, how many questions or requests were stored, how many self-introductions
 were kept, and how many mixed turns kept exactly their fact clause. The "holdout" split is
 never used to choose a rule, a weight or a threshold; `tests/unit/test_gate_meaning.py`
-asserts its figures.
+asserts its figures. Each item's `batch` says which delivery it came in (1: written with the
+first rules; 2-7: written by people who had not read the code, each measured once on arrival
+before any rule was chosen on it; docs/benchmarks.md has those first figures).
 """
 
 from __future__ import annotations
@@ -92,10 +94,13 @@ def main(argv: list[str] | None = None) -> int:
     """Command-line entry point."""
     parser = argparse.ArgumentParser(prog="python -m bench.gate_meaning")
     parser.add_argument("--corpus", type=Path, default=CORPUS)
-    parser.add_argument("--split", choices=("tune", "holdout", "all"), default="all")
+    parser.add_argument("--split", default="all", help="tune, holdout or all")
+    parser.add_argument("--batch", type=int, help="only this batch (a writer's delivery)")
     parser.add_argument("--show", action="store_true", help="print every wrong decision")
     args = parser.parse_args(argv)
     items = load(args.corpus)
+    if args.batch is not None:
+        items = [i for i in items if i.get("batch", 1) == args.batch]
     splits = ("tune", "holdout") if args.split == "all" else (args.split,)
     for split in splits:
         for lang in ("en", "zh"):

@@ -82,6 +82,8 @@ def clause_kind(clause: str) -> Literal["social", "thin", "content"]:
         return "social"
     if NON_ANSWER.search(low) or ZH_CHATTER.search(low) or lex.ADVICE.search(low):
         return "social"
+    if lex.MOOD.match(low) or zh.MOOD.match(low):
+        return "social"
     if _EXCLAIMED.match(low) and not lex.PREDICATE.search(low) and not specifics(clause):
         # "Cute little guys!", "Nice set-up!": a verbless exclamation is a reaction.
         return "social"

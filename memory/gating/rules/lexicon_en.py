@@ -17,6 +17,49 @@ def _rx(*parts: str) -> re.Pattern[str]:
     return re.compile("|".join(parts), _F)
 
 
+# Chat drops apostrophes ("im lena", "whats a good gift", "dont"): the cues are written with
+# them. Only forms that are not also words are restored ("its", "ill", "were", "id" stay).
+_BARE_FORMS = {
+    "im": "i'm",
+    "ive": "i've",
+    "dont": "don't",
+    "doesnt": "doesn't",
+    "didnt": "didn't",
+    "cant": "can't",
+    "isnt": "isn't",
+    "arent": "aren't",
+    "wasnt": "wasn't",
+    "werent": "weren't",
+    "couldnt": "couldn't",
+    "wouldnt": "wouldn't",
+    "shouldnt": "shouldn't",
+    "havent": "haven't",
+    "hasnt": "hasn't",
+    "whats": "what's",
+    "wheres": "where's",
+    "whos": "who's",
+    "hows": "how's",
+    "thats": "that's",
+    "theres": "there's",
+    "youre": "you're",
+    "theyre": "they're",
+    "youve": "you've",
+    "weve": "we've",
+    "u": "you",
+    "ur": "your",
+}
+# "were renting a van" opening a clause: a past progressive without its subject is
+# rare, "we're" without its apostrophe is not.
+_WERE = re.compile(r"(?:^|(?<=[,.;!?] ))were(?= (?:\w+ing|gonna)\b)")
+_BARE = re.compile(r"\b(?:" + "|".join(_BARE_FORMS) + r")\b(?![.'-]\w)")  # not "U.S."
+
+
+def normalise(text: str) -> str:
+    """Lower-case with straight quotes and chat's dropped apostrophes restored (the cues' form)."""
+    low = text.replace("’", "'").replace("‘", "'").replace("`", "'").strip().lower()
+    return _WERE.sub("we're", _BARE.sub(lambda m: _BARE_FORMS[m.group(0)], low))
+
+
 _NUM = r"(?:\d[\d,.]*|one|two|three|four|five|six|seven|eight|nine|ten|twelve|twenty|fifty|hundred)"
 DAYS = r"(?:mon|tues|wednes|thurs|fri|satur|sun)days?"
 MONTHS = (
@@ -24,7 +67,8 @@ MONTHS = (
 )
 PERSIST = _rx(
     r"\b(?:always|from now on|going forward|from here on|in (?:the )?future|by default"
-    r"|every time|each time|whenever|every (?:day|week|month|morning|evening|night|"
+    r"|every time|each time|whenever|every (?:day|week|month|morning|evening|night|weekday"
+    r"|weeknight|weekend|other (?:day|week|weekend)|"
     + DAYS[:-3]
     + r"\w*)|each (?:day|week|month))\b"
 )
@@ -155,6 +199,8 @@ APPROVAL = _rx(
     rf"(?:^|[.!;] )(?:please |just |go ahead and |you (?:can|may|should) |feel free to )?"
     rf"(?:{_MONEY}|{_DELETE}|forward|reply|post|publish|tweet|sign|cc|bcc) (?!me\b|us\b)\w",
 )
+
+
 def token_run(alternation: str, separators: str) -> re.Pattern[str]:
     """A whole text made only of the tokens of `alternation` with `separators` between them.
 
@@ -225,6 +271,26 @@ REACTION = _rx(
     r"|(?:so |really |very |super )?(?:excited|thrilled|stoked) (?:for you|about your)"
     r"|here for you|with you|all ears|in)\b",
     r"^i don't (?:know|think so|mind)\b|^i was (?:just )?(?:wondering|kidding|joking)\b",
+    # A remark on the asking itself: "…, i never remember", "i keep forgetting".
+    r"^i (?:always |never |keep |can never |sometimes )?(?:forget(?:ting)?|remember"
+    r"|mix(?:ing)? (?:it|them|those) up)[\s.!~…]*$",
+)
+# A passing state, said of today or right now ("im wiped out today", "ugh it's so humid",
+# "thirsty rn"): nothing to remember weeks later. Anchored at both ends: the whole clause.
+MOOD = _rx(
+    # Possessive quantifiers: the adjacent optional parts never trade characters on a miss.
+    r"^(?:(?:ugh+|omg|man|god|oh|welp|whew|phew|ah+|argh+|lol|so|and|but|honestly|tbh)"
+    r"[\s,!.]*+)*+"
+    r"(?:(?:i'm|i am|i feel|feeling|feel|it's|it is|getting|got)\s++)?+"
+    r"(?:(?:so+|really|super|kinda|kind of|a bit|a little|pretty|very|totally|absolutely"
+    r"|way too|too)\s++)?+"
+    r"(?:tired|exhausted|sleepy|knackered|wiped(?: out)?|drained|shattered|hungry|starving"
+    r"|thirsty|bored|hot|cold|freezing|boiling|humid|stressed(?: out)?|sore|full|stuffed|lazy"
+    r"|grumpy|cranky|hungover|burnt out|burned out|fried|sweaty|sunburnt|jet ?lagged"
+    r"|cold out|hot out|pouring|raining|snowing|drizzling|sunny|windy|muggy|grey|gray)"
+    r"(?:\s++(?:today|tonight|rn|right now|atm|at the moment|this morning|this afternoon"
+    r"|this evening|lol|haha\w*|tbh|af|ngl|already|here|outside|out there|again))*+"
+    r"[\s!.~…]*+$",
 )
 ADVICE = _rx(
     r"\b(?:yourself|yourselves|(?:support|help|here for|there for|proud of|happy for|rooting for"
@@ -292,6 +358,12 @@ PREFERENCE = _rx(
     r"^(?:please\s+)?(?:use|write|format|reply|respond|answer|call me|address me|speak|talk"
     r"|include|avoid|stop|start|put|sign|show me)\b(?!.*\b(?:it|this|that|above)\b)",
     r"\b(?:for|to) me\b.*\b(?:whenever|every time|always)\b|[,.]\s*always[.!]?$|^\w+ \w+, always",
+    r"\bthe \w+er the better\b",
+    # Chat drops the subject: "adore old jazz records", "can't stand olives".
+    r"^(?:really |totally |absolutely |honestly |kinda |genuinely |lowkey |low key )?"
+    r"(?:love|adore|hate|prefer|enjoy|dislike|loathe|despise|can't stand|cannot stand"
+    r"|can't live without|not a fan of|big fan of|obsessed with)\s+"
+    r"(?!(?:it|that|this|you|your|yours|how|when|the idea|to hear|hearing|seeing|those|these)\b)\w",
 )
 CONSTRAINT = _rx(
     # "must" of obligation, not of inference: "must have taken ages", "must be so fun".
@@ -324,13 +396,17 @@ CONSTRAINT = _rx(
     r"^no\s+\w+(?:\s+\w+)?\s+(?:on|before|after|during|in)\b|\b(?:never|not) (?:during|before"
     r"|after|on weekends)\b|\bonly[.!]?$",
     r"\b(?:without asking|no need to ask|before publishing|before sending|before merging)\b",
+    r"\b(?:i|we)\s+(?:can\s+|could\s+)?only\s+(?:\w+\s+)?(?:speak|read|write|understand|eat|drink|use"
+    r"|work|travel|fly|drive|wear|watch|listen to)\b",
     r"\bwe\s+(?:only\s+|always\s+|never\s+)?use\b[^.]{0,30}\bnot\b|\bcan only\b|\bbecause of "
     r"(?:a|my) (?:\w+ )?(?:injury|condition|allergy)",
 )
 DECIDED = _rx(
+    r"^(?:ok |okay |so |i think |think )?(?:going with|gonna go with|sticking with|settled on"
+    r"|final answer)\b",
     r"\b(?:decided|decide to|decision|agreed|chose|chosen|picked|settled on|opted|went with"
     r"|committed to|signed up|registered|booked|accepted|declined|approved|rejected|hired"
-    r"|resigned|enrolled|applied|postponed|cancel(?:l?ed)|rescheduled|switched (?:to|from))\b"
+    r"|resigned|enrolled|applied|postponed|cancel(?:l?ed)|rescheduled|switched (?:to|from))\b",
 )
 DECISION = _rx(
     r"\b(?:go(?:ing)? with|sign up|book the|book a"
@@ -378,12 +454,16 @@ FACT = _rx(
     r"|engaged|pregnant|retired|divorced|single|allergic|left-handed|right-handed|getting"
     r"|\w+ing)\b",
     r"\b(?:my|our)\s+(?:\w+\s+)?(?:wife|husband|partner|spouse|sons?|daughters?|kids?|children"
-    r"|child|baby|twins|mom|mum|mother|dad|father|parents?|brothers?|sisters?|siblings?"
+    r"|child|baby|twins|boys?|girls?|toddlers?|teens?|teenagers?|grandkids"
+    r"|mom|mum|mother|dad|father|parents?|brothers?|sisters?|siblings?"
     r"|cousins?|grand\w+|aunt|uncle|family|friends?|boyfriend|girlfriend|fianc\w*|dogs?|cats?"
     r"|pets?|puppy|kitten|team|company|startup|business|boss|manager|colleagues?|coworkers?"
     r"|clients?|customers?|office|house|home|apartment|car|job|school|university|college"
     r"|birthday|anniversary|wedding|project|repo|stack|cluster|servers?|database|product|app"
     r"|fiscal|band|hobby|garden|doctor|therapist|landlord|neighbou?r|roommate|mentor|name"
+    r"|co-?founder|business partner|flatmate|housemate|landlady|tutor|coach|trainer|physio"
+    r"|dentist|vet|nanny|babysitter|step\w+|in-laws|\w+-in-law|niece|nephew|god\w+|bestie|bff"
+    r"|bf|gf|hubby|wifey|fiance|fiancee|teammates?|classmates?|pup|doggo|kitty"
     r"|staging|production|main)\b",
     r"\b(?:i've|we've)\s+(?:been|got|had|started|learned|finished|decided|moved|never)\b",
     r"^\w+ing\b[^.]{0,40}\b(?:helps?|makes?|keeps?|lets?) (?:me|us)\b",
@@ -395,7 +475,55 @@ FACT = _rx(
     r"|everything|a big deal|the world|a lifesaver) (?:to|for) (?:me|us)\b",
     r"^(?:still |just |currently |been |also )?(?:working on|planning|learning|getting into"
     r"|training for|saving for|preparing for|studying)\b",
+    # Where chat leaves out "I": "teach at a primary school in Hove", "based in Cork".
+    r"^(?:currently |now |still |mostly |also )?(?:live|work|study|teach|commute|volunteer"
+    r"|intern)\s+(?:at|in|for|as|from|out of|near|remotely|part[- ]time|full[- ]time|nights"
+    r"|shifts)\b",
+    r"^(?:currently |now |still )?(?:based|living|working|studying|located|stationed|settled)"
+    r"\s+(?:in|at|out of|near|from)\b",
+    # A habit with a tool or a place for one's things: "I keep all my recipes in Notion", "we
+    # plan everything in Trello at work".
+    r"\b(?:i|we)\s+(?:\w+\s+){1,2}?(?:all\s+|most\s+|some\s+)?(?:of\s+)?(?:my|our|everything"
+    r"|all the)\s+(?:[\w-]+\s+){0,3}?(?:in|on|with|using|via)\s+[\w.-]{2,}",
+    # Keeping animals or a plot: "we keep hens", not "I keep forgetting", "keep it short".
+    r"\b(?:i|we)\s+keep\s+(?!(?:\w+ing|it|this|that|them|you|in|track|an eye|up|on)\b)\w+",
+    # Who is who, with "my" left out: "manager is Ruth", "husband Theo drives a bus", "three
+    # hens, Dot, Pip and Mo".
+    r"^(?:the )?(?:wife|husband|partner|spouse|son|daughter|kids?|mom|mum|dad|brother|sister"
+    r"|boss|manager|landlord|roommate|flatmate|cofounder|co-founder|fianc\w*|bf|gf|hubby"
+    r"|bestie)(?:'s)?\s+(?:is|was|\w+s|just|still|now|[a-z]+\s+(?:is|works|lives|\w+s))\b",
+    r"^(?:\d+|one|two|three|four|five|a|an)\s+(?:\w+\s+)?(?:kids|children|sons|daughters|boys"
+    r"|girls|dogs|cats|pets|rabbits|birds|horses|chickens|fish|grandkids|grandchildren)\b",
+    r"^(?:doing|finishing|starting|studying for|halfway through)\s+(?:my|a)\s+(?:masters|master's"
+    r"|phd|degree|bachelors|undergrad|mba|residency|internship|apprenticeship|diploma)\b",
+    r"^(?:grew up|born and raised|was born|raised)\b",
 )
+# A routine: a frequency ("4 days a week", "twice a month") or days said in the plural or
+# listed ("mondays free", "mon wed 7pm", "weeknights"). Habitual, so a fact about the speaker.
+ROUTINE = _rx(
+    r"\b(?:\d+|one|two|three|four|five|six|seven|once|twice)\s+(?:days?|nights?|times?"
+    r"|mornings?|evenings?|shifts?)?\s*(?:a|per|each|every)\s+(?:week|month|day|fortnight)\b",
+    r"\b(?:mondays|tuesdays|wednesdays|thursdays|fridays|saturdays|sundays|weekdays|weeknights"
+    r"|weekends)\b",
+    r"\b(?:mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)(?:day)?\s*(?:[/&,+]|and)?\s*"
+    r"(?:mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)(?:day)?\b",
+)
+# Health, diet and medication: who the speaker is wherever they are. "im on metformin 500mg
+# twice a day", "type 1 diabetic", "pregnant!".
+HEALTH = _rx(
+    r"\b(?:allergic|allerg(?:y|ies)|intoleran(?:t|ce)|diabet\w*|asthma\w*|epilep\w*|celiac"
+    r"|coeliac|pregnan(?:t|cy)|diagnosed|adhd|autis\w*|dyslexi\w*|migraines?|arthritis"
+    r"|hypertension|high blood pressure|ibs|crohn'?s|colitis|an(?:a)?emi\w*|insomnia|gout|eczema"
+    r"|psoriasis|deaf|colou?r[- ]?blind|wheelchair|vegan|vegetarian|pescatarian|teetotal"
+    r"|hard of hearing|hearing aids?|short-?sighted|near-?sighted|bad (?:back|knee|hip|shoulder)"
+    r"|(?:knee|back|shoulder|ankle|wrist) injury|torn (?:acl|meniscus|ligament)|sprained"
+    r"|recovering from|chemo|dialysis|sober|in recovery"
+    r"|gluten[- ]free|dairy[- ]free|nut[- ]free|halal|kosher)\b",
+    r"\b(?:on|taking)\s+(?:meds|medication|insulin|antidepressants|the pill|blood thinners"
+    r"|birth control|statins|\w+\s+\d+\s?(?:mg|mcg))\b|\b\d+\s?(?:mg|mcg)\b",
+)
+# Someone else is the subject: "she's diabetic" is not the speaker's health.
+OTHER_START = _rx(r"^(?:he|she|they|you|he's|she's|they're|you're|his|her|their|your)\b")
 SPECIFIC = _rx(
     r"\b(?:yesterday|today|tonight|tomorrow|last|next|ago|since|recently|lately|weekend|"
     + DAYS
@@ -403,6 +531,10 @@ SPECIFIC = _rx(
     + MONTHS
     + r"|spring|summer|autumn|fall|winter|week|month|year|\d{4}|\d+(?:st|nd|rd|th))\b",
     r"\d",
+)
+NAMED_TOOL = re.compile(
+    r"\b(?:I|[Ww]e)\s+(?:(?:usually|mostly|always|only|still|now)\s+)?[a-z]{2,12}\s+(?:\w+\s+)?"
+    r"(?:on|with|using|in)\s+(?:an?\s+|my\s+|our\s+|the\s+)?[A-Z][\w.+#-]*"
 )
 PROPER_NOUN = re.compile(r"(?<=[a-z,;] )[A-Z][a-z]+|(?<=[a-z,;] )[A-Z]{2,}\b")
 NAMED = re.compile(r"\b(?:called|named|titled)\s+[\"'“]?[A-Z]")

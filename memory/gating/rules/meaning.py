@@ -15,7 +15,8 @@ from __future__ import annotations
 import re
 
 from memory.gating.rules import lexicon_en as lex
-from memory.gating.rules.specifics import without_vocatives
+from memory.gating.rules import lexicon_zh as zh
+from memory.gating.rules.specifics import times, without_vocatives
 from memory.gating.rules.split import split_candidates, split_clauses
 
 # A question or an introduction is said in its first few hundred characters; a longer
@@ -26,7 +27,8 @@ _F = re.IGNORECASE
 # Openers that do not change what the sentence does: "so", "ok", "hey", "quick question:".
 _LEAD = re.compile(
     r"^(?:(?:so|and|ok|okay|also|oh|hey|hi|hello|um+|uh+|well|btw|by the way|anyway|actually"
-    r"|quick question|one more thing|sorry|and also|but|嗯|哦|那|那么|对了|另外|还有|请问)"
+    r"|quick question|quick q|qq|one more thing|sorry|and also|but|wait|hmm+|oh wait|right"
+    r"|嗯|哦|那|那么|对了|另外|还有|请问)"
     r"[\s,，:：.。!！]*){1,3}",
     _F,
 )
@@ -76,7 +78,50 @@ _REQUEST = re.compile(
     r"|need to know|would like to know|'d like to know|forgot (?:what|where|when|who|how|which)"
     r"|can't remember (?:what|where|when|who|how|which))\b"
     r"|^(?:wondering|curious) (?:if|whether|what|where|when|who|how|which)\b"
+    # Weighing a choice aloud asks for advice: "not sure if I should…", "can't decide between…".
+    r"|^(?:i'm |i am )?(?:not sure|unsure|torn|undecided) (?:if|whether|about whether)"
+    r" (?:i|we) should\b|^(?:i )?can't decide (?:if|whether|between|which)\b"
     r"|^(?:does )?(?:anyone|anybody) (?:know|have|seen|tried)\b",
+    _F,
+)
+# A task for the assistant in the imperative ("translate this into Dutch pls", "list three
+# board games for kids", "give me a packing list"): the verbs that only ever ask for work,
+# and the ones that do when an object follows. A standing marker makes it a rule instead
+# (`_STANDING_REQUEST`, checked first).
+_TASK = re.compile(
+    r"^(?:please\s+|pls\s+|plz\s+|just\s+|now\s+|quickly\s+|real quick\s+)?"
+    r"(?:translate|summari[sz]e|rewrite|rephrase|reword|paraphrase|shorten|condense|proofread"
+    r"|brainstorm|generate|compose|convert|calculate|compute|simplify|elaborate|clarify|recap"
+    r"|quiz me|teach me|walk me through|help me|help us|tl;?dr|eli5"
+    r"|keep (?:this|that|it|these|those)\b"
+    # "longer pls", "more formal": this answer redone, not a standing style (that names
+    # what it is for: "shorter answers in general").
+    r"|(?:a bit |much |way |even )?(?:shorter|longer|simpler|more (?:formal|casual|concise"
+    r"|detailed|polite)|less (?:formal|wordy))\b(?!\s+(?:answers|replies|responses|messages"
+    r"|emails|in general))"
+    r"|(?:give|show|send|get|find|make|write|tell|pick|choose|name|draw|plan|create|fix|edit"
+    r"|check|review|format|sort|organi[sz]e|improve|correct|polish|list|draft|outline|design"
+    r"|sketch|suggest|recommend|come up with|put together|turn|go over|look over|read through"
+    r"|take a look at|have a look at|look at|read|repeat|say)\s+(?:me|us|him|her|them|this"
+    r"|that|these|those|it|a|an|another|some|the|one|two|three|four|five|six|seven|eight|nine"
+    r"|ten|\d+|few|a few|something|anything)\b(?!-))"
+    # "Write a test for every new function" is a house rule in a task's form.
+    r"(?!.*\b(?:every|each|all|any|always|never|whenever|from now on|by default"
+    r"|in (?:the )?future)\b)",
+    _F,
+)
+# "you know if the pool's open today", "do you remember when we talked about Rome": asking the
+# assistant, however it opens. ("You know what, ..." is a filler, not a question.)
+_YOU_KNOW = re.compile(
+    r"^(?:do |did )?you (?:know|remember|recall|happen to know) (?:if|whether|when|where|who"
+    r"|how|which|why)\b",
+    _F,
+)
+# A tag that turns a statement into a question: "..., right", "... or not", "isn't it".
+_TAG = re.compile(
+    r"(?:,\s*(?:right|correct|yeah|no\?)|\s(?:or not|or nah|isn't it|aren't (?:they|you|we)"
+    r"|don't (?:they|you|we)|doesn't (?:it|he|she)|didn't (?:it|i|you|we|they|he|she)"
+    r"|won't (?:it|they|you)|wasn't it|weren't they))\W*$",
     _F,
 )
 # Chinese asks in place: a question word inside the clause, a final particle, or A-not-A. An
@@ -89,7 +134,7 @@ _ZH_WH = re.compile(
 # Yes/no questions: a final particle, A-not-A ("能不能", "交了没有"), or an alternative
 # ("是住在珠海还是中山").
 _ZH_QUESTION = re.compile(
-    r"(?:[吗么嘛呢]|[了过]没有?)[\s？?！!。~～]*$|是[^，。！？,.!?]{1,15}还是"
+    r"[了过]没有?[\s？?！!。~～]*$|是[^，。！？,.!?]{1,15}还是|是[^，。！？,.!?]{1,20}吧[\s？?。~～]*$"
     r"|是否|是不是|能不能|可不可以|要不要|有没有|行不行|好不好|对不对|会不会|用不用|该不该",
 )
 _ZH_INDIRECT = re.compile(r"(?:不知道|不确定|不清楚|忘了|不记得|记不清|想不起来?)")
@@ -97,6 +142,23 @@ _ZH_REQUEST = re.compile(
     r"^(?:请|麻烦(?:你)?|你)?(?:能|可以|能不能|可不可以)?(?:帮我|替我)?(?:查一下|查查|查询|搜一下|搜搜"
     r"|告诉我|提醒我(?:一下)?(?:我|什么|之前|上次)|推荐|介绍一下|解释一下|说说|讲讲|算一下|看看)"
     r"|^你(?:还)?(?:记得|知道|记不记得|知不知道)"
+    r"|^你(?:觉得|认为|看看|说说)"
+)
+# Any task asked for: "帮我想个理由", "给我列个清单", "来个标题", "把这段改短一点", "润色一下这封
+# 邮件". "帮我搬家的那个朋友" tells (a 的 follows). Like `_TASK`, a dated one carries a plan.
+_ZH_TASK = re.compile(
+    r"^(?:请|麻烦(?:你)?|你)?(?:(?:这|那|上面|下面|以下)[\u4e00-\u9fff]{0,8}?)?(?:这次|这回|那就|就|也|先|再){0,3}"
+    r"(?:能|可以|能不能|可不可以)?(?:帮我|替我|帮忙|帮帮我|给我(?=[来写列出做推荐找讲说想整编起画算查翻改发]))"
+    r"(?![\u4e00-\u9fff]{1,3}的)"
+    # A text named first, then what to do with it: "这段话缩短到一百字", "上面那封改得客气点".
+    r"|^(?:这|那|上面|下面|以下)[\u4e00-\u9fff]{0,6}?(?:改|缩短|缩写|扩写|翻译|翻成|润色|总结|压缩|精简"
+    r"|整理|检查|优化|重写)"
+    r"|^(?:请|麻烦(?:你)?)?帮(?:想|写|看|查|做|改|列|出|算|找|选|起|编|翻|整理|规划|推荐|设计|画|搜)"
+    r"|^再(?:[\u4e00-\u9fff]{1,3})(?:一点|一些|一下|点)"
+    r"|^(?:请|麻烦(?:你)?)?给我(?:[来写列出做推荐找讲说想整编起画算查翻改发讲]|一个|一份|几个)"
+    r"|^(?:来|整|写|列|出|做|起|想|编|画|算|查|给|推荐|找|搞)(?:个|一个|一份|一下|几个|一些|一段|一篇|一首|一张)"
+    r"|^把(?:这|那|它|下面|上面|以下|刚才)"
+    r"|^(?:翻译|总结|润色|改写|缩写|扩写|翻成|概括|分析一下|检查一下|修改一下|优化一下|对比一下|比较一下)"
 )
 # A standing instruction in a request's form ("could you always reply in Spanish") is a rule.
 _STANDING_REQUEST = re.compile(
@@ -115,6 +177,32 @@ _INTRO_EN = re.compile(
     r"|^(?P<here>[A-Z][a-z]+) (?:here|speaking)\b"
     r"|\b(?i:name's|name is|call me|calls me|go by)\s+[\"'“]?[A-Z]",
 )
+# Chat in lower case gives a name no capital, so the words around it must say it is one: a
+# greeting before "im …", "nice to meet you" or "btw" after it, "name's …", "call me …" with
+# nothing after the name. Read on the normalised text ("im" → "i'm").
+_INTRO_LOWER = re.compile(
+    r"^(?:hey|hi|hello|hiya|heya|yo|howdy|hey there|hi there)\W+(?:i'm|i am)\s+"
+    r"(?P<greeted>[a-z][a-z'-]+)"
+    r"(?=\s*(?:$|[.!,;~]|\s(?:here|btw|by the way|from|and)\b))"
+    r"|(?:^|[,;]\s*)(?:i'm|i am)\s+(?P<met>[a-z][a-z'-]+)"
+    r"(?=\s*,?\s*(?:nice|pleased|glad|good|great) to meet\b|\s+(?:btw|by the way)\b)"
+    # "im jess, a nurse on nights": a word set off by a comma and said more of, opening.
+    r"|^(?:i'm|i am)\s+(?P<appos>[a-z][a-z'-]+)(?=\s*,\s*(?:a |an |the )?[a-z]+(?:\s+[a-z]+){1,})"
+    r"|^(?:hey|hi|hello|hiya|heya|yo|howdy)\W+(?:it's|its|this is)\s+(?P<its>[a-z][a-z'-]+)"
+    r"(?=\s*(?:$|[.!,;~]|\s(?:here|btw|by the way|from|again|speaking)\b))"
+    r"|^(?:hey|hi|hello|hiya|heya|yo|howdy)\W+(?P<here>[a-z][a-z'-]+)\s+here\b"
+    r"|(?:^|[,;]\s*)this is\s+(?P<this>[a-z][a-z'-]+)\s+(?:from|here|speaking)\b"
+    r"|\b(?:i'm|i am)\s+(?:dr|doctor|prof|professor|mr|mrs|ms|miss)\.?\s+(?P<titled>[a-z][a-z'-]+)"
+    r"|\b(?:my name's|my name is|name's|name is|i go by|go by)\s+[\"'“]?(?P<named>[a-z][a-z'-]+)"
+    r"|\b(?:call me|calls me)\s+[\"'“]?(?P<called>[a-z][a-z'-]+)"
+    r"(?=[\"'”]?\s*(?:$|[.!,;~]|\s(?:btw|please|pls|for short|instead|everyone|everybody"
+    r"|most people|all my)\b))",
+)
+# Words after "call me" or "I go by" that are no name: "call me back", "call me tomorrow".
+_CALL_NOT = frozenset(
+    "back later tomorrow tonight anytime whenever sometime asap crazy maybe old-fashioned a an "
+    "the when if after before again now soon first please names something what".split()
+)
 # Capitalised words after "I'm" that are not a name: states, places in a sentence, titles.
 _NOT_NAMES = frozenset(
     "ok okay fine good great back here home sorry sure done ready just so not also really in "
@@ -122,7 +210,10 @@ _NOT_NAMES = frozenset(
     "allergic vegan vegetarian monday tuesday wednesday thursday friday saturday sunday "
     "january february march april may june july august september october november december "
     "same right over up down out me us you everyone nobody somebody stuck almost nearly "
-    "thanks hello hi hey".split()
+    "thanks hello hi hey sick lost broke late bored hungry thirsty sleepy cold hot full sad mad "
+    "angry upset confused nervous scared worried curious serious honest certain aware alone "
+    "single married divorced pregnant retired sober late early away gone alive dead fine cool "
+    "okay alright good bad awake up old young tall short new different afraid aware".split()
 )
 # Chinese: "我叫王伟", "叫我小李", "我是王伟" (a surname and a given name, not "我是学生").
 _SURNAMES = (
@@ -132,8 +223,11 @@ _SURNAMES = (
 _INTRO_ZH = re.compile(
     r"我的?(?:英文|中文|大|小|网)?名(?:字)?叫(?!什么|啥)|我叫(?!什么|啥)|我姓(?!什么|啥)"
     # "叫我小陈就行" names; "老板叫我明天早点来" asks the speaker to do something.
-    r"|(?:叫|喊)我(?!什么|啥)(?:[\u4e00-\u9fff]{1,3}|[A-Za-z]{2,20})"
-    r"(?=就行|就好|就可以|吧|[，,。.！!~～\s]|$)"
+    r"|(?:叫|喊)我\s*(?!什么|啥)(?:[\u4e00-\u9fff]{1,3}|[A-Za-z]{2,20})\s*"
+    r"(?=就行|就好|就可以|吧|[，,。.！!~～]|$)"
+    r"|(?:^|[，,])我是[^，。！？]{0,10}?的?\s*[A-Z][a-z]+\s*(?=$|[，,。.！!~～])"
+    r"|(?:^|[，,])本人(?:叫|姓)?(?:小|老)?[" + _SURNAMES + r"][\u4e00-\u9fff]{1,2}"
+    r"(?=$|[，,。.！!~～\s])"
     r"|(?:^|[，,])我是(?:小|老)?[" + _SURNAMES + r"][\u4e00-\u9fff]{1,2}"
     r"(?<![员师生者家人长工手迷控粉党族官士])(?=$|[，,。.！!~～\s]|啊|呀|哦)"
 )
@@ -145,9 +239,7 @@ def _head(sentence: str) -> str:
     return _LEAD.sub("", lex_normalise(text)).strip()
 
 
-def lex_normalise(text: str) -> str:
-    """Lower-case with straight quotes (the English cues' form)."""
-    return text.replace("’", "'").replace("‘", "'").replace("`", "'").strip().lower()
+lex_normalise = lex.normalise
 
 
 def asks(clause: str) -> bool:
@@ -157,12 +249,14 @@ def asks(clause: str) -> bool:
     I said about the trip", "我的狗叫什么名字", "你还记得我上次说的吗". A standing rule in a
     request's form ("could you always answer in Spanish") does not ask: it is a preference.
     """
-    low = _head(clause)
+    low = zh.without_laughter(_head(clause))
     if not low:
         return False
     if _WH_STATEMENT.match(low):
         return False
-    if _WH_QUESTION.match(low) or (_ZH_WH.search(low) and not _indirect(low, _ZH_WH)):
+    if _WH_QUESTION.match(low) or (_zh_wh(low) and not _indirect(low, _ZH_WH)):
+        return True
+    if _ZH_WONDER.match(low) and (_zh_wh(low) or _ZH_QUESTION.search(low)):
         # "why does my bread always come out flat", "为什么我的面包总是发不起来": a question
         # word asks, whatever "always" says.
         return True
@@ -173,12 +267,39 @@ def asks(clause: str) -> bool:
         rest = lex.POLITE_REQUEST.sub("", low)
         if lex.PREFERENCE.search(rest) or lex.CONSTRAINT.search(rest):
             return False
-    if _INVERTED.match(low) or _REQUEST.match(low):
+    if _INVERTED.match(low) or _REQUEST.match(low) or _YOU_KNOW.match(low):
+        return True
+    if _TAG.search(low):
+        return True
+    if (_TASK.match(low) or _ZH_TASK.match(low)) and not times(clause) and "的时候" not in low:
+        # "Help me plan my wedding on 14 September": a dated task carries a plan to keep.
         return True
     if _ZH_REQUEST.match(low) and "的时候" not in low:
         # "推荐餐厅的时候注意一下" sets a rule for every recommendation; it asks for none.
         return True
+    if zh.particle_question(low) or _ZH_A_NOT_A.search(low):
+        return True
     return bool(_ZH_QUESTION.search(low) and not _indirect(low, _ZH_QUESTION))
+
+
+# In a habit ("每周都去游几次泳", "一般跑几公里"), 几 is "a few", not "how many".
+_ZH_FEW = re.compile(r"几(?:天|次|个|回|趟|周|年|小时|公里|页)")
+_ZH_HABIT = re.compile(r"每|经常|常常|一般|通常|总是|偶尔")
+
+
+# A-not-A asks ("划不划算", "去不去"); after 不管/无论 it does not ("不管去不去都…").
+_ZH_A_NOT_A = re.compile(r"(?<!不管)(?<!无论)(?<!不论)([\u4e00-\u9fff])不\1")
+# "不知道地铁上能不能吃东西", "想知道…": opening with what the speaker does not know asks the
+# assistant; further in ("他说不知道什么时候到") it reports.
+_ZH_WONDER = re.compile(r"^(?:我)?(?:也|还|就)?(?:不知道|不确定|不清楚|想知道|好奇|想问问?|想请教)")
+
+
+def _zh_wh(low: str) -> bool:
+    """A Chinese question word that asks (not 几 as "a few" in a habit)."""
+    found = list(_ZH_WH.finditer(low))
+    if found and _ZH_HABIT.search(low) and "你" not in low and "您" not in low:
+        return not all(_ZH_FEW.match(low, m.start()) for m in found)
+    return bool(found)
 
 
 def _indirect(low: str, pattern: re.Pattern[str]) -> bool:
@@ -190,12 +311,18 @@ def _indirect(low: str, pattern: re.Pattern[str]) -> bool:
 def introduces(clause: str) -> bool:
     """True when `clause` says the speaker's name: "I'm Bob.", "call me Liz", "我叫王伟"."""
     text = clause[:MAX_SENTENCE_CHARS].strip()
-    match = _INTRO_EN.search(text)
-    if match:
-        name = match.group("name") or match.group("it") or match.group("here") or ""
-        if re.split(r"[-']", name.lower())[0] not in _NOT_NAMES:
+    for found in (_INTRO_EN.search(text), _INTRO_LOWER.search(lex_normalise(text))):
+        if found and _a_name(next((n for n in found.groups() if n), "")):
             return True
     return bool(_INTRO_ZH.search(text) and not _INTRO_ZH_NOT.search(text))
+
+
+def _a_name(word: str) -> bool:
+    low = re.split(r"[-']", word.lower())[0]
+    if low in _NOT_NAMES or low in _CALL_NOT:
+        return False
+    # "hey im starving btw": a state, a participle or an adverb is no name.
+    return not low.endswith(("ing", "ed", "ly"))
 
 
 # A leading "since", "as", "because" ties the fact to a question that follows it.
@@ -227,6 +354,15 @@ def asking(pieces: list[str]) -> list[bool]:
     question ("how come my tests pass locally, but fail in CI").
     """
     flags = [asks(c) for c in pieces]
+    marked = pieces[-1].rstrip(" \"'”’)").endswith(("?", "？"))
+    for i in range(1, len(pieces)):
+        if not marked and _PREDICATE_ON.match(lex_normalise(pieces[i])):
+            # "Our chef, Marco, is also my cousin.": the verb goes on from its subject.
+            flags[i] = False
+        if _TAG_ONLY.match(lex_normalise(pieces[i])):
+            # "The last season was the best, isn't it?", "…，对吧": the tag asks about what it
+            # follows.
+            flags[i] = flags[i - 1] = True
     for i in range(1, len(pieces)):
         if flags[i - 1] and not flags[i]:
             low = lex_normalise(pieces[i])
@@ -234,6 +370,15 @@ def asking(pieces: list[str]) -> list[bool]:
     return flags
 
 
+_PREDICATE_ON = re.compile(
+    r"^(?:is|are|was|were)\s(?!(?:it|there|this|that|he|she|they|we|you|i|your|my|the|a|an)\b)"
+)
+# The colon that opens a task's material (not "3:15", not a "[REDACTED:email]" placeholder).
+_PAYLOAD = re.compile(r"：|:(?=\s)")
+_TAG_ONLY = re.compile(
+    r"^(?:isn't it|aren't they|don't you think|wasn't it|right|correct|no|yeah|对吧|是吧|对不对"
+    r"|是不是|没错吧)\W*$"
+)
 _ZH_SUBJECT = re.compile(r"^[我你他她它咱这那]|^[\u4e00-\u9fff]{1,4}(?:是|在|有|要|会)")
 
 
@@ -254,6 +399,12 @@ def told(text: str) -> str:
     parts: list[str] = []
     removed = False
     for sentence in split_candidates(text):
+        colon = _PAYLOAD.search(sentence)
+        if colon and asks(sentence[: colon.start()]):
+            # "make this sound polite: rent goes up in May": the material a
+            # task is about says nothing about the user.
+            removed = True
+            continue
         pieces = clauses(sentence)
         flags = asking(pieces)
         questioned = sentence.rstrip(" \"'”’)~～").endswith(("?", "？")) or asks(sentence)
@@ -274,6 +425,8 @@ def told(text: str) -> str:
         if not kept:
             continue
         start, end = sentence.find(kept[0]), sentence.rfind(kept[-1]) + len(kept[-1])
+        # "I'm on nights (10pm-6am), can you…": a bracket the kept part opened is closed.
+        end += _closers(sentence, start, end)
         piece = sentence[start:end] if 0 <= start < end else kept[0]
         if any(asks(c) for c in clauses(piece)):
             piece = kept[0]  # the kept clauses were not contiguous: the first one alone
@@ -286,8 +439,21 @@ def told(text: str) -> str:
     return " ".join(parts).rstrip(";；").strip()
 
 
+def _closers(sentence: str, start: int, end: int) -> int:
+    """How many closing brackets right after `end` close what `sentence[start:end]` opened."""
+    piece = sentence[start:end]
+    missing = sum(map(piece.count, "(（[【")) - sum(map(piece.count, ")）]】"))
+    found = 0
+    while found < missing and end + found < len(sentence) and sentence[end + found] in ")）]】":
+        found += 1
+    return found
+
+
 def introduction(text: str) -> bool:
     """True when a clause of `text` that does not ask gives the speaker's name."""
+    # Whole sentences too: "im jess, a nurse on nights" gives its name only before the comma.
     return any(
-        introduces(c) for sentence in split_candidates(told(text)) for c in clauses(sentence)
+        introduces(c)
+        for sentence in split_candidates(told(text))
+        for c in [sentence, *clauses(sentence)]
     )

@@ -74,15 +74,14 @@ SECRET_CUE = Cue(Category.NOISE, 0.05, 0.9, "only a redacted secret")
 QUESTION_CUE = Cue(Category.NOISE, 0.05, 0.7, "a question with no self-information")
 
 
-def normalise(text: str) -> str:
-    """Lower-case with straight quotes, for the case-insensitive English cues."""
-    return text.replace("’", "'").replace("‘", "'").replace("`", "'").strip().lower()
+normalise = lex.normalise
 
 
 def is_interrogative(clause: str) -> bool:
     """True when the clause itself asks something (a question word or a question particle)."""
     low = normalise(clause)
-    return bool(lex.QUESTION_START.search(low) or zh.QUESTION.search(low)) and not (
+    asked = lex.QUESTION_START.search(low) or zh.QUESTION.search(low) or zh.particle_question(low)
+    return bool(asked) and not (
         lex.POLITE_REQUEST.search(low) and (_standing(low) or lex.PERSIST.search(low))
     )
 
@@ -144,21 +143,36 @@ def _fact(low: str, raw: str, specific: bool) -> Cue | None:
     """A first-person statement about the speaker's life, work or plans."""
     strong = lex.FACT.search(low) or zh.FACT.search(low)
     personal = lex.FIRST_PERSON.search(low) or zh.FIRST_PERSON.search(low)
-    if strong and (lex.CORE_FACT.search(low) or zh.CORE_FACT.search(low)):
+    core = lex.CORE_FACT.search(low) or zh.CORE_FACT.search(low)
+    health = lex.HEALTH.search(low) or zh.HEALTH.search(low)
+    if (core or health) and (strong or personal or not _OTHER_START.match(low)):
+        # Chat leaves the subject out ("type 1 diabetic", "老家湖南的"): unless someone else
+        # is named first, who the speaker is needs no "I".
         return Cue(Category.FACT, _CORE_FACT, 0.8, "core personal fact")
     if strong:
         bonus = 0.1 if specific else 0.0
         return Cue(Category.FACT, IMPORTANCE[Category.FACT] + bonus, 0.7, "personal fact")
     # A statement that sets one of the user's attributes ("My phone is a Galaxy", "现在笔记全放在
     # 飞书文档里了") is the fact a later update replaces; dropping it leaves nothing to replace.
+    routine = lex.ROUTINE.search(low)
+    if routine and routine.start() > 0 and not _OTHER_START.match(low):
+        # "cycle in mon and fri", "teach 4 days a week": a habit says who the speaker is.
+        # Opening with the frequency ("Three times a week.") it needs the question it answers.
+        return Cue(Category.FACT, IMPORTANCE[Category.FACT], 0.6, "routine")
     if any(not found.negative for found in settings(raw)):
         return Cue(Category.FACT, IMPORTANCE[Category.FACT], 0.7, "sets an attribute of the user")
+    if lex.NAMED_TOOL.search(raw):
+        # "I record on a Zoom H5", "We deploy with Kamal": a named thing the speaker uses.
+        return Cue(Category.FACT, IMPORTANCE[Category.FACT], 0.6, "uses a named tool")
     if personal and (lex.I_PAST.search(low) or specific) and content_words(raw) >= 2:
         return Cue(Category.FACT, _GENERIC_FACT, 0.5, "first-person statement")
     # Chinese drops inflection, so a first-person clause of some length is the signal.
     if zh.FIRST_PERSON.search(low) and content_words(raw) >= 3:
         return Cue(Category.FACT, _GENERIC_FACT, 0.5, "first-person statement")
     return None
+
+
+_OTHER_START = re.compile(lex.OTHER_START.pattern + r"|^[他她你您]", re.I)
 
 
 def _vetoed(low: str) -> bool:
@@ -179,6 +193,9 @@ def classify_clause(clause: str, *, asking: bool, personal: bool = True, sentenc
         return SECRET_CUE
     if asking:
         return QUESTION_CUE
+    if lex.MOOD.match(low) or zh.MOOD.match(low):
+        # "so thirsty rn", "好冷啊": how the speaker feels right now is not who they are.
+        return NOISE
     if lex.POLITE_REQUEST.search(low):
         low = lex.POLITE_REQUEST.sub("", low)
     if personal and lex.ONE_OFF_TASK.search(low):

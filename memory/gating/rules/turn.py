@@ -36,7 +36,6 @@ from memory.types import Category
 
 _AGENT_CATEGORIES = frozenset({Category.DECISION, Category.FAILURE_LESSON})
 _QUESTION_MARKS = ("?", "？")
-_ZH_PARTICLES = ("吗", "呢", "么", "嘛")
 REQUEST = Cue(Category.PREFERENCE, 0.7, 0.6, "named request")
 _POLITE_NP = re.compile(
     r"^(?P<np>[^,，?？!！.。:：]{2,40})[,，]\s*(?:please|pls|thanks|thank you|请|谢谢)"
@@ -63,8 +62,8 @@ def needs_approval(text: str) -> bool:
 
 def is_question(sentence: str) -> bool:
     """True for a sentence that ends as a question (?, ？, or a Chinese question particle)."""
-    stripped = sentence.rstrip(" \"'”’)~～")
-    return stripped.endswith(_QUESTION_MARKS) or stripped.rstrip("。.！!").endswith(_ZH_PARTICLES)
+    stripped = zh.without_laughter(sentence.rstrip(" \"'”’)~～"))
+    return stripped.endswith(_QUESTION_MARKS) or zh.particle_question(stripped.rstrip("。.！!"))
 
 
 def clause_cues(sentence: str, *, personal: bool) -> list[tuple[str, Cue]]:
