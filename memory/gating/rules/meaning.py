@@ -212,8 +212,8 @@ _NOT_NAMES = frozenset(
     "same right over up down out me us you everyone nobody somebody stuck almost nearly "
     "thanks hello hi hey sick lost broke late bored hungry thirsty sleepy cold hot full sad mad "
     "angry upset confused nervous scared worried curious serious honest certain aware alone "
-    "single married divorced pregnant retired sober late early away gone alive dead fine cool "
-    "okay alright good bad awake up old young tall short new different afraid aware".split()
+    "single married divorced pregnant retired sober early away gone alive dead cool alright bad "
+    "awake old young tall short different".split()
 )
 # Chinese: "我叫王伟", "叫我小李", "我是王伟" (a surname and a given name, not "我是学生").
 _SURNAMES = (
@@ -255,10 +255,10 @@ def asks(clause: str) -> bool:
     if _WH_STATEMENT.match(low):
         return False
     if _WH_QUESTION.match(low) or (_zh_wh(low) and not _indirect(low, _ZH_WH)):
-        return True
-    if _ZH_WONDER.match(low) and (_zh_wh(low) or _ZH_QUESTION.search(low)):
         # "why does my bread always come out flat", "为什么我的面包总是发不起来": a question
         # word asks, whatever "always" says.
+        return True
+    if _ZH_WONDER.match(low) and (_zh_wh(low) or _ZH_QUESTION.search(low)):
         return True
     if _STANDING_REQUEST.search(low) or lex.PERSIST.search(low):
         return False
@@ -285,8 +285,6 @@ def asks(clause: str) -> bool:
 # In a habit ("每周都去游几次泳", "一般跑几公里"), 几 is "a few", not "how many".
 _ZH_FEW = re.compile(r"几(?:天|次|个|回|趟|周|年|小时|公里|页)")
 _ZH_HABIT = re.compile(r"每|经常|常常|一般|通常|总是|偶尔")
-
-
 # A-not-A asks ("划不划算", "去不去"); after 不管/无论 it does not ("不管去不去都…").
 _ZH_A_NOT_A = re.compile(r"(?<!不管)(?<!无论)(?<!不论)([\u4e00-\u9fff])不\1")
 # "不知道地铁上能不能吃东西", "想知道…": opening with what the speaker does not know asks the

@@ -152,13 +152,13 @@ def _fact(low: str, raw: str, specific: bool) -> Cue | None:
     if strong:
         bonus = 0.1 if specific else 0.0
         return Cue(Category.FACT, IMPORTANCE[Category.FACT] + bonus, 0.7, "personal fact")
-    # A statement that sets one of the user's attributes ("My phone is a Galaxy", "现在笔记全放在
-    # 飞书文档里了") is the fact a later update replaces; dropping it leaves nothing to replace.
     routine = lex.ROUTINE.search(low)
     if routine and routine.start() > 0 and not _OTHER_START.match(low):
         # "cycle in mon and fri", "teach 4 days a week": a habit says who the speaker is.
         # Opening with the frequency ("Three times a week.") it needs the question it answers.
         return Cue(Category.FACT, IMPORTANCE[Category.FACT], 0.6, "routine")
+    # A statement that sets one of the user's attributes ("My phone is a Galaxy", "现在笔记全放在
+    # 飞书文档里了") is the fact a later update replaces; dropping it leaves nothing to replace.
     if any(not found.negative for found in settings(raw)):
         return Cue(Category.FACT, IMPORTANCE[Category.FACT], 0.7, "sets an attribute of the user")
     if lex.NAMED_TOOL.search(raw):
