@@ -25,6 +25,14 @@ def test_the_addressee_is_not_a_name_and_times_are_counted() -> None:
 
 
 @pytest.mark.parametrize(
+    ("text", "count"),
+    [("今晚八点开会", 1), ("明早八点出发", 1), ("下午一点到", 1), ("改短一点", 0), ("再快一点", 0)],
+)
+def test_a_clock_time_is_a_time_and_a_bit_more_is_not(text: str, count: int) -> None:
+    assert times(text) == count
+
+
+@pytest.mark.parametrize(
     ("clause", "kind"),
     [
         ("That's so cool!", "social"),
