@@ -33,16 +33,50 @@ _FINAL_RX = re.compile(_FINAL)
 # on ("我在大阪读语言学校呢", "还在加班呢") it tells.
 _NE = re.compile(r"呢[\s？?！!。~～]*$")
 _GOING_ON = re.compile(r"(?<!现)在[\u4e00-\u9fff]|着|还没")
-# Laughter and emoji after a question do not end it: "是同一家公司对吧哈哈".
-_TRAILING = re.compile(
-    r"(?:[\s，,]*+(?:哈{2,}|呵{2,}|嘿{2,}|嘻{2,}|h{3,}|lol|haha\w*|[\U0001F300-\U0001FAFF\u2600-\u27BF]"
-    r"|[~～]))++[\s。.!！?？]*+$"
-)
+# Laughter and emoji after a question do not end it: "是同一家公司对吧哈哈". Read from the end
+# by hand: a pattern searched for at the end of the text re-reads a long run (of spaces, of
+# "haha ") from every place in it, quadratic in its length.
+_RUNS = (("哈", 2), ("呵", 2), ("嘿", 2), ("嘻", 2), ("h", 3))
+_AFTER = frozenset(" \t\r\n。.!！?？")
+
+
+def _emoji(char: str) -> bool:
+    return "\U0001f300" <= char <= "\U0001faff" or "\u2600" <= char <= "\u27bf"
+
+
+def _laugh_start(text: str, end: int) -> int:
+    """Where a laugh, an emoji or a tilde that ends at `end` starts, or -1."""
+    if end == 0:
+        return -1
+    last = text[end - 1]
+    if last in "~～" or _emoji(last):
+        return end - 1
+    for char, least in _RUNS:
+        if last == char:
+            start = end
+            while start > 0 and text[start - 1] == char:
+                start -= 1
+            if end - start >= least:
+                return start
+    if text.endswith("lol", 0, end):
+        return end - 3
+    start = end  # "haha", "hahaha", "hahahaa": a word that opens with "haha"
+    while start > 0 and (text[start - 1].isalnum() or text[start - 1] == "_"):
+        start -= 1
+    return start if text.startswith("haha", start) else -1
 
 
 def without_laughter(text: str) -> str:
-    """`text` without the laughter and emoji that trail it (read in its last 40 characters)."""
-    return text[:-40] + _TRAILING.sub("", text[-40:])
+    """`text` without the laughter and emoji that trail it (and the stops after them)."""
+    end = len(text)
+    while end > 0 and text[end - 1] in _AFTER:
+        end -= 1
+    found = False
+    while (start := _laugh_start(text, end)) >= 0:
+        found, end = True, start
+        while end > 0 and (text[end - 1].isspace() or text[end - 1] in "，,"):
+            end -= 1
+    return text[:end] if found else text
 
 
 def particle_question(text: str) -> bool:
