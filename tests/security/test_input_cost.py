@@ -38,6 +38,7 @@ SHAPES = [
     "a", " ", "1", "a(", "(", "a ", "1 ", "1-", "a.", "\n", "  \n", "ab1", "我", "a:", "x=", "{",
     "-", ". ", "@a", "a@", "0 0", "我的", "a' ", "\t", "1.", "a_", "aB3", "I ", "a,", "，", "。",
     "!", "```", "\\", "/", "+", "password is ", "[", "<", "|", "系统", "1月", "aaaa(b",
+    "k", "haha", "哈", "嗯",
 ]  # fmt: skip
 SMALL, LARGE = 4_000, 32_000
 
@@ -85,7 +86,9 @@ def _cost(pattern: re.Pattern[str], text: str, repeat: int = 1) -> float:
 
 
 def _shape(token: str, n: int) -> str:
-    return (token * (n // len(token) + 1))[:n]
+    # The run ends in a character nothing expects: a pattern that can split the run several
+    # ways tries them all before it fails ("kkkk…" as "k"/"kk" tokens).
+    return (token * (n // len(token) + 1))[: n - 1] + "\x00"
 
 
 def test_the_audit_sees_the_patterns_that_read_user_text() -> None:
