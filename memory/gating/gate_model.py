@@ -35,7 +35,7 @@ from memory.gating.rules.decide import (
 )
 from memory.gating.rules.meaning import told
 from memory.gating.rules.turn import needs_approval
-from memory.model_json import ask_json, parse_json_reply
+from memory.model_json import Asked, ask_json, parse_json_reply
 from memory.types import Category, MemoryKind, Origin
 from prompts.gate import GATE_RETRY, GATE_SYSTEM, MAX_MODEL_MEMORIES, build_gate_request
 
@@ -64,9 +64,15 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-MALFORMED = "model answer malformed; rules used"
-TIMED_OUT = "model timed out; rules used"
-FAILED = "model call failed; rules used"
+
+def rules_used(why: str) -> str:
+    """The audit reason when a model could not decide: "model timed out; rules used"."""
+    return f"{why}; rules used"
+
+
+MALFORMED = rules_used(Asked(failed="malformed").why)
+TIMED_OUT = rules_used(Asked(failed="timed out").why)
+FAILED = rules_used(Asked(failed="call failed").why)
 ASKED = "a question or request, not a fact"
 _RULE_CATEGORIES = frozenset({Category.PREFERENCE, Category.CONSTRAINT})
 # Names models give the gate's kinds; anything else is refused as malformed.
@@ -238,7 +244,7 @@ async def gate_all_with_model(
                            timeout_s=policy.model_timeout_s)  # fmt: skip
     if asked.value is not None:
         return from_answer_all(asked.value, content, findings, role, policy)
-    return [_fallback(text, role, policy, privacy, exchange, f"{asked.why}; rules used")]
+    return [_fallback(text, role, policy, privacy, exchange, rules_used(asked.why))]
 
 
 def _fallback(

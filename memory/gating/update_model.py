@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field, field_validator
 
+from memory.gating.gate_model import rules_used
 from memory.model_json import ask_json, parse_json_reply
 from prompts.updates import UPDATE_RETRY, UPDATE_SYSTEM, build_update_request
 
@@ -107,4 +108,4 @@ async def read_updates(
                            fallback="rules decide", log=logger, timeout_s=timeout_s)  # fmt: skip
     if asked.value is not None:
         return asked.value
-    return UpdateReading(failed=f"{asked.why}; rules used")
+    return UpdateReading(failed=rules_used(asked.why))
