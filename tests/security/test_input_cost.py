@@ -91,6 +91,18 @@ def _shape(token: str, n: int) -> str:
     return (token * (n // len(token) + 1))[: n - 1] + "\x00"
 
 
+# A pattern's own words, each followed by a separator and repeated without a space
+# ("pw:pw:pw:…", "token=token=…"): every repeat is a new place to start, and a value read from
+# there to the end of the run costs the square of its length.
+_SEPARATORS = (":", "=", ":a/", " is ")
+
+
+def _own_words(pattern: re.Pattern[str]) -> list[str]:
+    source = re.sub(r"\\.", " ", pattern.pattern)  # escapes (\b, \s) are not words
+    words = re.findall(r"[A-Za-z]{2,}|[\u4e00-\u9fff]{1,4}", source)
+    return list(dict.fromkeys(words))[:12]
+
+
 def test_the_audit_sees_the_patterns_that_read_user_text() -> None:
     names = {name for _, name in PATTERNS.values()}
     assert len(PATTERNS) >= 150
@@ -111,6 +123,27 @@ def test_every_pattern_is_linear_on_adversarial_shapes() -> None:
             if large > 1.0 and _cost(pattern, _shape(token, LARGE), 2) > 1.0:
                 slow.append(f"{name} on {token!r}: {large:.2f} s at {LARGE:,} characters")
                 # (a quadratic pattern at 32,000 characters takes seconds; linear ones ~1-50 ms)
+    assert not slow, "super-linear patterns:\n" + "\n".join(slow)
+
+
+def test_every_pattern_is_linear_on_its_own_words_repeated() -> None:
+    slow: list[str] = []
+    for pattern, name in PATTERNS.values():
+        for word in _own_words(pattern):
+            for separator in _SEPARATORS:
+                token = word + separator
+                for tail in ('"x', "\x00"):
+                    small_text = _shape(token, SMALL)[:-1] + tail
+                    small = _cost(pattern, small_text)
+                    if small > 0.25 and _cost(pattern, small_text, 2) > 0.25:
+                        slow.append(f"{name} on {token!r}+{tail!r}: {small:.2f} s at {SMALL:,}")
+                        continue
+                    # 16,000 characters: a linear pattern takes milliseconds, a quadratic one
+                    # seconds (at 32,000 some took minutes).
+                    text = _shape(token, 4 * SMALL)[:-1] + tail
+                    large = _cost(pattern, text)
+                    if large > 0.5 and _cost(pattern, text, 2) > 0.5:
+                        slow.append(f"{name} on {token!r}+{tail!r}: {large:.2f} s at 16,000")
     assert not slow, "super-linear patterns:\n" + "\n".join(slow)
 
 

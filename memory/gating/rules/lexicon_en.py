@@ -318,8 +318,14 @@ REPLY_INTEREST = _rx(
     r"^\W*(?:wow|whoa|woah|omg|oh wow|no way|congrat\w*|how exciting|awesome|amazing"
     r"|that's (?:so )?(?:awesome|amazing|great|cool|exciting|impressive))\b",
     r"\bsorry (?:to hear|about)\b",
-    r"\b(?:what|where|when|how|which|who|why)\b(?![^.!?]*\b(?:help|assist)\b)[^.!?]*\?",
 )
+# A follow-up question in a reply: a sentence that ends in "?" with a question word that no
+# offer of help follows ("What breed is she?", not "What can I help with?"). Read sentence by
+# sentence (`turn.took_interest`): a pattern that scanned to the sentence's end from every
+# question word was quadratic in a long sentence of them.
+QUESTION_SENTENCE = re.compile(r"(?:^|(?<=[.!?]))[^.!?]*+\?")
+WH_WORD = _rx(r"\b(?:what|where|when|how|which|who|why)\b")
+OFFER_OF_HELP = _rx(r"\b(?:help|assist)\b")
 # A subject or a finite verb: "Three times a week." needs its question to mean anything,
 # "Two of them are Jack Russell mixes." does not.
 PREDICATE = _rx(

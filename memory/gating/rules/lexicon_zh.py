@@ -211,10 +211,11 @@ SPECIFIC = _rx(
     r"\d",
 )
 # A reply that takes interest: "哇！", "恭喜", "太棒了", sympathy, or a follow-up question.
-REPLY_INTEREST = _rx(
-    r"^\W*(?:哇|天哪|恭喜|太棒了|真的吗|真厉害)|很遗憾|难过|心疼"
-    r"|(?:什么|哪里|哪儿|什么时候|怎么|为什么|几|多久)(?![^。！？]*帮)[^。！？]*[？?]"
-)
+REPLY_INTEREST = _rx(r"^\W*(?:哇|天哪|恭喜|太棒了|真的吗|真厉害)|很遗憾|难过|心疼")
+# A follow-up question, read sentence by sentence as in English (`lexicon_en.QUESTION_SENTENCE`).
+QUESTION_SENTENCE = re.compile(r"(?:^|(?<=[。！？?]))[^。！？?]*+[？?]")
+WH_WORD = _rx(r"什么|哪里|哪儿|什么时候|怎么|为什么|几|多久")
+OFFER_OF_HELP = _rx(r"帮")
 # The speaker's standing facts: name, home, work, health, family, birthday, age.
 CORE_FACT = _rx(
     _REL + r"(?:叫|姓)",

@@ -195,7 +195,19 @@ def took_interest(reply: str | None) -> bool:
         return False
     # The opening and a follow-up are what count; a long answer is read up to 2,000 characters.
     low = normalise(split_media(reply[:2000])[0])
-    return bool(lex.REPLY_INTEREST.search(low) or zh.REPLY_INTEREST.search(low))
+    if lex.REPLY_INTEREST.search(low) or zh.REPLY_INTEREST.search(low):
+        return True
+    return any(
+        _follow_up(sentence.group(), language.WH_WORD, language.OFFER_OF_HELP)
+        for language in (lex, zh)
+        for sentence in language.QUESTION_SENTENCE.finditer(low)
+    )
+
+
+def _follow_up(sentence: str, wh: re.Pattern[str], offer: re.Pattern[str]) -> bool:
+    """A question word in `sentence` that no offer of help follows."""
+    ends = [found.end() for found in wh.finditer(sentence)]
+    return bool(ends) and offer.search(sentence, ends[-1]) is None
 
 
 def _actionable(sentences: list[str]) -> bool:
