@@ -34,6 +34,7 @@ from agent import limits
 from agent.auth_tokens import (
     PERMISSION_ADMIN,
     PERMISSION_METRICS,
+    PERMISSION_PLATFORM,
     TokenError,
     auth_secret,
     verify_token,
@@ -304,6 +305,8 @@ async def on_run_create(ctx: Auth.types.AuthContext, value: Any) -> Any:
     )
     if graph_id == "agent" and isinstance(kwargs, dict):
         refuse_unknown_input(kwargs.get("input"))
+    if isinstance(kwargs, dict) and _owner(ctx) is not None:
+        refuse_state_command(kwargs.get("command"))
     # After the context check, so a refused request spends none of the caller's rate. A run
     # that creates its thread counts as a thread first (the threads' handler never sees it).
     await limits.admit_run_thread(ctx, value)
@@ -319,9 +322,41 @@ async def on_run_create(ctx: Auth.types.AuthContext, value: Any) -> Any:
     return owner
 
 
+def refuse_state_command(command: Any) -> None:
+    """Under token auth a run's `command` may only resume an interrupted turn (403 otherwise).
+
+    `update` writes any channel of the graph and `goto` picks the next node: with them a
+    client could set the composed prompt (a system message of its own, past the refusal of
+    client system messages), forge the approvals awaiting an answer, or skip `perceive` and
+    its brakes. The graph's channels are its nodes' to write; the client's words enter as
+    `input.messages`, its answers to an interrupt as `command.resume`.
+    """
+    if command is None:
+        return
+    if not isinstance(command, dict) or any(
+        value is not None for key, value in command.items() if key != "resume"
+    ):
+        raise Auth.exceptions.HTTPException(
+            status_code=403,
+            detail="refused: a run's command may only resume an interrupted turn"
+            ' ({"resume": ...}); update and goto are the graph\'s own',
+        )
+
+
 @auth.on.threads.update
 async def on_thread_update(ctx: Auth.types.AuthContext, value: Any) -> Any:
-    """Update only the caller's threads, and never change their owner."""
+    """Update only the caller's threads, and never change their owner.
+
+    Under token auth a client may not write a thread's state (`POST /threads/{id}/state`, the
+    one update that carries no metadata): as with a run's `command.update`, it would set the
+    graph's own channels (see `refuse_state_command`).
+    """
+    if "metadata" not in value and _owner(ctx) is not None:
+        raise Auth.exceptions.HTTPException(
+            status_code=403,
+            detail="refused: a thread's state is written by its runs; send your turn as a run's"
+            " input.messages",
+        )
     return _stamp_owner(ctx, value)
 
 
@@ -433,16 +468,34 @@ async def on_crons(ctx: Auth.types.AuthContext, value: Any) -> Any:
 
 @auth.on.assistants
 async def assistants(ctx: Auth.types.AuthContext, value: Any) -> Any:
-    """Anyone may use the assistants; only admins (or open mode) create or change them.
+    """Everyone uses the deployment's own assistants; a tenant's admins make and change theirs.
 
+    The assistants the server creates from `langgraph.json` (`created_by: system`) serve every
+    tenant, so only `memory:platform` changes them: their operator fields (system prompt,
+    approval, sharing) would otherwise be one tenant admin's to set for all. An assistant an
+    admin makes is stamped with their tenant, and only that tenant sees, runs and changes it.
     An assistant can only be made for a graph in `RUN_POLICY`: a graph added to
     `langgraph.json` stays unreachable until its run policy is written down.
     """
     if ctx.action == "create" and value.get("graph_id") not in RUN_POLICY:
         return False
-    if _owner(ctx) is None or ctx.action in ("read", "search"):
+    owner = _owner(ctx)
+    if owner is None:
         return None
-    return PERMISSION_ADMIN in ctx.permissions
+    tenant = {"tenant_id": owner["tenant_id"]}
+    platform = PERMISSION_PLATFORM in ctx.permissions
+    if ctx.action in ("read", "search"):
+        return None if platform else {"$or": [{"created_by": "system"}, tenant]}
+    if PERMISSION_ADMIN not in ctx.permissions:
+        return False
+    metadata = value.get("metadata")
+    if ctx.action == "create" and metadata is None:
+        metadata = value["metadata"] = {}
+    if isinstance(metadata, dict):
+        # In place (the server keeps this dict): no tenant of the client's choosing, and no
+        # claim to be the server's own assistant, which every tenant could then read and run.
+        metadata.update(tenant, created_by=owner["owner"])
+    return None if platform else tenant
 
 
 @auth.on.store

@@ -74,8 +74,30 @@ async def test_assistants_only_for_graphs_with_a_run_policy() -> None:
     admin = _ctx([PERMISSION_ADMIN])
     assert await assistants(admin, {"graph_id": "mystery"}) is False
     assert await assistants(_ctx([], open_mode=True), {"graph_id": "mystery"}) is False
-    assert await assistants(admin, {"graph_id": "consolidate"}) is True
+    made: dict[str, Any] = {"graph_id": "consolidate", "metadata": {"tenant_id": "globex"}}
+    assert await assistants(admin, made) == {"tenant_id": "acme"}
+    assert made["metadata"] == {"tenant_id": "acme", "created_by": "alice"}
     assert await assistants(_ctx([]), {"graph_id": "agent"}) is False
+
+
+@pytest.mark.parametrize("action", ["update", "delete"])
+async def test_only_the_platform_changes_the_servers_assistants(action: str) -> None:
+    """A tenant admin's change is filtered to the tenant (the server's own have none)."""
+    value: dict[str, Any] = {"metadata": {"created_by": "system", "tenant_id": "globex"}}
+    assert await assistants(_ctx([PERMISSION_ADMIN], action=action), value) == {"tenant_id": "acme"}
+    assert value["metadata"] == {"created_by": "alice", "tenant_id": "acme"}
+    platform = _ctx([PERMISSION_ADMIN, PERMISSION_PLATFORM], action=action)
+    assert await assistants(platform, {"metadata": None}) is None
+    assert await assistants(_ctx([], action=action), {"metadata": None}) is False
+    assert await assistants(_ctx([], open_mode=True, action=action), {}) is None
+
+
+async def test_a_tenant_reads_the_servers_assistants_and_its_own() -> None:
+    for action in ("read", "search"):
+        assert await assistants(_ctx([], action=action), {}) == {
+            "$or": [{"created_by": "system"}, {"tenant_id": "acme"}]
+        }
+        assert await assistants(_ctx([PERMISSION_PLATFORM], action=action), {}) is None
 
 
 def _config(permissions: list[str], tenant: str = "acme") -> Any:
