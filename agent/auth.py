@@ -138,10 +138,12 @@ async def authenticate(
             raise _unauthorized("MEMORY_AUTH_SECRET is not set: this server refuses requests")
         client = request.client.host if request is not None and request.client else None
         host = request.headers.get("host") if request is not None else None
-        if not is_local_request(client, host):
+        origin = request.headers.get("origin") if request is not None else None
+        if not is_local_request(client, host, origin):
             raise _unauthorized(
-                "open local mode serves this machine only (loopback, by a loopback name): "
-                "set MEMORY_AUTH_SECRET to serve others"
+                "open local mode serves this machine only (loopback, by a loopback name, from"
+                " a page of this machine or MEMORY_OPEN_ORIGINS): set MEMORY_AUTH_SECRET to"
+                " serve others"
             )
         local = _local_user(authorization)
         if local is not None:

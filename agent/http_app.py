@@ -48,6 +48,7 @@ from agent.http_memories import (
     list_memories,
     search_memories,
 )
+from agent.query_redaction import RedactQueryString
 from agent.resources import get_store
 from agent.store_requests import StoreSearchShape
 from memory.observability.metrics import CONTENT_TYPE, prometheus_text
@@ -118,7 +119,9 @@ class StoreOutageMiddleware:
             await response(scope, receive, send)
 
 
-# Middleware here wraps the server's own routes too. The outage middleware is outermost, so it
+# Middleware here wraps the server's own routes too. A memory route's query string is redacted
+# first (`agent.query_redaction`), before any route or the access log reads it. The outage
+# middleware is next, so it
 # also answers for the inspector's pages; `StoreSearchShape` answers a store search the server
 # would fail on with a 422 (`agent.store_requests`). The inspector's session middleware runs
 # before the server's auth: it turns the browser's cookie into the bearer header that auth
@@ -126,6 +129,7 @@ class StoreOutageMiddleware:
 app = Starlette(
     routes=routes,
     middleware=[
+        Middleware(RedactQueryString),
         Middleware(StoreOutageMiddleware),
         Middleware(StoreSearchShape),
         Middleware(inspector.InspectorSession),

@@ -8,6 +8,7 @@ user in any table of the server's database.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 import uuid
@@ -145,6 +146,26 @@ async def test_a_token_reaches_only_its_own_memories(
         "/memory/memories/search", params={"q": "build tool"}, headers=_headers(ALICE)
     )
     assert MARK[ALICE] in search.text
+
+
+async def test_a_secret_typed_into_a_search_never_reaches_the_server_log(
+    server: LangGraphServer, http: httpx.AsyncClient
+) -> None:
+    key = f"sk-proj-{TAG}{'Q7x' * 8}"
+    for path in ("/memory/memories/search", "/memory/ui/search"):
+        for headers in (_headers(ALICE), {}):  # a refused request is logged (as a warning) too
+            resp = await http.get(path, params={"q": f"my api key {key}"}, headers=headers)
+            assert resp.status_code in (200, 303, 401, 403), resp.text
+            assert key not in resp.text
+    # The access log line of a request is written once its response is sent; at the dev
+    # server's level, the refused one's (a warning) is.
+    line = "GET /memory/memories/search 401"
+    deadline = time.monotonic() + 20
+    while line not in server.log.read_text() and time.monotonic() < deadline:
+        await asyncio.sleep(0.2)
+    log = server.log.read_text()
+    assert line in log and "REDACTED" in log
+    assert key not in log and TAG + "Q7x" not in log
 
 
 async def test_a_token_reaches_only_its_own_threads(
@@ -301,6 +322,15 @@ async def test_open_local_mode_runs_without_tokens_but_has_no_memory_api(
     async with httpx.AsyncClient(base_url=server.url, timeout=60) as http:
         refused = await http.get("/memory/memories")
         assert refused.status_code == 403 and "MEMORY_AUTH_SECRET" in refused.text
+        # A page of another site in the developer's browser: a loopback client, no preflight
+        # for a text/plain body, yet it reads nothing.
+        for origin, allowed in (("https://evil.example", False), ("null", False),
+                                ("http://localhost:5173", True)):  # fmt: skip
+            search = await http.post(
+                "/threads/search", content=b"{}",
+                headers={"Origin": origin, "Content-Type": "text/plain"},
+            )  # fmt: skip
+            assert (search.status_code == 200) is allowed, (origin, search.status_code)
         assert (await http.get("/memory/metrics")).status_code == 200
         # A token from another server's secret means nothing here, and does not break the run.
         assert (await http.post("/threads", json={}, headers=_headers(ALICE))).status_code == 200

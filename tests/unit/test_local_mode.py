@@ -45,3 +45,28 @@ def test_the_local_secret_only_in_open_mode(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setenv("LANGSMITH_LANGGRAPH_API_VARIANT", "local_dev")
     assert local_secret("127.0.0.1", "localhost")
     assert local_secret("10.0.0.7", "localhost") is None
+
+
+@pytest.mark.parametrize(
+    "origin",
+    [None, "http://localhost:3000", "http://127.0.0.1:2024", "http://[::1]:8080",
+     "https://smith.langchain.com", "https://smith.langchain.com/"],
+)  # fmt: skip
+def test_pages_of_this_machine_and_studio_may_use_open_mode(origin: str | None) -> None:
+    assert is_local_request("127.0.0.1", "127.0.0.1:2024", origin)
+
+
+@pytest.mark.parametrize(
+    "origin",
+    ["https://evil.example", "null", "http://localhost.evil.example", "file://", "",
+     "https://smith.langchain.com.evil.example", "chrome-extension://abc", "http://[::1"],
+)  # fmt: skip
+def test_a_page_of_another_site_may_not(origin: str) -> None:
+    """A browser on this machine is a loopback client, whatever page sent the request."""
+    assert not is_local_request("127.0.0.1", "127.0.0.1:2024", origin)
+
+
+def test_the_allowed_origins_are_configurable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMORY_OPEN_ORIGINS", "https://studio.example.com")
+    assert is_local_request("127.0.0.1", "localhost", "https://studio.example.com")
+    assert not is_local_request("127.0.0.1", "localhost", "https://smith.langchain.com")
