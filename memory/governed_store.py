@@ -45,7 +45,6 @@ namespace says.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -611,9 +610,8 @@ class GovernedStore(BaseStore):
         return PutOutcome("deleted", record.id, "deleted via the store")
 
     async def _log_drop(self, scope: Scope, reason: str, raw: str) -> None:
-        # A hash, never the text: what was refused may be what the user wanted kept out.
-        digest = hashlib.sha256(raw.encode("utf-8", "replace")).hexdigest()[:16]
-        detail = {"via": "store", "sha256_16": digest}
+        # A keyed digest, never the text: what was refused may be what the user wanted kept out.
+        detail = {"via": "store", "digest": self.memory.index.text_digest(raw)}
         await self.memory.record_event(scope, None, "gate_drop", reason, detail)
 
 

@@ -12,7 +12,6 @@ instructions" sign) refused — exactly as the same words typed would be.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import re
 from collections.abc import Mapping
@@ -157,8 +156,7 @@ async def remember_image(
 
 async def _log_drop(store: MemoryStore, scope: Scope, reason: str, raw: str) -> None:
     # Like the text gate: the audit log keeps why, and a hash to match a complaint, never the text.
-    digest = hashlib.sha256(raw.encode("utf-8", "replace")).hexdigest()[:16]
-    detail = {"category": "image", "sha256_16": digest}
+    detail = {"category": "image", "digest": store.index.text_digest(raw)}
     await store.record_event(scope, None, "gate_drop", reason, detail)
 
 

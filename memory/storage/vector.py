@@ -106,6 +106,17 @@ def owner_tag(key: bytes, scope: Scope) -> str:
     return hashlib.blake2b(data, key=key, digest_size=16).hexdigest()
 
 
+def text_digest(key: bytes, text: str) -> str:
+    """A keyed 64-bit digest of `text`, for audit events that name what they refused.
+
+    Keyed by the installation's key (`person` keeps it apart from owner tags): with a plain hash,
+    anyone who reads the audit log could confirm a guess of a short refused text offline ("my
+    pin is 1234"); with the key, only the server can match a complaint to an event.
+    """
+    data = text.encode("utf-8", "replace")
+    return hashlib.blake2b(data, key=key, digest_size=8, person=b"lma-audit-text").hexdigest()
+
+
 def shard_of(scope: Scope, shards: int) -> int:
     """The shard (collection) a user's entries live in: a stable hash of tenant and user."""
     if shards <= 1:
@@ -135,6 +146,10 @@ class VectorIndex:
         self._client: Any = None
         self._collections: dict[str, Any] = {}
         self._shards = max(1, settings.chroma_shards)
+
+    def text_digest(self, text: str) -> str:
+        """`text_digest` under this installation's key."""
+        return text_digest(self._owner_key, text)
 
     @property
     def settings(self) -> Settings:

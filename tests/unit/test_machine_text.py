@@ -166,7 +166,7 @@ def test_every_message_is_bounded() -> None:
 
 
 def test_drop_events_are_collapsed() -> None:
-    drops = [AuditEvent(None, "gate_drop", "noise", {"sha256_16": f"{i:016x}"}) for i in range(50)]
+    drops = [AuditEvent(None, "gate_drop", "noise", {"digest": f"{i:016x}"}) for i in range(50)]
     kept = bounded_drops(drops)
     assert len(kept) == MAX_DROP_EVENTS
     assert kept[-1].detail["count"] == 50 - (MAX_DROP_EVENTS - 1)

@@ -118,11 +118,11 @@ def bounded_drops(drops: list[AuditEvent]) -> list[AuditEvent]:
     reasons = Counter(e.reason for e in rest)
     digest = hashlib.sha256()
     for event in rest:
-        digest.update(str(event.detail.get("sha256_16", "")).encode())
+        digest.update(str(event.detail.get("digest", "")).encode())
     detail = {
         "count": len(rest),
         "reasons": dict(reasons.most_common(3)),
-        "sha256_16": digest.hexdigest()[:16],
+        "digest": digest.hexdigest()[:16],
     }
     reason = f"{len(rest)} more statements of this message dropped"
     return [*head, AuditEvent(None, "gate_drop", reason, detail)]

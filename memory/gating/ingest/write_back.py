@@ -9,7 +9,6 @@ text itself: it may be the very thing the user did not want kept).
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -283,7 +282,7 @@ async def _write_all(
             else:
                 reason = "no consent to store memories"
             action = "dropped" if not decision.keep or too_long else "no_consent"
-            drops.append(_drop_event(decision, reason, candidate))
+            drops.append(_drop_event(decision, reason, store.index.text_digest(candidate)))
             results.append(IngestResult(action, decision, None, reason))
             continue
         item = to_new_memory(
@@ -325,8 +324,7 @@ async def _write(
     )
 
 
-def _drop_event(decision: GateDecision, reason: str, raw: str) -> AuditEvent:
-    # The hash lets an auditor match a complaint ("you kept X") without keeping X.
-    digest = hashlib.sha256(raw.encode("utf-8", "replace")).hexdigest()[:16]
-    detail = {"category": decision.category.value, "sha256_16": digest}
+def _drop_event(decision: GateDecision, reason: str, digest: str) -> AuditEvent:
+    # The keyed digest lets the server match a complaint ("you kept X") without keeping X.
+    detail = {"category": decision.category.value, "digest": digest}
     return AuditEvent(None, "gate_drop", reason, detail)
