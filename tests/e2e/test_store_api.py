@@ -35,6 +35,7 @@ TAG = uuid.uuid4().hex[:8]
 # lesson), and the private preference below must stay a preference.
 WORD = TAG.translate(str.maketrans("0123456789", "ghijklmnop"))
 ALICE, BOB, GLOBEX = Scope("acme", "alice"), Scope("acme", "bob"), Scope("globex", "alice")
+GLOBEX_ROOT = Scope("globex", "root")
 CARD = "4111 1111 1111 1111"
 MEM = ("memories",)
 
@@ -213,9 +214,17 @@ async def test_two_assistants_share_knowledge_not_private_memory(
     await _chat(alice, planner["assistant_id"], private)
     await _chat(alice, helper["assistant_id"], f"Lesson learned: Gronk{TAG} crashes without RAM.")
 
+    # Another tenant can neither run acme's assistants nor, with one of its own under the same
+    # agent id, see what acme's agents shared.
+    with pytest.raises(httpx.HTTPStatusError) as refused:
+        await _chat(globex, helper["assistant_id"], f"How do I deploy Frobnicator{TAG}?")
+    assert refused.value.response.status_code in (403, 404)
+    globex_admin = _client(server, GLOBEX_ROOT, permissions=[PERMISSION_ADMIN])
+    globex_helper = await globex_admin.assistants.create("agent", context={"agent_id": "helper"})
+
     stub_llm.reset()
     await _chat(bob, helper["assistant_id"], f"How do I deploy Frobnicator{TAG}?")
-    await _chat(globex, helper["assistant_id"], f"How do I deploy Frobnicator{TAG}?")
+    await _chat(globex, globex_helper["assistant_id"], f"How do I deploy Frobnicator{TAG}?")
     prompts = [json.dumps(r["messages"]) for r in stub_llm.requests() if "tools" in r]
     assert len(prompts) == 2
     bob_prompt, globex_prompt = prompts
