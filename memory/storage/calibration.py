@@ -18,9 +18,14 @@ similarity alone ranks first, is unchanged. It is measured once per model and se
 cached (`memory.storage.calibrations` in Postgres, and in-process here).
 
 The same measurement gives each language's **background**: the mean and standard deviation of
-its unrelated pairs' cosines, on the reference scale. A model bunches the texts of a language
-it reads poorly (all-MiniLM puts unrelated Chinese pairs near 0.66, English ones near 0.12), so
-"how far a cosine stands out" must be asked of the query's own language (`language_of`).
+the cosines between the set's background questions (general knowledge and tasks: "Why is the
+sky blue?", "给面包店起个名字") and its memories, on the reference scale, which is what a question
+about nothing a user said meets. A model bunches the texts of a language it reads poorly
+(all-MiniLM puts them near 0.49 in Chinese, 0.05 in English), and two models spread the same
+unrelated texts differently even once mapped (the map matches the pooled pairs, not this
+tail), so "how far a cosine stands out" is asked of the model's own background in the query's
+language (`language_of`): a cosine at a quantile of it reads as the reference model's English
+background cosine at that quantile (`as_english`).
 """
 
 from __future__ import annotations
@@ -69,14 +74,29 @@ class ReferenceSet:
     quantiles: tuple[float, ...]
     fit_languages: frozenset[str]
     pairs: tuple[tuple[str, str, bool, str], ...]
-    # The reference model's per language: (mean, std) of unrelated pair cosines, and median
+    # Per language: questions about nothing in the set's memories (the background's queries).
+    background_queries: dict[str, tuple[str, ...]]
+    # The reference model's per language: (mean, std) of background cosines, and median
     # related minus median unrelated pair cosine.
     background: dict[str, tuple[float, float]]
     separation: dict[str, float]
+    # The reference model's background cosines per language at `levels` (`as_english`).
+    background_quantiles: dict[str, tuple[float, ...]]
 
     def texts(self) -> list[str]:
         """Every distinct text of the pairs, in first-seen order."""
         return list(dict.fromkeys(t for a, b, _, _ in self.pairs for t in (a, b)))
+
+    def embedded(self) -> list[str]:
+        """Every distinct text `measure` embeds: the pairs' and the background questions."""
+        queries = [
+            q for lang in sorted(self.background_queries) for q in self.background_queries[lang]
+        ]
+        return list(dict.fromkeys([*self.texts(), *queries]))
+
+    def memories(self, lang: str) -> list[str]:
+        """The distinct memories (second texts) of `lang`'s pairs, in first-seen order."""
+        return list(dict.fromkeys(b for _, b, _, pair_lang in self.pairs if pair_lang == lang))
 
 
 @cache
@@ -92,11 +112,19 @@ def reference_set() -> ReferenceSet:
         quantiles=tuple(float(x) for x in raw["reference_quantiles"]),
         fit_languages=frozenset(str(x) for x in raw["fit_languages"]),
         pairs=tuple((str(a), str(b), bool(r), str(lang)) for a, b, r, lang in raw["pairs"]),
+        background_queries={
+            str(lang): tuple(str(q) for q in queries)
+            for lang, queries in raw["background_queries"].items()
+        },
         background={
             str(lang): (float(mean), float(std))
             for lang, (mean, std) in raw["reference_background"].items()
         },
         separation={str(k): float(v) for k, v in raw["reference_separation"].items()},
+        background_quantiles={
+            str(lang): tuple(float(x) for x in values)
+            for lang, values in raw["reference_background_quantiles"].items()
+        },
     )
 
 
@@ -121,8 +149,10 @@ class CosineScale:
     measured_at: datetime = field(default_factory=lambda: datetime.now(UTC))
     # Per language: median related minus median unrelated pair cosine, on the reference scale.
     separation: dict[str, float] = field(default_factory=dict, compare=False)
-    # Per language: (mean, std) of unrelated pair cosines, on the reference scale.
+    # Per language: (mean, std) of background cosines (`measure`), on the reference scale.
     background: dict[str, tuple[float, float]] = field(default_factory=dict, compare=False)
+    # Per language: the same cosines at the reference set's `levels`.
+    background_quantiles: dict[str, tuple[float, ...]] = field(default_factory=dict, compare=False)
     _xs: F32 = field(init=False, repr=False, compare=False)
     _ys: F32 = field(init=False, repr=False, compare=False)
 
@@ -167,25 +197,28 @@ class CosineScale:
         return float(self.to_reference(np.float32(cosine)))
 
     def in_language(self, spread: tuple[float, float], lang: str) -> tuple[float, float]:
-        """A (mean, std) of cosines measured on English texts, as it reads in `lang`.
+        """A (mean, std) of cosines the reference model gives English texts, as it reads here.
 
-        Each end sits as many of the language's standard deviations from its unrelated mean
-        as it sat from English's: all-MiniLM's English background (0.044, 0.076) reads as
-        (0.605, 0.053) in Chinese. Unchanged for English or a language never measured.
+        `as_english`'s inverse, applied to the mean and to the mean plus one deviation: each
+        sits at the same quantile of this model's background in `lang` as it sat of the
+        reference model's in English. Unchanged for the reference model in English, or a
+        language never measured.
         """
-        ours, english = self.background.get(lang), self.background.get("en")
-        if lang == "en" or ours is None or english is None or english[1] <= 0.0:
+        knots = self._language_knots(lang)
+        if knots is None:
             return spread
-        ratio = ours[1] / english[1]
-        return (ours[0] + (spread[0] - english[0]) * ratio, spread[1] * ratio)
+        ours, english = knots
+        ends = np.asarray([spread[0], spread[0] + spread[1]], dtype=np.float64)
+        low, high = _extended(ends, english, ours)
+        return (float(low), float(high - low))
 
     def reads_poorly(self, lang: str) -> bool:
         """Whether the model sets `lang`'s related pairs under half as far out as English's.
 
-        Measured in each language's own deviations: all-MiniLM sets related Chinese pairs 1.9
-        deviations above unrelated ones, English 5.9; multilingual-e5-small 4.2 and 4.7. Where
-        it reads a language poorly, a cosine says little and the query's words must carry the
-        evidence.
+        Measured in each language's background deviations: all-MiniLM sets related Chinese
+        pairs 1.3 deviations above unrelated ones, English 7.9; multilingual-e5-small 2.3 and
+        5.7. Where it reads a language poorly, a cosine says little and the query's words must
+        carry the evidence.
         """
 
         def apart(name: str) -> float | None:
@@ -196,18 +229,36 @@ class CosineScale:
         return ours is not None and english is not None and ours < 0.5 * english
 
     def as_english(self, cosines: npt.ArrayLike, lang: str) -> F32:
-        """Reference-scale cosines of texts in `lang`, read as English would read them.
+        """Reference-scale cosines of texts in `lang`, read as the reference model's English.
 
-        `in_language`'s inverse: a cosine as many of English's standard deviations from
-        English's unrelated mean as it stood of `lang`'s from its own. Every cut-off fitted
-        on English (the relevance floor) then holds in the language.
+        A cosine at a quantile of this model's background in `lang` becomes the reference
+        model's English background cosine at that quantile (piecewise linear through the
+        measured levels, continued past them at the ratio of the two ranges). Every cut-off
+        fitted on the reference model in English (the relevance floor) then holds in any
+        language and for any model. Quantiles, not mean and deviation: what counts is the
+        upper tail a user's best cosine is drawn from, and e5's Chinese background is skewed
+        (a long lower tail), so its deviation overstated the tail by a tenth of a cosine.
         """
         values = np.asarray(cosines, dtype=np.float32)
-        ours, english = self.background.get(lang), self.background.get("en")
-        if lang == "en" or ours is None or english is None or ours[1] <= 0.0:
+        knots = self._language_knots(lang)
+        if knots is None:
             return values
-        ratio = english[1] / ours[1]
-        return (english[0] + (values - ours[0]) * ratio).astype(np.float32)
+        ours, english = knots
+        return _extended(values.astype(np.float64), ours, english).astype(np.float32)
+
+    def _language_knots(
+        self, lang: str
+    ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]] | None:
+        """The model's background quantiles in `lang` and the reference model's in English."""
+        ours = self.background_quantiles.get(lang)
+        english = reference_set().background_quantiles.get("en")
+        if not ours or not english or len(ours) != len(english):
+            return None
+        xs = np.asarray(ours, dtype=np.float64)
+        ys = np.asarray(english, dtype=np.float64)
+        if np.any(np.diff(xs) < _MIN_STEP) or np.any(np.diff(ys) < _MIN_STEP):
+            return None
+        return xs, ys
 
     def anchors(self) -> dict[str, float]:
         """A few raw cosines of this model and where they sit: its quartiles of the pair set."""
@@ -219,26 +270,53 @@ class CosineScale:
         return out
 
 
-def pair_cosines(model: _Embeds, ref: ReferenceSet | None = None) -> F32:
-    """The model's cosine of every reference pair (the texts embedded once each)."""
-    ref = ref or reference_set()
-    texts = ref.texts()
-    where = {t: i for i, t in enumerate(texts)}
+def _extended(
+    values: npt.NDArray[np.float64], xs: npt.NDArray[np.float64], ys: npt.NDArray[np.float64]
+) -> npt.NDArray[np.float64]:
+    """`values` mapped through the knots (xs -> ys), continued linearly past both ends."""
+    slope = (ys[-1] - ys[0]) / (xs[-1] - xs[0])
+    out = np.interp(values, xs, ys)
+    out = np.where(values > xs[-1], ys[-1] + (values - xs[-1]) * slope, out)
+    return np.where(values < xs[0], ys[0] + (values - xs[0]) * slope, out)
+
+
+def _vectors(model: _Embeds, ref: ReferenceSet) -> dict[str, F32]:
+    """Every text of the set (pairs and background questions), embedded once, normalised."""
+    texts = ref.embedded()
     vectors = np.asarray(model.embed(texts), dtype=np.float32)
     if vectors.ndim != 2 or vectors.shape[0] != len(texts):
         raise DegenerateEmbeddingError(f"{model.name}: expected one vector per reference text")
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     vectors = vectors / np.clip(norms, 1e-12, None)
-    a = vectors[[where[p[0]] for p in ref.pairs]]
-    b = vectors[[where[p[1]] for p in ref.pairs]]
+    return dict(zip(texts, vectors, strict=True))
+
+
+def pair_cosines(model: _Embeds, ref: ReferenceSet | None = None) -> F32:
+    """The model's cosine of every reference pair (the texts embedded once each)."""
+    ref = ref or reference_set()
+    return _pair_cosines(_vectors(model, ref), ref)
+
+
+def _pair_cosines(vectors: dict[str, F32], ref: ReferenceSet) -> F32:
+    a = np.stack([vectors[p[0]] for p in ref.pairs])
+    b = np.stack([vectors[p[1]] for p in ref.pairs])
     out: F32 = np.einsum("ij,ij->i", a, b).astype(np.float32)
     return out
 
 
+def _background(vectors: dict[str, F32], ref: ReferenceSet, lang: str) -> F32:
+    """Raw cosines of `lang`'s background questions with its memories (all pairs of them)."""
+    queries = np.stack([vectors[q] for q in ref.background_queries[lang]])
+    memories = np.stack([vectors[m] for m in ref.memories(lang)])
+    out: F32 = (queries @ memories.T).reshape(-1).astype(np.float32)
+    return out
+
+
 def measure(model: _Embeds) -> CosineScale:
-    """Embed the reference set with `model` and fit its scale (~300 texts, one batch call)."""
+    """Embed the reference set with `model` and fit its scale (~360 texts, one batch call)."""
     ref = reference_set()
-    cosines = pair_cosines(model, ref)
+    vectors = _vectors(model, ref)
+    cosines = _pair_cosines(vectors, ref)
     fit = np.array([lang in ref.fit_languages for *_, lang in ref.pairs])
     quantiles = np.quantile(cosines[fit].astype(np.float64), ref.levels)
     scale = CosineScale(
@@ -250,12 +328,22 @@ def measure(model: _Embeds) -> CosineScale:
     mapped = scale.to_reference(cosines).astype(np.float64)
     related = np.array([r for _, _, r, _ in ref.pairs])
     langs = np.array([lang for *_, lang in ref.pairs])
-    separation, background = {}, {}
+    separation, background, quantiles = {}, {}, {}
     for lang in sorted(set(langs.tolist())):
         near, far = mapped[(langs == lang) & related], mapped[(langs == lang) & ~related]
         separation[str(lang)] = round(float(np.median(near)) - float(np.median(far)), 4)
-        background[str(lang)] = (round(float(far.mean()), 4), round(float(far.std()), 4))
-    return replace(scale, separation=separation, background=background)
+        if lang in ref.background_queries:
+            unrelated = scale.to_reference(_background(vectors, ref, lang)).astype(np.float64)
+            background[str(lang)] = (
+                round(float(unrelated.mean()), 4),
+                round(float(unrelated.std()), 4),
+            )
+            quantiles[str(lang)] = tuple(
+                round(float(q), 6) for q in np.quantile(unrelated, ref.levels)
+            )
+    return replace(
+        scale, separation=separation, background=background, background_quantiles=quantiles
+    )
 
 
 def identity_scale(model: str) -> CosineScale:
@@ -268,6 +356,7 @@ def identity_scale(model: str) -> CosineScale:
         ref.quantiles,
         separation=dict(ref.separation),
         background=dict(ref.background),
+        background_quantiles=dict(ref.background_quantiles),
     )
 
 

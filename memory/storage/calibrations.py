@@ -24,16 +24,17 @@ async def load_scale(pool: Database, model: str) -> CosineScale | None:
     version = reference_set().version
     async with pool.acquire() as conn:
         row = await conn.fetchrow(
-            "SELECT model_quantiles, reference_quantiles, separation, background, measured_at"
+            "SELECT model_quantiles, reference_quantiles, separation, background,"
+            " background_quantiles, measured_at"
             " FROM embedding_calibrations WHERE model = $1 AND version = $2",
             model,
             version,
         )
     if row is None:
         return None
-    separation, background = (
+    separation, background, quantiles = (
         json.loads(v) if isinstance(v, str) else dict(v)
-        for v in (row["separation"], row["background"])
+        for v in (row["separation"], row["background"], row["background_quantiles"])
     )
     return CosineScale(
         model=model,
@@ -43,6 +44,9 @@ async def load_scale(pool: Database, model: str) -> CosineScale | None:
         measured_at=row["measured_at"],
         separation=separation,
         background={str(k): (float(m), float(sd)) for k, (m, sd) in background.items()},
+        background_quantiles={
+            str(k): tuple(float(x) for x in values) for k, values in quantiles.items()
+        },
     )
 
 
@@ -51,14 +55,15 @@ async def save_scale(pool: Database, scale: CosineScale) -> None:
     async with pool.acquire() as conn:
         await conn.execute(
             "INSERT INTO embedding_calibrations (model, version, model_quantiles,"
-            " reference_quantiles, separation, background, measured_at)"
-            " VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (model, version) DO NOTHING",
+            " reference_quantiles, separation, background, background_quantiles, measured_at)"
+            " VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (model, version) DO NOTHING",
             scale.model,
             scale.version,
             list(scale.model_quantiles),
             list(scale.reference_quantiles),
             json.dumps(scale.separation),
             json.dumps(scale.background),
+            json.dumps(scale.background_quantiles),
             scale.measured_at,
         )
 

@@ -460,6 +460,11 @@ MIGRATIONS: list[str] = [
     ALTER TABLE embedding_calibrations ADD COLUMN IF NOT EXISTS background jsonb NOT NULL
         DEFAULT '{}';
     """,
+    # 22: each language's background cosines at the set's levels (reference-set version 3 on).
+    """
+    ALTER TABLE embedding_calibrations ADD COLUMN IF NOT EXISTS background_quantiles jsonb
+        NOT NULL DEFAULT '{}';
+    """,
 ]
 
 

@@ -58,7 +58,7 @@ async def test_measured_once_then_read_back(
     model = _Skewed("test:skewed-embedder")
     monkeypatch.setattr(calibration, "_MEMO", {})
     first = await ensure_scale(store.pool, model)  # type: ignore[arg-type]
-    assert model.embedded == len(calibration.reference_set().texts())
+    assert model.embedded == len(calibration.reference_set().embedded())
     assert not first.identity
     stored = await load_scale(store.pool, model.name)
     assert stored is not None
@@ -67,11 +67,12 @@ async def test_measured_once_then_read_back(
     assert set(stored.background) == {"en", "zh"}
     for lang, (mean, std) in first.background.items():
         assert stored.background[lang] == pytest.approx((mean, std))
+        assert stored.background_quantiles[lang] == pytest.approx(first.background_quantiles[lang])
 
     # A new process (an empty memo) reads the row instead of embedding the set again.
     monkeypatch.setattr(calibration, "_MEMO", {})
     again = await ensure_scale(store.pool, model)  # type: ignore[arg-type]
-    assert model.embedded == len(calibration.reference_set().texts())
+    assert model.embedded == len(calibration.reference_set().embedded())
     assert again.model_quantiles == pytest.approx(first.model_quantiles)
     xs = np.linspace(-1, 1, 201, dtype=np.float32)
     assert np.allclose(again.to_reference(xs), first.to_reference(xs), atol=1e-6)
