@@ -44,6 +44,7 @@ import numpy as np
 import numpy.typing as npt
 
 F32 = npt.NDArray[np.float32]
+F64 = npt.NDArray[np.float64]
 # Raw cosines (any shape) -> the same cosines on the reference scale: `CosineScale.to_reference`.
 CosineMap = Callable[[npt.ArrayLike], F32]
 
@@ -155,6 +156,8 @@ class CosineScale:
     background_quantiles: dict[str, tuple[float, ...]] = field(default_factory=dict, compare=False)
     _xs: F32 = field(init=False, repr=False, compare=False)
     _ys: F32 = field(init=False, repr=False, compare=False)
+    # Per language: (this model's background quantiles, the reference's English ones).
+    _knots: dict[str, tuple[F64, F64]] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         xs = np.asarray(self.model_quantiles, dtype=np.float64)
@@ -178,6 +181,7 @@ class CosineScale:
         knots_y = np.concatenate([[ys[0] - slope * (xs[0] - low_x)], ys, [top_y]])
         object.__setattr__(self, "_xs", knots_x.astype(np.float32))
         object.__setattr__(self, "_ys", knots_y.astype(np.float32))
+        object.__setattr__(self, "_knots", _language_knots(self.background_quantiles))
 
     @property
     def identity(self) -> bool:
@@ -204,7 +208,7 @@ class CosineScale:
         reference model's in English. Unchanged for the reference model in English, or a
         language never measured.
         """
-        knots = self._language_knots(lang)
+        knots = self._knots.get(lang)
         if knots is None:
             return spread
         ours, english = knots
@@ -240,25 +244,11 @@ class CosineScale:
         (a long lower tail), so its deviation overstated the tail by a tenth of a cosine.
         """
         values = np.asarray(cosines, dtype=np.float32)
-        knots = self._language_knots(lang)
+        knots = self._knots.get(lang)
         if knots is None:
             return values
         ours, english = knots
         return _extended(values.astype(np.float64), ours, english).astype(np.float32)
-
-    def _language_knots(
-        self, lang: str
-    ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]] | None:
-        """The model's background quantiles in `lang` and the reference model's in English."""
-        ours = self.background_quantiles.get(lang)
-        english = reference_set().background_quantiles.get("en")
-        if not ours or not english or len(ours) != len(english):
-            return None
-        xs = np.asarray(ours, dtype=np.float64)
-        ys = np.asarray(english, dtype=np.float64)
-        if np.any(np.diff(xs) < _MIN_STEP) or np.any(np.diff(ys) < _MIN_STEP):
-            return None
-        return xs, ys
 
     def anchors(self) -> dict[str, float]:
         """A few raw cosines of this model and where they sit: its quartiles of the pair set."""
@@ -270,9 +260,27 @@ class CosineScale:
         return out
 
 
-def _extended(
-    values: npt.NDArray[np.float64], xs: npt.NDArray[np.float64], ys: npt.NDArray[np.float64]
-) -> npt.NDArray[np.float64]:
+def _language_knots(
+    quantiles: dict[str, tuple[float, ...]],
+) -> dict[str, tuple[F64, F64]]:
+    """Per language: a model's background quantiles and the reference model's in English.
+
+    Languages whose quantiles are missing, of another length or not increasing are left out:
+    their cosines are read as they are.
+    """
+    english = reference_set().background_quantiles.get("en")
+    if not english:
+        return {}
+    ys = np.asarray(english, dtype=np.float64)
+    out: dict[str, tuple[F64, F64]] = {}
+    for lang, ours in quantiles.items():
+        xs = np.asarray(ours, dtype=np.float64)
+        if xs.shape == ys.shape and np.all(np.diff(xs) >= _MIN_STEP):
+            out[lang] = (xs, ys)
+    return out
+
+
+def _extended(values: F64, xs: F64, ys: F64) -> F64:
     """`values` mapped through the knots (xs -> ys), continued linearly past both ends."""
     slope = (ys[-1] - ys[0]) / (xs[-1] - xs[0])
     out = np.interp(values, xs, ys)
@@ -291,13 +299,8 @@ def _vectors(model: _Embeds, ref: ReferenceSet) -> dict[str, F32]:
     return dict(zip(texts, vectors, strict=True))
 
 
-def pair_cosines(model: _Embeds, ref: ReferenceSet | None = None) -> F32:
-    """The model's cosine of every reference pair (the texts embedded once each)."""
-    ref = ref or reference_set()
-    return _pair_cosines(_vectors(model, ref), ref)
-
-
 def _pair_cosines(vectors: dict[str, F32], ref: ReferenceSet) -> F32:
+    """The cosine of every reference pair."""
     a = np.stack([vectors[p[0]] for p in ref.pairs])
     b = np.stack([vectors[p[1]] for p in ref.pairs])
     out: F32 = np.einsum("ij,ij->i", a, b).astype(np.float32)

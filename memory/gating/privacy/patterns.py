@@ -120,12 +120,12 @@ _PASSWORD_WORD_INTL = (
 _SEP = r"[ \t.\-]{1,3}"
 
 
-def _password_ok(value: str) -> bool:
-    return len(value) >= 3 and value.lower().strip(".!?") not in _NOT_PASSWORDS
-
-
 def _long_enough(value: str) -> bool:
     return len(value) >= 3
+
+
+def _password_ok(value: str) -> bool:
+    return _long_enough(value) and value.lower().strip(".!?") not in _NOT_PASSWORDS
 
 
 def _credential_ok(value: str) -> bool:
