@@ -2,7 +2,8 @@
 
 The figures are asserted on the held-out split of tests/data/gate_meaning.jsonl, which no rule,
 weight or threshold was chosen on (`python -m bench.gate_meaning` prints them), and on every
-batch of it: each was written by someone who had not read the code.
+batch of it: each was written by someone who had not read the code. The "blind" split's
+batches have not been read at all; their figures are reported, not asserted.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ def test_corpus_shape() -> None:
     for lang in ("en", "zh"):
         part = [i for i in ITEMS if i["lang"] == lang]
         assert len(part) >= 100
-        held = sum(i["split"] == "holdout" for i in part)
+        held = sum(i["split"] in ("holdout", "blind") for i in part)
         assert held >= 150 and held / len(part) >= 0.2
     kinds = {i["kind"] for i in ITEMS}
     assert kinds >= {"question", "request", "social", "intro", "mixed", "schedule", "decision"}
@@ -41,8 +42,8 @@ def test_held_out_keep_drop_accuracy(lang: str) -> None:
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_the_first_held_out_batches_store_no_question(lang: str) -> None:
-    # Batch 7 (casual chat from many walks of life) still stores 1 of 48 English and 2 of 52
-    # Chinese questions and requests, dated one-off tasks (docs/benchmarks.md); these none.
+    # Batch 7 (casual chat from many walks of life), held out too, now stores none either;
+    # these two batches also keep exactly the fact of every mixed turn.
     held = [
         i for i in ITEMS if i["split"] == "holdout" and i["lang"] == lang and i.get("batch", 1) <= 2
     ]
@@ -53,8 +54,10 @@ def test_the_first_held_out_batches_store_no_question(lang: str) -> None:
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_every_batch_keeps_its_accuracy(lang: str) -> None:
-    batches = sorted({i.get("batch", 1) for i in ITEMS})
-    assert len(batches) >= 7
+    # The "blind" split has not been read by anyone changing the rules: its figures are
+    # measured and reported (docs/benchmarks.md), not a bar the rules were fitted to clear.
+    batches = sorted({i.get("batch", 1) for i in ITEMS if i["split"] != "blind"})
+    assert len(batches) >= 9
     for batch in batches:
         part = [i for i in ITEMS if i["lang"] == lang and i.get("batch", 1) == batch]
         assert figures(part).accuracy >= 0.95, batch
@@ -110,6 +113,93 @@ def test_a_mixed_turn_keeps_its_fact_clause_not_its_question(text: str, kept: st
     decision = gate(text)
     assert decision.keep
     assert decision.content == kept
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        # Typed on a phone: no comma, no question mark between the fact and the question.
+        ("my wife is a vet whats a good gift for her", "my wife is a vet"),
+        ("we use jira at work how do i make a filter", "we use jira at work"),
+        ("i own a 2015 civic um how often should i rotate the tires", "i own a 2015 civic"),
+        ("hate small talk so write me a short intro for the meetup", "hate small talk"),
+        ("我对猫过敏 推荐个好养的宠物吧", "我对猫过敏"),
+        ("我住大连 冬天怎么防冻", "我住大连"),
+    ],
+)
+def test_a_run_on_mixed_turn_keeps_only_its_fact(text: str, kept: str) -> None:
+    decision = gate(text)
+    assert decision.keep, decision.reason
+    assert decision.content == kept
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I don't know what to get her",
+        "that's how much it costs",
+        "from now on always give me prices in euros",
+    ],
+)
+def test_a_question_word_inside_a_statement_splits_nothing(text: str) -> None:
+    assert gate(text).content == text or not gate(text).keep
+    assert told(text) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "keep"),
+    [
+        ("remind me to water the plants at 6", False),
+        ("半小时后提醒我关火", False),
+        ("明早八点提醒我带护照", False),
+        ("remind me to take my vitamins every morning", True),
+        ("每天晚上提醒我吃药", True),
+        ("proofread my toast for friday", False),
+        ("帮我把明天的汇报改短一点", False),
+        ("Help me plan my sister's hen party on 3 October", True),
+    ],
+)
+def test_a_task_for_today_asks_and_one_dated_weeks_ahead_keeps_its_plan(
+    text: str, keep: bool
+) -> None:
+    assert gate(text).keep is keep, gate(text).reason
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "give me recipes in metric please",
+        "keep replies short, I read on my phone",
+        "代码注释用英文",
+        "回复简短一点就行",
+        "night shift nurse here",
+        "普通上班族一个",
+        "on the family plan with my sister",
+        "组里的老张管数据库",
+        "not renewing the lease, moving in june",
+    ],
+)
+def test_said_without_a_subject_these_still_tell(text: str) -> None:
+    assert gate(text).keep, gate(text).reason
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "As we discussed yesterday we looked at two laptops, which one did I pick?",
+        "上次问你的时候我说的是哪家酒店来着",
+        "I'd love a quick summary of this thread",
+        "要是能帮我写个开场白就太好了",
+        "麻烦您帮我看看这段话通不通顺",
+        "oops pasted the wrong link",
+        "feeling a bit anxious today",
+        "没事了，问题我自己搞定了",
+    ],
+)
+def test_setting_up_a_question_requests_as_wishes_and_remarks_on_the_chat_are_not_facts(
+    text: str,
+) -> None:
+    assert not gate(text).keep, gate(text).reason
 
 
 def test_an_explicit_request_to_remember_keeps_its_fact_not_its_question() -> None:
@@ -195,6 +285,12 @@ def test_only_questions_leave_nothing_to_tell() -> None:
         "I'm on nights (" * 5_000 + ")" * 5_000 + ", can you help?",
         "we " + "keep my " * 10_000 + "in",
         "每" + "几天" * 25_000,
+        "my son is 7 " + "whats a good " * 8_000,
+        "我住海口 " * 20_000,
+        "remind me to " * 10_000,
+        "提醒" * 30_000 + "我",
+        "long haul " * 15_000 + "trucker here",
+        "as you know " * 10_000 + "what?",
     ],
 )
 def test_meaning_checks_are_linear_on_long_input(text: str) -> None:

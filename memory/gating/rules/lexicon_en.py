@@ -259,7 +259,9 @@ REACTION = _rx(
     r"|thank you for|glad|sorry to|sorry about|so sorry|can't wait|cannot wait|let's get)\b",
     r"\b(?:happy|glad|proud|sorry|excited|thrilled|stoked|pumped)\s+(?:for you|to hear|that you"
     r"|about your|of you|you're|you)\b",
-    r"^i\s+(?:totally\s+|completely\s+|really\s+|just\s+|definitely\s+)?(?:agree|see|know|"
+    r"^i\s+(?:totally\s+|completely\s+|really\s+|just\s+|definitely\s+)?(?:agree|know|"
+    # "I see my therapist on Tuesdays" sees someone; "I see" alone understands.
+    r"see(?!\s+(?:my|our|a|an|him|her|them)\b)|"
     r"understand|guess|bet|mean|meant|hope you|wish you|can't wait|cannot wait|can't believe|"
     r"couldn't agree|appreciate|love (?:that|this|it|your|how|the idea|hearing|seeing|those|"
     r"these)|like (?:that|this|your|how)|admire|totally get|get it|feel you|hear you)\b",
@@ -271,6 +273,9 @@ REACTION = _rx(
     r"|(?:so |really |very |super )?(?:excited|thrilled|stoked) (?:for you|about your)"
     r"|here for you|with you|all ears|in)\b",
     r"^i don't (?:know|think so|mind)\b|^i was (?:just )?(?:wondering|kidding|joking)\b",
+    # A remark on the chat itself: "sorry, I pasted the wrong thing", "ignore that".
+    r"\b(?:pasted|sent|typed|attached|uploaded|copied|clicked) (?:the |a )?wrong\b"
+    r"|^(?:please )?ignore (?:that|my last|the last|the previous|what i)\b|^my bad\b",
     # A remark on the asking itself: "…, i never remember", "i keep forgetting".
     r"^i (?:always |never |keep |can never |sometimes )?(?:forget(?:ting)?|remember"
     r"|mix(?:ing)? (?:it|them|those) up)[\s.!~…]*$",
@@ -281,13 +286,16 @@ MOOD = _rx(
     # Possessive quantifiers: the adjacent optional parts never trade characters on a miss.
     r"^(?:(?:ugh+|omg|man|god|oh|welp|whew|phew|ah+|argh+|lol|so|and|but|honestly|tbh)"
     r"[\s,!.]*+)*+"
-    r"(?:(?:i'm|i am|i feel|feeling|feel|it's|it is|getting|got)\s++)?+"
+    r"(?:(?:i'm|i am|i feel|feeling|feel|it's|it is|getting|got|(?:this|the) (?:week|day|morning"
+    r"|shift)(?: is| has been)?|today(?: is| has been)?|work(?: is| has been)?)\s++)?+"
     r"(?:(?:so+|really|super|kinda|kind of|a bit|a little|pretty|very|totally|absolutely"
     r"|way too|too)\s++)?+"
     r"(?:tired|exhausted|sleepy|knackered|wiped(?: out)?|drained|shattered|hungry|starving"
     r"|thirsty|bored|hot|cold|freezing|boiling|humid|stressed(?: out)?|sore|full|stuffed|lazy"
     r"|grumpy|cranky|hungover|burnt out|burned out|fried|sweaty|sunburnt|jet ?lagged"
-    r"|cold out|hot out|pouring|raining|snowing|drizzling|sunny|windy|muggy|grey|gray)"
+    r"|cold out|hot out|pouring|raining|snowing|drizzling|sunny|windy|muggy|grey|gray|meh|blah"
+    r"|off|down|low|rough|crappy|awful|long|dragg++in++g*+|slow"
+    r"|overwhelmed|anxious|frazzled|swamped|slammed|run down|under the weather)"
     r"(?:\s++(?:today|tonight|rn|right now|atm|at the moment|this morning|this afternoon"
     r"|this evening|lol|haha\w*|tbh|af|ngl|already|here|outside|out there|again))*+"
     r"[\s!.~…]*+$",
@@ -343,6 +351,18 @@ _ADV = (
     r"still |just |do |absolutely |very much |)"
 )
 
+# The form of every answer of a kind: "give me steps as a numbered list", "keep replies in
+# bullet points". A plural says every one, not this one: a standing preference, not a task.
+_ANSWER_FORM = (
+    r"^(?:please\s+|pls\s+)?(?:give|send|show|write|keep|put|do|make)\s+(?:me\s+)?(?:the\s+"
+    r"|your\s+|all\s+)?(?:steps|answers|replies|responses|instructions|recipes|examples"
+    r"|summaries|explanations|units|measurements|code samples|lists|dates|times|prices|numbers)"
+    r"\s+(?:as|in|with|using)\b"
+    r"|^(?:please\s+|pls\s+)?keep (?:the |your |all |my )?(?:answers|replies|responses"
+    r"|explanations|summaries|emails|messages) (?:short|brief|concise|simple|under|to|in|casual"
+    r"|formal|plain)\b"
+)
+ANSWER_FORM = _rx(_ANSWER_FORM)
 PREFERENCE = _rx(
     r"\bi(?:'d| would) (?:rather|prefer|like)\b",
     r"\bi\s+" + _ADV + r"(?:prefer|like|love|enjoy|adore|hate|dislike|detest|loathe|can't stand"
@@ -370,6 +390,8 @@ PREFERENCE = _rx(
     r"(?:love|adore|hate|prefer|enjoy|dislike|loathe|despise|can't stand|cannot stand"
     r"|can't live without|not a fan of|big fan of|obsessed with)\s+"
     r"(?!(?:it|that|this|you|your|yours|how|when|the idea|to hear|hearing|seeing|those|these)\b)\w",
+    r"^(?:really|super|so|totally|big|kinda|lowkey|low key|very much|heavily|deep) into\s+\w",
+    _ANSWER_FORM,
 )
 CONSTRAINT = _rx(
     # "must" of obligation, not of inference: "must have taken ages", "must be so fun".
@@ -408,6 +430,10 @@ CONSTRAINT = _rx(
     r"(?:a|my) (?:\w+ )?(?:injury|condition|allergy)",
 )
 DECIDED = _rx(
+    # The subject left out: "going to take the job in austin", "not renewing my gym membership".
+    r"^(?:gonna|going to|decided to|finally)\s+(?:take|accept|go with|buy|move|quit|switch|sell"
+    r"|sign|book|start|stop|join|leave|rent|get|keep|cancel|turn down)\b",
+    r"^not (?:renewing|going back|taking|buying|keeping|continuing|signing|accepting|doing)\b",
     r"^(?:ok |okay |so |i think |think )?(?:going with|gonna go with|sticking with|settled on"
     r"|final answer)\b",
     r"\b(?:decided|decide to|decision|agreed|chose|chosen|picked|settled on|opted|went with"
@@ -469,6 +495,7 @@ FACT = _rx(
     r"|fiscal|band|hobby|garden|doctor|therapist|landlord|neighbou?r|roommate|mentor|name"
     r"|co-?founder|business partner|flatmate|housemate|landlady|tutor|coach|trainer|physio"
     r"|dentist|vet|nanny|babysitter|step\w+|in-laws|\w+-in-law|niece|nephew|god\w+|bestie|bff"
+    r"|shop|store|restaurant|cafe|salon|practice|firm|studio|clinic|farm|bakery|lab|agency"
     r"|bf|gf|hubby|wifey|fiance|fiancee|teammates?|classmates?|pup|doggo|kitty"
     r"|staging|production|main)\b",
     r"\b(?:i've|we've)\s+(?:been|got|had|started|learned|finished|decided|moved|never)\b",
@@ -497,12 +524,33 @@ FACT = _rx(
     # hens, Dot, Pip and Mo".
     r"^(?:the )?(?:wife|husband|partner|spouse|son|daughter|kids?|mom|mum|dad|brother|sister"
     r"|boss|manager|landlord|roommate|flatmate|cofounder|co-founder|fianc\w*|bf|gf|hubby"
-    r"|bestie)(?:'s)?\s+(?:is|was|\w+s|just|still|now|[a-z]+\s+(?:is|works|lives|\w+s))\b",
+    r"|bestie|grandson|granddaughter|grandkids|grandma|grandpa|nan|nana|aunt|uncle|cousin|niece"
+    r"|nephew|girlfriend|boyfriend)(?:'s)?\s+(?:is|was|\w+s|just|still|now|[a-z]+\s+(?:is|works"
+    r"|lives|just|still|\w+s))\b",
     r"^(?:\d+|one|two|three|four|five|a|an)\s+(?:\w+\s+)?(?:kids|children|sons|daughters|boys"
     r"|girls|dogs|cats|pets|rabbits|birds|horses|chickens|fish|grandkids|grandchildren)\b",
     r"^(?:doing|finishing|starting|studying for|halfway through)\s+(?:my|a)\s+(?:masters|master's"
     r"|phd|degree|bachelors|undergrad|mba|residency|internship|apprenticeship|diploma)\b",
     r"^(?:grew up|born and raised|was born|raised)\b",
+    # A plan or subscription the speaker is on: "on the spotify family plan", "on metformin".
+    r"^(?:still |currently |now |also )?on (?:the |a |an )?(?:[\w-]+ ){0,3}?(?:plan|subscription"
+    r"|tier|contract|membership)\b",
+    # Doing one's own thing with a tool: "writing my thesis in latex on overleaf".
+    r"^(?:still |currently |now |also |just )?[a-z]{3,}ing (?:my|our) (?:[\w-]+ ){0,3}?"
+    r"(?:in|on|with|using) [\w.+#-]{2,}",
+)
+# Who the speaker is, said as "<role> here": "long haul trucker here", "retired teacher here,
+# ...". The word before "here" names a person (a role noun), not a place or the weather.
+ROLE_HERE = _rx(
+    r"^(?!(?:same|anyone|anybody|someone|somebody|nobody|everyone|no one|it|this|that|me|us"
+    r"|new|stuck|back|still|just|over|right|out|up|down|all|who|what|not|also|only|nothing"
+    r"|everything|weather|the|im|i'm|i|we|you|they|he|she|hi|hey|hello)\b)"
+    r"(?:[a-z][a-z'-]+ ){0,3}(?!(?:weather|summer|winter|water|dinner|power|paper|center|centre"
+    r"|corner|river|border|letter|number|order|answer|other|computer|printer|server|later|ever"
+    r"|never|over|after|under|rather|together|whatever|there)\b)"
+    r"[a-z'-]*(?:er|or|ist|ian|ant|ent|man|woman|person|mom|mum|dad|parent|nurse|chef|cook|guy"
+    r"|gal|student|grad|major|vet|medic|doc|dev|nerd|owner|mama|papa|retiree|newbie)"
+    r"\s+here\b(?!\s+(?:is|are|was|were|too|as well|and there)\b)",
 )
 # A routine: a frequency ("4 days a week", "twice a month") or days said in the plural or
 # listed ("mondays free", "mon wed 7pm", "weeknights"). Habitual, so a fact about the speaker.

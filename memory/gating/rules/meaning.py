@@ -13,10 +13,11 @@ text's length. `asks` and `introduces` read at most MAX_SENTENCE_CHARS of a clau
 from __future__ import annotations
 
 import re
+from itertools import islice
 
 from memory.gating.rules import lexicon_en as lex
 from memory.gating.rules import lexicon_zh as zh
-from memory.gating.rules.specifics import times, without_vocatives
+from memory.gating.rules.specifics import plans_ahead, without_vocatives
 from memory.gating.rules.split import split_candidates, split_clauses
 
 # A question or an introduction is said in its first few hundred characters; a longer
@@ -73,11 +74,16 @@ _REQUEST = re.compile(
     r"|when|who|how|which|whether|if|of|about)|tell me|let me know|look up|search"
     r"|find out|figure out|help me (?:find|remember|recall|figure|work out|decide|pick|choose)"
     r"|recommend|suggest|explain|describe|check (?:if|whether|what|when|where)"
-    r"|any (?:idea|ideas|thoughts|suggestions|recommendations|tips|advice|chance|way)\b)"
+    r"|any (?:[a-z]+ ){0,3}?(?:idea|ideas|thoughts|suggestions|recommendations|recs|tips|advice"
+    r"|chance|way)\b)"
     r"|^i(?:\s+|(?='))(?:wonder|was wondering|am wondering|'m wondering|want to know|wanna know"
     r"|need to know|would like to know|'d like to know|forgot (?:what|where|when|who|how|which)"
     r"|can't remember (?:what|where|when|who|how|which))\b"
     r"|^(?:wondering|curious) (?:if|whether|what|where|when|who|how|which)\b"
+    # A request said as a wish: "I'd love a summary of this", "it would be great if you could…".
+    r"|^(?:i'd love|i would love|i'd appreciate|i would appreciate)\s+(?:a|an|some|your|it if you"
+    r"|if you|help|to get|to see)\b"
+    r"|^(?:it would|it'd|would) be (?:great|nice|awesome|helpful|amazing|lovely|good) if you\b"
     # Weighing a choice aloud asks for advice: "not sure if I should…", "can't decide between…".
     r"|^(?:i'm |i am )?(?:not sure|unsure|torn|undecided) (?:if|whether|about whether)"
     r" (?:i|we) should\b|^(?:i )?can't decide (?:if|whether|between|which)\b"
@@ -110,6 +116,15 @@ _TASK = re.compile(
     r"|in (?:the )?future)\b)",
     _F,
 )
+# A reminder asked for, opened by nothing but politeness or the time it is for.
+_REMIND = re.compile(
+    r"^(?:please\s+|pls\s+|plz\s+|can you\s+|could you\s+|can u\s+|could u\s+)?remind me\s+to\b",
+    _F,
+)
+_ZH_REMIND = re.compile(
+    r"^(?:请|麻烦(?:你)?|你)?(?:记得)?[0-9一二三四五六七八九十两半点分钟刻小时个以之后明今天晚上下中午早凌晨待等会儿过再周星期号月]{0,12}"
+    r"提醒我(?!一下(?:我|什么|之前|上次))"
+)
 # "you know if the pool's open today", "do you remember when we talked about Rome": asking the
 # assistant, however it opens. ("You know what, ..." is a filler, not a question.)
 _YOU_KNOW = re.compile(
@@ -129,6 +144,7 @@ _TAG = re.compile(
 _ZH_WH = re.compile(
     r"(?<![没不])什么(?![都也]|时候[都也])|(?<!随便)啥(?![都也])|(?<!不)怎么(?![都也样]|说呢)|怎么样|怎样|如何"
     r"|哪(?:里|儿|个|些|家|天|年|一)?+(?![都也怕])|几(?:点|号|月|岁|天|时|个人|位)|星期几|周几|礼拜几"
+    r"|(?<![没不有])多(?:大|高|长|远|重|宽|厚|深|贵)(?![了点些])"
     r"|多少(?![有些])|多久|多长时间|为什么|为啥|谁(?![都也])",
 )
 # Yes/no questions: a final particle, A-not-A ("能不能", "交了没有"), or an alternative
@@ -147,13 +163,19 @@ _ZH_REQUEST = re.compile(
 # Any task asked for: "帮我想个理由", "给我列个清单", "来个标题", "把这段改短一点", "润色一下这封
 # 邮件". "帮我搬家的那个朋友" tells (a 的 follows). Like `_TASK`, a dated one carries a plan.
 _ZH_TASK = re.compile(
-    r"^(?:请|麻烦(?:你)?|你)?(?:(?:这|那|上面|下面|以下)[\u4e00-\u9fff]{0,8}?)?(?:这次|这回|那就|就|也|先|再){0,3}"
+    r"^(?:请|烦请|劳烦|拜托(?:你|您)?|麻烦(?:你|您)?|你|您)?(?:(?:这|那|上面|下面|以下)[\u4e00-\u9fff]{0,8}?)?(?:这次|这回|那就|就|也|先|再){0,3}"
     r"(?:能|可以|能不能|可不可以)?(?:帮我|替我|帮忙|帮帮我|给我(?=[来写列出做推荐找讲说想整编起画算查翻改发]))"
     r"(?![\u4e00-\u9fff]{1,3}的)"
     # A text named first, then what to do with it: "这段话缩短到一百字", "上面那封改得客气点".
     r"|^(?:这|那|上面|下面|以下)[\u4e00-\u9fff]{0,6}?(?:改|缩短|缩写|扩写|翻译|翻成|润色|总结|压缩|精简"
     r"|整理|检查|优化|重写)"
-    r"|^(?:请|麻烦(?:你)?)?帮(?:想|写|看|查|做|改|列|出|算|找|选|起|编|翻|整理|规划|推荐|设计|画|搜)"
+    r"|^(?:请|烦请|劳烦|拜托(?:你|您)?|麻烦(?:你|您)?)?帮(?:想|写|看|查|做|改|列|出|算|找|选|起|编|翻|整理|规划|推荐"
+    r"|设计|画|搜)"
+    # Politeness, then the task: "麻烦列几个场地", "烦请用通俗的语言概括一下",
+    # "要是能帮我想几个…就太好了".
+    r"|^(?:烦请|劳烦|拜托(?:你|您)?|麻烦(?:你|您)?)(?:列|推荐|整理|总结|翻译|校对|看看|改|写|查|想|出|做|发|算)"
+    r"|^(?:请|烦请|麻烦(?:你|您)?)?用[^，。！？]{1,10}?(?:概括|总结|解释|翻译|改写|讲讲|说明|写)"
+    r"|^(?:要是|如果)(?:你|您)?能(?:帮我|帮忙|帮)"
     r"|^再(?:[\u4e00-\u9fff]{1,3})(?:一点|一些|一下|点)"
     r"|^(?:请|麻烦(?:你)?)?给我(?:[来写列出做推荐找讲说想整编起画算查翻改发讲]|一个|一份|几个)"
     r"|^(?:来|整|写|列|出|做|起|想|编|画|算|查|给|推荐|找|搞)(?:个|一个|一份|一下|几个|一些|一段|一篇|一首|一张)"
@@ -226,7 +248,9 @@ _INTRO_ZH = re.compile(
     r"|(?:叫|喊)我\s*(?!什么|啥)(?:[\u4e00-\u9fff]{1,3}|[A-Za-z]{2,20})\s*"
     r"(?=就行|就好|就可以|吧|[，,。.！!~～]|$)"
     r"|(?:^|[，,])我是[^，。！？]{0,10}?的?\s*[A-Z][a-z]+\s*(?=$|[，,。.！!~～])"
-    r"|(?:^|[，,])本人(?:叫|姓)?(?:小|老)?[" + _SURNAMES + r"][\u4e00-\u9fff]{1,2}"
+    r"|(?:^|[，,])(?:本人|鄙人|敝人|在下)(?:叫|姓)?(?:小|老)?["
+    + _SURNAMES
+    + r"][\u4e00-\u9fff]{1,2}"
     r"(?=$|[，,。.！!~～\s])"
     r"|(?:^|[，,])我是(?:小|老)?[" + _SURNAMES + r"][\u4e00-\u9fff]{1,2}"
     r"(?<![员师生者家人长工手迷控粉党族官士])(?=$|[，,。.！!~～\s]|啊|呀|哦)"
@@ -262,6 +286,9 @@ def asks(clause: str) -> bool:
         return True
     if _STANDING_REQUEST.search(low) or lex.PERSIST.search(low):
         return False
+    if lex.ANSWER_FORM.search(low) or zh.ANSWER_FORM.search(low):
+        # "give me steps as a numbered list", "单位用公制吧": how every answer should look.
+        return False
     if lex.POLITE_REQUEST.search(low):
         # "Could you use British spelling in my documents": a style asked for is a preference.
         rest = lex.POLITE_REQUEST.sub("", low)
@@ -271,8 +298,17 @@ def asks(clause: str) -> bool:
         return True
     if _TAG.search(low):
         return True
-    if (_TASK.match(low) or _ZH_TASK.match(low)) and not times(clause) and "的时候" not in low:
-        # "Help me plan my wedding on 14 September": a dated task carries a plan to keep.
+    if (
+        (_TASK.match(low) or _ZH_TASK.match(low))
+        and not plans_ahead(clause)
+        and "的时候" not in low
+    ):
+        # "Help me plan my wedding on 14 September": a task dated weeks ahead carries a plan
+        # to keep; one for tomorrow or Saturday ("fix my speech for saturday") only asks.
+        return True
+    if _REMIND.match(low) or _ZH_REMIND.match(low):
+        # "remind me to call the vet at 5", "一小时后提醒我回电话": a reminder is a task;
+        # "remind me to stretch every morning" sets a routine (`_STANDING_REQUEST`, above).
         return True
     if _ZH_REQUEST.match(low) and "的时候" not in low:
         # "推荐餐厅的时候注意一下" sets a rule for every recommendation; it asks for none.
@@ -339,10 +375,53 @@ _ASK_BREAK = re.compile(
 )
 
 
+# A question or a task run on after a statement with no comma, as a phone types it: "my son is
+# 7 whats a good bike size", "we use slack at work how do i schedule a message", "hate long
+# emails so write me a reply". Only a break whose right side asks is taken (`_run_on`).
+_RUN_ON = re.compile(
+    r"(?<=[a-z0-9])\s+(?:(?:um+|uh+|so|like|and|but|anyway)\s+)?"
+    r"(?=(?:what's|whats|what (?:is|are|should|would|do|does|can)|which|how (?:do|does|can|should"
+    r"|would|often|long|much|many|far)|where (?:can|do|should|is|are)|can (?:you|u|i)"
+    r"|could (?:you|u)|would (?:you|u)|should (?:i|we)|do you|is there|are there|any"
+    r"|(?:pls|please|plz) |write|give|make|tell|send|suggest|recommend|help|find|draft|list"
+    r"|show)\b)",
+    _F,
+)
+# Words after which a question word opens what is known, not a question: "I don't know what
+# to get her", "that's how much it costs".
+_KNOWS = frozenset(
+    "know knew wonder wondered wondering sure remember remembered forget forgot forgotten decide"
+    " decided tell told ask asked see saw understand understood explain explained learn learned"
+    " learnt figure figured idea care matter mind show showed shows is was that's thats it's its"
+    " about on of to i we you they he she it u ur".split()
+)
+_WH_WORDS = frozenset("what whats what's which who where when why how".split())
+
+
 def clauses(sentence: str) -> list[str]:
     """`sentence` split into clauses, also where a question is joined on by "so" or "and"."""
     parts = split_clauses(sentence) or [sentence]
-    return [q.strip() for p in parts for q in _ASK_BREAK.split(p) if q.strip()]
+    return [r for p in parts for q in _ASK_BREAK.split(p) if q.strip() for r in _run_on(q.strip())]
+
+
+def _run_on(part: str) -> list[str]:
+    """`part` split before a question run on without a comma, when one is there.
+
+    At most three candidate breaks in the first MAX_SENTENCE_CHARS are tried, so the cost
+    stays bounded whatever the text.
+    """
+    if _STANDING_REQUEST.search(part) or asks(part):
+        # A rule in a task's form ("from now on always give me metric units") is one clause,
+        # and so is one that asks from its start.
+        return [part]
+    for found in islice(_RUN_ON.finditer(part[:MAX_SENTENCE_CHARS]), 3):
+        left, right = part[: found.start()].strip(), part[found.end() :].strip()
+        words = left.lower().split()
+        if len(words) < 2 or words[-1] in _KNOWS or words[0] in _WH_WORDS:
+            continue
+        if asks(right) and not asks(left):
+            return [left, right]
+    return [part]
 
 
 def asking(pieces: list[str]) -> list[bool]:
@@ -380,6 +459,14 @@ _TAG_ONLY = re.compile(
 _ZH_SUBJECT = re.compile(r"^[我你他她它咱这那]|^[\u4e00-\u9fff]{1,4}(?:是|在|有|要|会)")
 
 
+# The conversation itself: "as you know", "we went through", "上周我们聊过", "问你…的时候".
+_ABOUT_CHAT = re.compile(
+    r"\b(?:as you know|you know from|as (?:i|we) (?:said|mentioned)|we (?:talked|chatted|spoke"
+    r"|went through|discussed|covered|went over)|i (?:told|asked|mentioned to|showed) you"
+    r"|you (?:told|said|suggested|mentioned|asked|recommended))\b"
+    r"|(?:我们|咱们)?(?:聊过|聊到过|说过|讨论过|聊的)|问你|跟你说|和你说|你说过|你提到|你推荐",
+    _F,
+)
 _GREETING = re.compile(r"^(?:hey|hi|hello|嗨|你好|您好)\b[\s,，!！]*", _F)
 # A place or time named only by the question: "I'll be there", "那时候".
 _REFERS_BACK = re.compile(
@@ -419,7 +506,11 @@ def told(text: str) -> str:
             parts.append(sentence)
             continue
         removed = True
-        kept = [c for c, f in zip(pieces, flags, strict=True) if not f]
+        # "As you know from last week we went through the budget, what did we settle on?":
+        # beside a question, what the chat itself covered only sets up the asking.
+        kept = [
+            c for c, f in zip(pieces, flags, strict=True) if not f and not _ABOUT_CHAT.search(c)
+        ]
         if not kept:
             continue
         start, end = sentence.find(kept[0]), sentence.rfind(kept[-1]) + len(kept[-1])

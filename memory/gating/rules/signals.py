@@ -145,6 +145,7 @@ def _fact(low: str, raw: str, specific: bool) -> Cue | None:
     personal = lex.FIRST_PERSON.search(low) or zh.FIRST_PERSON.search(low)
     core = lex.CORE_FACT.search(low) or zh.CORE_FACT.search(low)
     health = lex.HEALTH.search(low) or zh.HEALTH.search(low)
+    core = core or lex.ROLE_HERE.search(low)
     if (core or health) and (strong or personal or not _OTHER_START.match(low)):
         # Chat leaves the subject out ("type 1 diabetic", "老家湖南的"): unless someone else
         # is named first, who the speaker is needs no "I".

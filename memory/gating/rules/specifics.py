@@ -30,9 +30,19 @@ TIME = re.compile(
     + _PERIOD
     + r"\b"
     r"|昨天|今天|明天|后天|前天|上周|下周|本周|这周|上个?月|下个?月|去年|今年|明年|周[一二三四五六日末]|星期"
-    # "改短一点" is "a bit shorter", not one o'clock.
-    r"|最近|前几天|那天|(?<![0-9一二三四五六七八九十])(?<![短长快慢多少大小高低好简详轻重些])"
-    r"[0-9一二三四五六七八九十]+(?:月|号|日|点|年前|天前|周前)",
+    r"|最近|前几天|那天|(?<![0-9一二三四五六七八九十])"
+    # "改短一点", "改得高级一点" are "a bit shorter", "a bit classier", not one o'clock: 一点
+    # is a time only with a part of the day before it or 钟/半 after it.
+    r"(?:(?<=[午上晚早凌])一点|一点(?=钟|半)|[0-9二三四五六七八九十][0-9一二三四五六七八九十]*点"
+    r"|[0-9一二三四五六七八九十]+(?:月|号|日|年前|天前|周前))",
+    re.IGNORECASE,
+)
+# A date a plan can be kept by: a month, a day of the month, a year, or next month or year.
+# Today, tomorrow, a weekday or an hour date a task for this conversation, not a plan.
+_AHEAD = re.compile(
+    r"\b(?:" + MONTHS + r"|(?:19|20)\d\d)\b"
+    r"|\b(?:next|this|coming)\s+(?:month|year|summer|winter|spring|fall|autumn|semester)\b"
+    r"|下个?月|明年|今年|(?<![0-9一二三四五六七八九十])[0-9一二三四五六七八九十]+(?:月|号|日)",
     re.IGNORECASE,
 )
 NUMBER = re.compile(
@@ -56,6 +66,11 @@ def names(clause: str) -> int:
 def times(clause: str) -> int:
     """How many time expressions the clause has ("last week", "in May", "上个月")."""
     return len(TIME.findall(clause))
+
+
+def plans_ahead(clause: str) -> bool:
+    """Whether the clause dates something weeks ahead or more ("on 14 September", "明年")."""
+    return _AHEAD.search(clause) is not None
 
 
 def numbers(clause: str) -> int:

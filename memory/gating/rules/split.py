@@ -21,7 +21,10 @@ _CLAUSE_BREAK = re.compile(
     # A match starts only where a whitespace run starts: a bare `\s*` lead retries the run from
     # every position inside it, quadratic on a long run of spaces.
     r"(?<!\s)\s*(?:[，、：;；]|(?<!\d),|,(?!\d)|(?<!REDACTED):(?!\d)|\s[-–—]+\s|—|\(|\)"
-    r"|\bbut\b|\bthough\b|\band then\b|不过|但是|可是)\s*",
+    r"|\bbut\b|\bthough\b|\band then\b|不过|但是|可是)\s*"
+    # Chinese puts no space between words: typed on a phone, a space between two Chinese
+    # characters is the comma ("我花生过敏 推荐个零食吧").
+    r"|(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])",
     re.IGNORECASE,
 )
 _PLACEHOLDER_SAFE = re.compile(r"\[REDACTED:[a-z_]+\]")

@@ -30,7 +30,7 @@ from memory.gating.rules.signals import (
     is_interrogative,
     normalise,
 )
-from memory.gating.rules.specifics import times, without_vocatives
+from memory.gating.rules.specifics import plans_ahead, without_vocatives
 from memory.gating.rules.split import split_candidates, split_media
 from memory.types import Category
 
@@ -170,8 +170,8 @@ def _task(sentence: str) -> bool:
     if _RULE_WORDS.search(low) or zh.CONSTRAINT.search(low):
         # "Make sure every PR has two reviewers" is a house rule in a request's form.
         return False
-    if zh.PERSIST.search(low) or times(sentence):
-        # "Help me plan my wedding on 14 September": the date is worth keeping.
+    if zh.PERSIST.search(low) or plans_ahead(sentence):
+        # "Help me plan my wedding on 14 September": a date weeks ahead is worth keeping.
         return False
     return bool(
         lex.ONE_OFF_IMPERATIVE.search(low) or lex.ONE_OFF_TASK.search(low) or zh.ONE_OFF.search(low)
