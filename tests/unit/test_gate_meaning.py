@@ -202,6 +202,45 @@ def test_setting_up_a_question_requests_as_wishes_and_remarks_on_the_chat_are_no
     assert not gate(text).keep, gate(text).reason
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "How do I get candle wax off a tablecloth? Knocked one over ten minutes ago.",
+        "Can you tidy up the paragraph below? It's from a report I wrote last week.",
+        "Is it true that goldfish have a three-second memory? Someone at work said so.",
+        "Translate this menu for me. The restaurant is tonight.",
+        "Could you shorten my bio? Keep it under fifty words.",
+        "香蕉能放冰箱吗？刚刚买了一大串",
+        "帮我润色下面这段话，是给客户的邮件",
+        "Sorry, I think I sent that twice.",
+        "终于熬到周末了",
+    ],
+)
+def test_what_only_sets_up_a_question_or_a_task_is_not_kept(text: str) -> None:
+    assert not gate(text).keep, gate(text).reason
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        ("Any tips for a long flight? I have a bad back.", "I have a bad back."),
+        (
+            "I'm hosting my book club on 12 March, what should I cook?",
+            "I'm hosting my book club on 12 March",
+        ),
+        ("我十月去冰岛，要带什么衣服？", "我十月去冰岛"),
+        (
+            "Our team deploys every Thursday, can you draft the notes?",
+            "Our team deploys every Thursday",
+        ),
+    ],
+)
+def test_who_the_user_is_beside_a_question_is_kept(text: str, kept: str) -> None:
+    decision = gate(text)
+    assert decision.keep, decision.reason
+    assert decision.content == kept
+
+
 def test_an_explicit_request_to_remember_keeps_its_fact_not_its_question() -> None:
     decision = gate("Remember that I'm allergic to peanuts, what snacks are safe?")
     assert decision.keep

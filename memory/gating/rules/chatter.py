@@ -82,7 +82,10 @@ def clause_kind(clause: str) -> Literal["social", "thin", "content"]:
         return "social"
     if NON_ANSWER.search(low) or ZH_CHATTER.search(low) or lex.ADVICE.search(low):
         return "social"
-    if lex.MOOD.match(low) or zh.MOOD.match(low):
+    if lex.MOOD.match(low) or zh.MOOD.match(low) or lex.ACTING_UP.match(low):
+        return "social"
+    if lex.CHAT_REMARK.search(low) or zh.CHAT_REMARK.search(low):
+        # "Sorry, I think I sent that twice": about this chat, not the speaker's life.
         return "social"
     if _EXCLAIMED.match(low) and not lex.PREDICATE.search(low) and not specifics(clause):
         # "Cute little guys!", "Nice set-up!": a verbless exclamation is a reaction.

@@ -8,15 +8,19 @@ dropped as noise.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 from memory.citations import neutralise
 from memory.gating.decision import GateDecision, GatePolicy, Role
 from memory.gating.privacy import PrivacyFilter
+from memory.gating.rules import lexicon_en as lex
+from memory.gating.rules import lexicon_zh as zh
 from memory.gating.rules.chatter import clause_kind
 from memory.gating.rules.explicit import asks_to_remember, without_request
 from memory.gating.rules.meaning import introduction, told
-from memory.gating.rules.signals import Cue, content_words
+from memory.gating.rules.signals import Cue, content_words, normalise
+from memory.gating.rules.specifics import plans_ahead, times
 from memory.gating.rules.turn import best_cue, is_instruction_like, needs_approval, trim_small_talk
 from memory.types import Category, MemoryKind, Origin
 
@@ -73,6 +77,8 @@ def gate(
     if decision.keep and role == "user" and not told(content):
         # Whatever its score, a turn that only asks or requests tells nothing about the user.
         return drop(content, findings, "a question or request, not a fact", role)
+    if decision.keep and role == "user" and sets_the_scene(content, role, context, reply):
+        return drop(content, findings, "said only to set up a question or request", role)
     if not decision.keep and role == "user" and introduction(content):
         # "Hey! Marcus here.": the user's name is kept however short and chatty the turn.
         return replace(
@@ -86,6 +92,47 @@ def gate(
             ttl_days=policy.ttl_for(Category.FACT),
         )
     return decision
+
+
+# Cues that say who the user is whatever else the turn does.
+_WHO = frozenset({"core personal fact", "self-introduction", "routine", "decision"})
+# Cues of a statement with nothing lasting in its form.
+_PLAIN = frozenset({"informative statement", "first-person statement"})
+# A question about the other speaker's life ("have you ever been?", "你去过吗"): in a
+# conversation the news around it is what the other will ask about, so it stays.
+_ABOUT_YOU = re.compile(
+    r"\b(?:have|did|do|are|were|will|would|had) you\b(?!\s+(?:know|think|recommend|suggest|help"
+    r"|mind|explain|tell|have any|got any))|\b(?:how|what) about you\b|\byour\s+(?!help|advice"
+    r"|thoughts|take|opinion|recommendation)\w+|你(?:呢|去过|喜欢|也|最近|家)",
+    re.IGNORECASE,
+)
+
+
+def sets_the_scene(content: str, role: Role, context: str | None, reply: str | None) -> bool:
+    """True when what a turn tells beside its question or task is only that one answer's scene.
+
+    "What's the best way to get red wine out of a carpet? Spilled a glass ten minutes ago.",
+    "Summarise the text below. It's from a meeting I missed.": the moment and the material
+    are not the user's life. Who the user is (health, home, routine, a decision) stays.
+    """
+    rest = told(content)
+    if not rest or rest == content.strip() or _ABOUT_YOU.search(content[:2000]):
+        return False
+    low = normalise(rest)
+    scene = bool(
+        lex.MOMENT.search(low)
+        or zh.MOMENT.search(low)
+        or lex.MATERIAL.search(low)
+        or zh.MATERIAL.search(low)
+    )
+    # A plain statement dated near or past ("The flight was yesterday", "公司周五搞义卖") is the
+    # task's occasion; a plan weeks ahead or a habit ("每周五发版") is the user's life.
+    habit = lex.PERSIST.search(low) or zh.PERSIST.search(low) or lex.ROUTINE.search(low)
+    dated = times(rest) > 0 and not plans_ahead(rest) and not habit
+    if not (scene or dated):
+        return False
+    cue = best_cue(rest, role, context, reply)
+    return cue.reason not in _WHO and (scene or cue.reason in _PLAIN)
 
 
 def explicit_decision(

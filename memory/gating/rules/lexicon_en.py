@@ -247,6 +247,13 @@ NOISE_WORDS = token_run(
     r"|of course|for sure|anytime|you're welcome|welcome|hugs|love it|love that",
     r"[\s,!.?~…:;)(*-]",
 )
+# A remark on the chat itself: "sorry, I pasted the wrong thing", "ignore that".
+_CHAT_REMARK = (
+    r"\b(?:pasted|sent|typed|attached|uploaded|copied|clicked) (?:the |a )?wrong\b"
+    r"|\b(?:sent|posted|pasted|typed) (?:that|this|it) twice\b"
+    r"|^(?:please )?ignore (?:that|my last|the last|the previous|what i)\b|^my bad\b"
+)
+CHAT_REMARK = _rx(_CHAT_REMARK)
 REACTION = _rx(
     r"^(?:oh |wow |aw+ |haha |yeah |yes |well )?(?:that|this|it|which|those|these)(?:'s| is| was|"
     r" sounds| looks| seems| must be| must have been| feels)\b"
@@ -273,22 +280,26 @@ REACTION = _rx(
     r"|(?:so |really |very |super )?(?:excited|thrilled|stoked) (?:for you|about your)"
     r"|here for you|with you|all ears|in)\b",
     r"^i don't (?:know|think so|mind)\b|^i was (?:just )?(?:wondering|kidding|joking)\b",
-    # A remark on the chat itself: "sorry, I pasted the wrong thing", "ignore that".
-    r"\b(?:pasted|sent|typed|attached|uploaded|copied|clicked) (?:the |a )?wrong\b"
-    r"|^(?:please )?ignore (?:that|my last|the last|the previous|what i)\b|^my bad\b",
+    _CHAT_REMARK,
     # A remark on the asking itself: "…, i never remember", "i keep forgetting".
     r"^i (?:always |never |keep |can never |sometimes )?(?:forget(?:ting)?|remember"
     r"|mix(?:ing)? (?:it|them|those) up)[\s.!~…]*$",
 )
 # A passing state, said of today or right now ("im wiped out today", "ugh it's so humid",
 # "thirsty rn"): nothing to remember weeks later. Anchored at both ends: the whole clause.
+# A device or a connection acting up right now: "the wifi is being weird", "laptop's dying".
+ACTING_UP = _rx(
+    r"^(?:the |my |our )?(?:wifi|wi-fi|internet|connection|network|laptop|phone|computer|app"
+    r"|browser|signal)(?:'s| is| keeps)\s+(?:being weird|acting up|down|slow|lagging|dying"
+    r"|freezing|crashing|glitching|cutting out|dropping)\b"
+)
 MOOD = _rx(
     # Possessive quantifiers: the adjacent optional parts never trade characters on a miss.
     r"^(?:(?:ugh+|omg|man|god|oh|welp|whew|phew|ah+|argh+|lol|so|and|but|honestly|tbh)"
     r"[\s,!.]*+)*+"
     r"(?:(?:i'm|i am|i feel|feeling|feel|it's|it is|getting|got|(?:this|the) (?:week|day|morning"
     r"|shift)(?: is| has been)?|today(?: is| has been)?|work(?: is| has been)?)\s++)?+"
-    r"(?:(?:so+|really|super|kinda|kind of|a bit|a little|pretty|very|totally|absolutely"
+    r"(?:(?:so+|really|super|kinda|kind of|a bit|bit|a little|pretty|very|totally|absolutely"
     r"|way too|too)\s++)?+"
     r"(?:tired|exhausted|sleepy|knackered|wiped(?: out)?|drained|shattered|hungry|starving"
     r"|thirsty|bored|hot|cold|freezing|boiling|humid|stressed(?: out)?|sore|full|stuffed|lazy"
@@ -554,9 +565,27 @@ ROLE_HERE = _rx(
 )
 # A routine: a frequency ("4 days a week", "twice a month") or days said in the plural or
 # listed ("mondays free", "mon wed 7pm", "weeknights"). Habitual, so a fact about the speaker.
+# Said of the moment, not of the speaker's life: "spilled a glass ten minutes ago", "on a
+# borrowed laptop today". Beside a question it sets the scene for that one answer.
+MOMENT = _rx(
+    r"\b(?:today|tonight|this (?:morning|afternoon|evening|week)|last night|right now|rn|atm"
+    r"|at the moment|just now|earlier today|(?:a few|a couple of|\d+|ten|five|twenty) (?:minutes?"
+    r"|mins?|seconds?|hours?) ago)\b"
+)
+# The material a question is about, not the speaker: "the text below", "I read an article
+# saying…", "someone on Reddit claimed…", "the console says…".
+MATERIAL = _rx(
+    r"\b(?:below|above|attached|pasting|pasted)\b",
+    r"\b(?:read|saw|found|came across|watched|heard) (?:an?|this|that|the|some) (?:article|post"
+    r"|quote|video|thread|study|paper|tweet|meme|ad|claim|story|podcast)\b",
+    r"\b(?:someone|somebody|people|a (?:friend|coworker|colleague)) (?:on \w+ |at \w+ )?"
+    r"(?:said|says|claimed|claims|told me|brought it up|mentioned)\b",
+    r"\bthe (?:console|error|log|doc|docs|document|email|text|code|script|article|term|word)"
+    r"\s+(?:says|keeps|shows|is from|came)\b|\bit came up\b",
+)
 ROUTINE = _rx(
-    r"\b(?:\d+|one|two|three|four|five|six|seven|once|twice)\s+(?:days?|nights?|times?"
-    r"|mornings?|evenings?|shifts?)?\s*(?:a|per|each|every)\s+(?:week|month|day|fortnight)\b",
+    r"\b(?:\d+|one|two|three|four|five|six|seven|once|twice|a few|several)\s+(?:[a-z]+\s+){0,2}?"
+    r"(?:a|per|each|every)\s+(?:week|month|day|night|fortnight)\b",
     r"\b(?:mondays|tuesdays|wednesdays|thursdays|fridays|saturdays|sundays|weekdays|weeknights"
     r"|weekends)\b",
     r"\b(?:mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)(?:day)?\s*(?:[/&,+]|and)?\s*"

@@ -13,6 +13,7 @@ text's length. `asks` and `introduces` read at most MAX_SENTENCE_CHARS of a clau
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from itertools import islice
 
 from memory.gating.rules import lexicon_en as lex
@@ -179,7 +180,7 @@ _ZH_TASK = re.compile(
     r"|^再(?:[\u4e00-\u9fff]{1,3})(?:一点|一些|一下|点)"
     r"|^(?:请|麻烦(?:你)?)?给我(?:[来写列出做推荐找讲说想整编起画算查翻改发讲]|一个|一份|几个)"
     r"|^(?:来|整|写|列|出|做|起|想|编|画|算|查|给|推荐|找|搞)(?:个|一个|一份|一下|几个|一些|一段|一篇|一首|一张)"
-    r"|^把(?:这|那|它|下面|上面|以下|刚才)"
+    r"|^(?:请|烦请|劳烦|麻烦(?:你|您)?)?把(?:这|那|它|下面|上面|以下|刚才)"
     r"|^(?:翻译|总结|润色|改写|缩写|扩写|翻成|概括|分析一下|检查一下|修改一下|优化一下|对比一下|比较一下)"
 )
 # A standing instruction in a request's form ("could you always reply in Spanish") is a rule.
@@ -410,11 +411,12 @@ def _run_on(part: str) -> list[str]:
     At most three candidate breaks in the first MAX_SENTENCE_CHARS are tried, so the cost
     stays bounded whatever the text.
     """
-    if _STANDING_REQUEST.search(part) or asks(part):
+    breaks = list(islice(_RUN_ON.finditer(part[:MAX_SENTENCE_CHARS]), 3))
+    if not breaks or _STANDING_REQUEST.search(part) or asks(part):
         # A rule in a task's form ("from now on always give me metric units") is one clause,
         # and so is one that asks from its start.
         return [part]
-    for found in islice(_RUN_ON.finditer(part[:MAX_SENTENCE_CHARS]), 3):
+    for found in breaks:
         left, right = part[: found.start()].strip(), part[found.end() :].strip()
         words = left.lower().split()
         if len(words) < 2 or words[-1] in _KNOWS or words[0] in _WH_WORDS:
@@ -459,6 +461,13 @@ _TAG_ONLY = re.compile(
 _ZH_SUBJECT = re.compile(r"^[我你他她它咱这那]|^[\u4e00-\u9fff]{1,4}(?:是|在|有|要|会)")
 
 
+# An instruction for the answer just asked for: "Use an example with dolls", "不用太长".
+_FOR_THIS_ANSWER = re.compile(
+    r"^(?:please |pls |and |also |but )?(?:don't|do not|just|use|keep it|make it|make sure"
+    r"|include|avoid|no need to|only|focus on|add|skip|leave out|mention|start with|end with"
+    r"|feel free|try to)\b|^(?:不用|不要|别|只要|记得|尽量|最好|重点|顺便)",
+    _F,
+)
 # The conversation itself: "as you know", "we went through", "上周我们聊过", "问你…的时候".
 _ABOUT_CHAT = re.compile(
     r"\b(?:as you know|you know from|as (?:i|we) (?:said|mentioned)|we (?:talked|chatted|spoke"
@@ -470,10 +479,16 @@ _ABOUT_CHAT = re.compile(
 _GREETING = re.compile(r"^(?:hey|hi|hello|嗨|你好|您好)\b[\s,，!！]*", _F)
 # A place or time named only by the question: "I'll be there", "那时候".
 _REFERS_BACK = re.compile(
-    r"\b(?:there|then|that day|that week|that place)\b|那里|那儿|那边|那时", _F
+    # "There are forty of them" says nothing is there: the existential "there" is no place.
+    r"\b(?:there(?!\s*(?:is|are|was|were|'s|'re|will be|might be|may be|seems?|used to)\b)|then"
+    r"|that day|that week|that place)\b|那里|那儿|那边|那时",
+    _F,
 )
 
 
+# The gate reads a turn's told part several times (its decision, its kept text, the scene
+# check): computed once per text.
+@lru_cache(maxsize=64)
 def told(text: str) -> str:
     """`text` without the sentences and clauses that ask: the part of a mixed turn that tells.
 
@@ -482,8 +497,16 @@ def told(text: str) -> str:
     it never holds a word the user did not write.
     """
     parts: list[str] = []
-    removed = False
+    removed = asked = False
     for sentence in split_candidates(text):
+        if (
+            asked
+            and _FOR_THIS_ANSWER.match(_head(sentence))
+            and not _STANDING_REQUEST.search(sentence)
+        ):
+            # "Can you proofread this? Don't change the tone.": how to do the task just asked.
+            removed = True
+            continue
         colon = _PAYLOAD.search(sentence)
         if colon and asks(sentence[: colon.start()]):
             # "make this sound polite: rent goes up in May": the material a
@@ -506,6 +529,7 @@ def told(text: str) -> str:
             parts.append(sentence)
             continue
         removed = True
+        asked = all(flags)
         # "As you know from last week we went through the budget, what did we settle on?":
         # beside a question, what the chat itself covered only sets up the asking.
         kept = [

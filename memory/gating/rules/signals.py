@@ -194,7 +194,7 @@ def classify_clause(clause: str, *, asking: bool, personal: bool = True, sentenc
         return SECRET_CUE
     if asking:
         return QUESTION_CUE
-    if lex.MOOD.match(low) or zh.MOOD.match(low):
+    if lex.MOOD.match(low) or zh.MOOD.match(low) or lex.ACTING_UP.match(low):
         # "so thirsty rn", "好冷啊": how the speaker feels right now is not who they are.
         return NOISE
     if lex.POLITE_REQUEST.search(low):
