@@ -16,6 +16,7 @@ from memory.storage.deletion_outbox import owner_digest
 from memory.storage.store import MemoryStore
 from memory.storage.threads import others_threads
 from memory.storage.tombstones import DERIVED_FROM
+from memory.storage.user_locks import user_write_lock
 from memory.types import Scope
 
 DERIVED_CHANNELS = ("evidence", "preferences", "rules_recalled", "prompt")
@@ -60,7 +61,13 @@ async def delete_memory(
             scope.user_id,
             memory_id,
         )
-    receipt = await store.delete(scope, memory_id, reason=reason)
+    # Under the user's write lock: a turn's write reads the user's memories and then writes
+    # (a merge repeats a neighbour's text, an update carries it as context), all under this
+    # lock. Deleting in between would let that write put the deleted text back afterwards;
+    # waiting for it orders the delete after the write, which then finds the memory gone or
+    # has already superseded it. Consolidation re-checks its sources itself (`versions.apply`).
+    async with user_write_lock(store.pool, scope):
+        receipt = await store.delete(scope, memory_id, reason=reason)
     receipt["images"] = int(images) if receipt["memories"] else 0
     _, receipt["shared_copies"] = await delete_copies(
         store, scope, memory_id=memory_id, reason="the memory it copies was deleted"
@@ -108,7 +115,9 @@ async def delete_copies(
         )  # fmt: skip
     removed = 0
     for row in rows:
-        done = await store.delete(Scope(scope.tenant_id, row["user_id"]), row["id"], reason=reason)
+        owner = Scope(scope.tenant_id, row["user_id"])
+        async with user_write_lock(store.pool, owner):  # as `delete_memory`, for that scope
+            done = await store.delete(owner, row["id"], reason=reason)
         removed += done["memories"]
     return int(status.split()[-1]), removed
 

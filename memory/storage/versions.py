@@ -186,10 +186,13 @@ async def active_rows(pool: Database, scope: Scope) -> list[Any]:
 
 
 async def lock_rows(conn: Connection, scope: Scope, ids: Sequence[str]) -> dict[str, Any]:
-    """Lock the given rows for update (inside a transaction); their full state by id."""
+    """Lock the given rows for update (inside a transaction); their full state by id.
+
+    In id order, as every multi-row lock on `memories` is (`rows.LOCK_IN_ID_ORDER`).
+    """
     rows = await conn.fetch(
         f"SELECT {SNAPSHOT_COLUMNS} FROM memories WHERE tenant_id = $1 AND user_id = $2"
-        " AND id = ANY($3::text[]) FOR UPDATE",
+        f" AND id = ANY($3::text[]) {LOCK_IN_ID_ORDER}",
         scope.tenant_id, scope.user_id, list(ids),
     )  # fmt: skip
     return {row["id"]: row for row in rows}

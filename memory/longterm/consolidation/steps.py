@@ -242,7 +242,8 @@ async def _promote(
                               superseded_by=target_id, related=(target_id,)))  # fmt: skip
     await apply(ctx.store, run, changes, inserts)
     run.count("episodes_consolidated", len(members))
-    return 1 if inserts else 0
+    # A new row is skipped when a member was deleted or changed meanwhile (`versions.apply`).
+    return 1 if inserts and target_id in run.records else 0
 
 
 def _new_memory(

@@ -4,6 +4,9 @@ Every change to an existing row first writes the row's full prior state to `memo
 with the run id, then bumps `version`; a row the run creates gets a version-0 marker. That is
 all `rollback()` needs. A change is applied only if the row still has the version the run read
 (optimistic check): a chat turn that changed the memory meanwhile wins, and the run skips it.
+The same check, under the same row locks, guards what a change or a new row is made from (its
+`related` memories): a memory deleted or edited since the run read it comes back through no
+distillation or merge, and what pointed at a skipped new row is skipped with it.
 A dry run applies nothing: it records the decisions and changes only the working set, so later
 steps plan on the state the earlier ones would have left.
 """
@@ -65,22 +68,67 @@ async def apply(
     if run.dry_run:
         return pretend(run, changes, inserts, vectors)
     created: list[MemoryRecord] = []
+    kept_vectors: list[Any] = []
     updated: list[MemoryRecord] = []
+    new_ids = {i.memory_id for i in inserts}
     async with store.pool.acquire() as conn, conn.transaction():
+        # Every row the step reads from or changes is locked and re-read first, before anything
+        # is written: a memory the user deleted (or edited) since the run loaded it must not
+        # come back through a memory made from it (a distillation repeats a member verbatim).
+        # A deletion that commits first is seen here; one that comes after waits for this
+        # transaction and then deletes the row as superseded.
+        named = sorted(_named(changes, inserts) - new_ids)
+        current = await versions.lock_rows(conn, run.scope, named)
+        stale = _stale(run, named, current)
         for item, vector, own_vector in zip(inserts, vectors, own, strict=True):
+            if stale.intersection(item.related):
+                stale.add(item.memory_id)  # and so are the changes that point at it
+                run.decisions.append(Decision(item.step, "skipped", item.memory_id, _GONE,
+                                              item.related))  # fmt: skip
+                continue
             if store.own_text(item.memory) is None:
                 own_vector = None  # stored only where it differs from `vector`
             created.append(await _insert(conn, store, run, item, vector, own_vector))
-        current = await versions.lock_rows(conn, run.scope, [c.memory_id for c in changes])
+            kept_vectors.append(vector)
         for change in changes:
+            if stale.intersection(change.related):
+                run.decisions.append(Decision(change.step, "skipped", change.memory_id, _GONE,
+                                              change.related))  # fmt: skip
+                continue
             row = await _update(conn, run, change, current.get(change.memory_id))
             if row is not None:
                 updated.append(row)
         await store.bump_version(conn, run.scope)
     store.cache.invalidate(run.scope)
-    adopt(run, created, vectors, updated)
+    for memory_id in named:
+        if memory_id not in current:  # deleted meanwhile: later steps must not plan on it
+            run.records.pop(memory_id, None)
+            run.vectors.pop(memory_id, None)
+    adopt(run, created, kept_vectors, updated)
     queue_index(run, created, updated)
     return len(created) + len(updated)
+
+
+_GONE = "a memory it is made from was deleted or changed since the run read it; skipped"
+
+
+def _named(changes: Sequence[Change], inserts: Sequence[Insert]) -> set[str]:
+    """Every memory a step's plan changes or is made from."""
+    ids = {c.memory_id for c in changes}
+    for related in [c.related for c in changes] + [i.related for i in inserts]:
+        ids.update(related)
+    return ids
+
+
+def _stale(run: UserRun, ids: Sequence[str], current: dict[str, Any]) -> set[str]:
+    """The ids whose row is gone, left `active`, or changed since the run read it."""
+    stale = set()
+    for memory_id in ids:
+        row, read = current.get(memory_id), run.records.get(memory_id)
+        now = None if row is None else (row["status"], row["version"])
+        if read is None or now != ("active", read.version):
+            stale.add(memory_id)
+    return stale
 
 
 async def _insert(
