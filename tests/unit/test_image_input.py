@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import contextlib
 import io
+import socket
 import struct
 import threading
+import time
 import zlib
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -21,6 +23,7 @@ from memory.multimodal import (
     clean_image,
     fetch_image,
     find_images,
+    image_fetch,
     read_images,
     text_parts,
 )
@@ -237,3 +240,40 @@ def test_remote_urls_are_fetched_only_when_allowed_and_within_limits(image_serve
             read_images([block], allowed, fetch_image)
     with pytest.raises(ImageInputError, match="http"):
         fetch_image("ftp://example.com/cat.png", allowed)
+
+
+def _dribbling_server(interval: float, total: int) -> tuple[socket.socket, threading.Thread]:
+    """A server that answers 200 and then sends one byte every `interval` seconds."""
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def serve() -> None:
+        conn, _ = listener.accept()
+        with conn, contextlib.suppress(OSError):
+            conn.recv(4096)
+            conn.sendall(
+                b"HTTP/1.1 200 OK\r\nContent-Type: image/png\r\nContent-Length: 100000\r\n\r\n"
+            )
+            for _ in range(total):
+                time.sleep(interval)
+                conn.sendall(b"x")
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    return listener, thread
+
+
+def test_a_fetch_that_trickles_ends_at_its_deadline(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Each byte comes well within the read timeout; only the deadline for the whole fetch ends
+    # it (else it would run for 40 × 0.2 s = 8 s, and a real server could go on for hours).
+    monkeypatch.setattr(image_fetch, "FETCH_DEADLINE_SECONDS", 1.0, raising=False)
+    listener, thread = _dribbling_server(0.2, 40)
+    url = f"http://127.0.0.1:{listener.getsockname()[1]}/slow.png"
+    allowed = ImageLimits(fetch_urls=True, fetch_private=True)
+    started = time.monotonic()
+    try:
+        with pytest.raises(ImageInputError, match=r"took longer than 1 s to fetch"):
+            fetch_image(url, allowed)
+    finally:
+        listener.close()
+    assert time.monotonic() - started < 3.0
+    thread.join(timeout=10)
