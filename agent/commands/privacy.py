@@ -105,6 +105,8 @@ async def forget(args: argparse.Namespace) -> int:
         print(f"  {name:<36} {count:>8}")
     if receipt.vacuumed:
         print(f"vacuumed: {', '.join(receipt.vacuumed)}")
+    elif receipt.compaction == "deferred":
+        print(f"VACUUM and CHECKPOINT: within {receipt.compaction_within_s:g} s (coalesced)")
     if "server_thread" in receipt.pending:
         print(
             "pending: the LangGraph server's own thread records; a running server deletes them "

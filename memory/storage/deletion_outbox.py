@@ -15,13 +15,16 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections.abc import Iterable
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from memory.settings import Settings
 from memory.storage.db import Connection, Database
 from memory.storage.vector import VectorIndex, VectorIndexError
 from memory.storage.vector_log import purge_log
 from memory.types import Scope
+
+if TYPE_CHECKING:
+    from memory.storage.compaction import Compaction
 
 log = logging.getLogger(__name__)
 
@@ -106,11 +109,18 @@ async def _failed(pool: Database, ids: list[int], error: str) -> None:
 
 
 async def retry_chroma(
-    pool: Database, index: VectorIndex, settings: Settings, *, scope: Scope | None = None
+    pool: Database,
+    index: VectorIndex,
+    settings: Settings,
+    *,
+    scope: Scope | None = None,
+    compaction: Compaction | None = None,
 ) -> int:
     """Do the Chroma deletions owed (all, or one user's); how many were completed.
 
     Stops at the first failure (Chroma is still down) and leaves the rest for the next try.
+    The deleted ids' log entries are blanked at once; with a `compaction` the file's VACUUM
+    is left to it (coalesced), without one it runs here.
     """
     where = "target = ANY($1::text[])"
     args: list[Any] = [list(CHROMA_TARGETS)]
@@ -140,7 +150,9 @@ async def retry_chroma(
             log.warning("Chroma still unavailable; %d deletions stay queued", len(rows) - done)
             return done
         if target == "chroma_ids":
-            await purge_log(settings, [r["item"] for r in group])
+            await purge_log(settings, [r["item"] for r in group], compact=compaction is None)
+            if compaction is not None:
+                await compaction.request(chroma=True)
         await _done(pool, row_ids)
         done += len(group)
     return done

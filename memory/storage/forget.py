@@ -31,7 +31,7 @@ from memory.storage.store import MemoryStore
 from memory.storage.threads import others_threads
 from memory.storage.tombstones import DERIVED_FROM, bury_threads, seal, tombstone
 from memory.storage.vector import VectorIndexError
-from memory.storage.vector_log import purge_log
+from memory.storage.vector_log import log_file, purge_log
 from memory.types import Scope
 
 log = logging.getLogger(__name__)
@@ -87,6 +87,11 @@ class Receipt:
     vacuumed: list[str] = field(default_factory=list)
     chroma_log_blanked: int | None = None  # entries of Chroma's write-ahead log emptied
     checkpointed: bool = False  # a CHECKPOINT ran after the VACUUM (WAL segments recyclable)
+    # The files' compaction (`_compact`): "done" before this receipt (`vacuumed`, `checkpointed`
+    # say what ran), "deferred" to a pass within `compaction_within_s`, "none" when nothing was
+    # removed.
+    compaction: str = "none"
+    compaction_within_s: float | None = None
     epoch: int = 0  # the user's epoch from now on: writers that started before are refused
 
     @property
@@ -107,6 +112,8 @@ class Receipt:
             "vacuumed": list(self.vacuumed),
             "chroma_log_blanked": self.chroma_log_blanked,
             "checkpointed": self.checkpointed,
+            "compaction": self.compaction,
+            "compaction_within_s": self.compaction_within_s,
             "epoch": self.epoch,
             "unreachable": list(self.unreachable),
         }
@@ -184,31 +191,28 @@ async def _owned_checkpoint_threads(conn: Connection, scope: Scope) -> set[str]:
     return {r["thread_id"] for r in rows}
 
 
-async def _vacuum(store: MemoryStore, tables: Iterable[str]) -> list[str]:
-    # VACUUM cannot run in a transaction; it makes the deleted tuples' space free for reuse
-    # at once instead of whenever autovacuum gets there.
-    done = []
-    async with store.pool.acquire() as conn:
-        for table in tables:
-            try:
-                await conn.execute(f'VACUUM "{table}"')
-                done.append(table)
-            except Exception as exc:  # another session's lock: autovacuum will do it later
-                log.warning("VACUUM %s skipped: %s", table, exc)
-    return done
+async def _compact(store: MemoryStore, receipt: Receipt, *, chroma: bool) -> None:
+    """Ask for the compaction the deletion owes: none when it removed nothing, else coalesced.
 
-
-async def _checkpoint(store: MemoryStore) -> bool:
-    # After the VACUUM: a checkpoint writes the vacuumed pages out, so the WAL segments that
-    # hold the deleted rows are no longer needed for crash recovery and are recycled (or
-    # archived) instead of staying until the next scheduled checkpoint (5 minutes by default).
-    try:
-        async with store.pool.acquire() as conn:
-            await conn.execute("CHECKPOINT")
-    except asyncpg.PostgresError as exc:  # a role without the right: the server's own schedule
-        log.info("CHECKPOINT after forget not allowed: %s", exc)
-        return False
-    return True
+    The rows are gone already, in the transaction above; what is left is the files' space
+    (`storage.compaction`): a forget that removed nothing (the same forget sent again, or a
+    user never seen) costs the server no VACUUM or CHECKPOINT, and a flood of forgets at most
+    one pass per interval.
+    """
+    # Postgres tables only ("postgres.memories", "checkpoints.checkpoints", ...; not "chroma").
+    tables = dict.fromkeys(k.split(".", 1)[1] for k, n in receipt.counts.items() if n and "." in k)
+    if not tables and not chroma:
+        receipt.compaction = "none"
+        return
+    done = await store.compaction.request(tables, chroma=chroma)
+    if done is None:
+        receipt.compaction = "deferred"
+        receipt.compaction_within_s = store.compaction.interval_s
+        return
+    receipt.compaction = "done"
+    receipt.vacuumed, receipt.checkpointed = done.vacuumed, done.checkpointed
+    if tables and not done.checkpointed:
+        receipt.unreachable.append(NOT_CHECKPOINTED)
 
 
 async def _forget_derived(store: MemoryStore, scope: Scope, receipt: Receipt) -> None:
@@ -293,17 +297,19 @@ async def forget_user(
     # that started before the forget is deleted here, and none can be published any more.
     await _forget_derived(store, scope, receipt)
     store.cache.invalidate(scope)
-    tables = dict.fromkeys(k.split(".", 1)[1] for k in receipt.counts)  # each once, in order
-    receipt.vacuumed = await _vacuum(store, tables)
-    receipt.checkpointed = await _checkpoint(store)
-    if not receipt.checkpointed:
-        receipt.unreachable.append(NOT_CHECKPOINTED)
     try:
         receipt.counts["chroma"] = await store.index.delete_scope(scope)
     except VectorIndexError as exc:
         receipt.pending = await pending_targets(store.pool, scope)
         raise ForgetIncompleteError(receipt, exc) from exc
-    blanked = await purge_log(store.index.settings, memory_ids)
+    # The deleted ids' text leaves Chroma's log now; the file's VACUUM is compaction (below).
+    settings = store.index.settings
+    blanked = (
+        await purge_log(settings, memory_ids, compact=False)
+        if memory_ids
+        else (0 if log_file(settings) is not None else None)
+    )
+    await _compact(store, receipt, chroma=bool(memory_ids))
     if blanked is None:
         receipt.unreachable.append(
             "the Chroma server's write-ahead log (set MEMORY_CHROMA_SERVER_PATH when the server "

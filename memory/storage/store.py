@@ -36,6 +36,7 @@ from memory.settings import Settings
 from memory.storage.access_log import AccessLog
 from memory.storage.calibration import CosineScale, scale_for
 from memory.storage.calibrations import ensure_scale
+from memory.storage.compaction import Compaction
 from memory.storage.db import Connection, Database, Row
 from memory.storage.deletion_outbox import enqueue, has_chroma_work, owed, retry_chroma
 from memory.storage.embedding import Embedder, Vectors, embed_text, get_embedder, own_text
@@ -327,6 +328,8 @@ class MemoryStore:
         self._deletions_owed = True
         self.index_health = IndexHealth()
         self._probe: asyncio.Task[None] | None = None
+        # VACUUM/CHECKPOINT after deletions, at most one pass per interval (`compaction`).
+        self.compaction = Compaction(pool, index.settings)
 
     # -- background work ---------------------------------------------------------------------
 
@@ -358,6 +361,7 @@ class MemoryStore:
     async def close(self) -> None:
         """Finish background work and stop watching for Chroma's return."""
         await self.drain()
+        await self.compaction.close()
         await self.access_log.close()
         if self.indexer is not None:
             await self.indexer.close()
@@ -1347,7 +1351,8 @@ class MemoryStore:
         chroma = pending = 0
         if n:
             self._deletions_owed = True
-            await retry_chroma(self.pool, self.index, self.index.settings, scope=scope)
+            await retry_chroma(self.pool, self.index, self.index.settings, scope=scope,
+                               compaction=self.compaction)  # fmt: skip
             pending = int(await owed(self.pool, "chroma_ids", memory_id, scope))
             chroma = 1 - pending
             if pending:
@@ -1365,7 +1370,9 @@ class MemoryStore:
         """Retry the Chroma deletions still owed; how many completed (0 while Chroma is down)."""
         if not self._deletions_owed:
             return 0
-        done = await retry_chroma(self.pool, self.index, self.index.settings)
+        done = await retry_chroma(
+            self.pool, self.index, self.index.settings, compaction=self.compaction
+        )
         self._deletions_owed = await has_chroma_work(self.pool)
         return done
 

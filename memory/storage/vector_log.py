@@ -10,7 +10,9 @@ itself:
 - blanks the metadata (which holds the document text) of every log entry of the deleted ids:
   the vector segment replays only vectors and ids, so the log stays valid;
 - merges the full-text index, which otherwise keeps deleted rows' trigrams until a merge;
-- `VACUUM`s the file so freed pages holding the old text are dropped.
+- `VACUUM`s the file so freed pages holding the old text are dropped. This rewrites the whole
+  file under an exclusive lock, so a deletion leaves it to `storage.compaction`, which runs it
+  at most once per interval (`compact_log`); `purge_log(..., compact=True)` still does both.
 
 This project no longer sends memory text to Chroma (see `vector`); the purge is for entries an
 older version wrote with their text, and for the owner metadata every log entry carries.
@@ -56,7 +58,7 @@ def log_file(settings: Settings) -> Path | None:
     return path if path.exists() else None
 
 
-def _purge(path: Path, ids: Sequence[str]) -> int:
+def _purge(path: Path, ids: Sequence[str], compact: bool = True) -> int:
     blanked = 0
     conn = sqlite3.connect(path, timeout=_BUSY_TIMEOUT_MS / 1000, isolation_level=None)
     try:
@@ -75,18 +77,36 @@ def _purge(path: Path, ids: Sequence[str]) -> int:
                 "INSERT INTO embedding_fulltext_search(embedding_fulltext_search)"
                 " VALUES ('optimize')"
             )
-        conn.execute("VACUUM")
+        if compact:
+            conn.execute("VACUUM")
     finally:
         conn.close()
     return blanked
 
 
-async def purge_log(settings: Settings, ids: Sequence[str]) -> int | None:
-    """Blank the log entries of `ids` and vacuum; how many entries, or None when unreachable."""
+def _vacuum(path: Path) -> None:
+    conn = sqlite3.connect(path, timeout=_BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+    try:
+        conn.execute("VACUUM")
+    finally:
+        conn.close()
+
+
+async def purge_log(settings: Settings, ids: Sequence[str], *, compact: bool = True) -> int | None:
+    """Blank the log entries of `ids` (`compact`: then VACUUM); how many, None if unreachable."""
     path = log_file(settings)
     if path is None:
         return None
-    return await run_in_process(_purge, path, list(ids))
+    return await run_in_process(_purge, path, list(ids), compact)
 
 
-__all__ = ["log_file", "purge_log"]
+async def compact_log(settings: Settings) -> bool:
+    """VACUUM Chroma's SQLite file (its free pages may hold blanked text); False if unreachable."""
+    path = log_file(settings)
+    if path is None:
+        return False
+    await run_in_process(_vacuum, path)
+    return True
+
+
+__all__ = ["compact_log", "log_file", "purge_log"]

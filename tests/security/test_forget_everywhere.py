@@ -138,7 +138,8 @@ async def test_forget_leaves_nothing_the_project_controls(
     assert receipt["counts"]["postgres.memories"] >= 4 and receipt["counts"]["chroma"] >= 4
     assert receipt["chroma_log_blanked"] >= 4
     assert any("write-ahead log" in line for line in receipt["unreachable"])
-    assert "memories" in receipt["vacuumed"]
+    # The server's store may have compacted within the interval: then the pass is deferred.
+    assert "memories" in receipt["vacuumed"] or receipt["compaction"] == "deferred"
 
     assert await _served(secured_server, who, threads) == []
     assert await _db_hits(pg_db_url, needles) == []
