@@ -165,7 +165,9 @@ def main(argv: list[str] | None = None) -> int:
         from agent.commands import expected_errors
 
         if isinstance(exc, expected_errors()):
-            print(f"error: {exc}", file=sys.stderr)
+            from agent.commands.output import say
+
+            say(f"error: {exc}", file=sys.stderr)  # it may quote stored text
             return 2
         raise
 

@@ -7,7 +7,8 @@ composer made. `neutralise` rewrites anything a reader would take for a marker (
 full-width or CJK brackets and colons, look-alike letters, spaces or invisible characters
 between the letters, "[mem deadbeef]" without a colon) as a plain "(mem " that cites nothing,
 and drops bidi override and isolate characters, which show a reviewer another text than the
-model reads.
+model reads, and terminal control characters (ESC, C1), which act on the terminal of whoever
+reads the text there.
 
 A leaf module (no `memory` subpackage imports), so the storage layer can apply it to every row
 it writes, the gate to every text it screens, and the composer once more to every line.
@@ -90,14 +91,33 @@ def has_marker(text: str) -> bool:
 
 # Bidi embeddings, overrides and isolates: they show a reader the text in another order than
 # the model reads it ("Trojan Source"), so a stored line could say one thing to whoever reviews
-# it and another to the model. No user's own words need them; other controls are the store's
-# to refuse (NUL) or harmless.
+# it and another to the model. No user's own words need them.
 _BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]")
 
 
+# Terminal controls: C0 but tab and newline (ESC among them), DEL, C1 (CSI, OSC...). ESC and
+# CSI start sequences that rewrite or hide the lines of whoever reads the text in a terminal
+# (the CLI, a log), set its title or clipboard; no one's words need them. Line breaks of any
+# kind become newlines; NUL stays, for the store to refuse.
+_CONTROLS = re.compile(r"[\x01-\x08\x0e-\x1f\x7f-\x9f]")
+_BREAKS = re.compile(r"\r\n?|[\x0b\x0c]")
+# Whole sequences go, so their parameters leave no "[2K" or "]0;title" behind: CSI (ESC [ or
+# U+009B) with its parameters and final byte, OSC (ESC ] or U+009D) up to its terminator, and
+# two-character escapes. Bounded repeats, each stopping at the next ESC: linear on any text.
+_SEQUENCES = re.compile(
+    r"(?:\x1b\[|\x9b)[0-?]{0,32}[ -/]{0,8}[@-~]"
+    r"|(?:\x1b\]|\x9d)[^\x07\x1b\x9c]{0,512}(?:\x07|\x1b\\|\x9c)"
+    r"|\x1b[0-Z\\-~]"
+)
+
+
 def neutralise(text: str) -> str:
-    """`text` with citation-marker look-alikes as a plain "(mem ", no bidi control (idempotent)."""
-    text = _BIDI.sub("", text)
+    """`text` with citation-marker look-alikes as a plain "(mem ", no bidi control (idempotent).
+
+    Nor terminal controls: tab and newline stay, other line breaks become newlines.
+    """
+    text = _BREAKS.sub("\n", _BIDI.sub("", text))
+    text = _CONTROLS.sub("", _SEQUENCES.sub("", text))
     spans = _spans(text)
     if not spans:
         return text

@@ -11,7 +11,7 @@ import sys
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
-from agent.commands.output import image_line, print_json, scored_to_dict
+from agent.commands.output import image_line, print_json, say, scored_to_dict
 
 if TYPE_CHECKING:
     from memory.storage.timeline import Step
@@ -66,9 +66,7 @@ async def remember(args: argparse.Namespace) -> int:
         return 0
     for r in results:
         target = f" {r.memory_id}" if r.memory_id else ""
-        print(
-            f"{r.action}{target} [{r.decision.category.value}] {r.decision.content!r}: {r.reason}"
-        )
+        say(f"{r.action}{target} [{r.decision.category.value}] {r.decision.content!r}: {r.reason}")
     return 0
 
 
@@ -91,27 +89,27 @@ async def recall(args: argparse.Namespace) -> int:
     if args.explain:
         # Which tier answered: l1 (this process's cache), l2 (Chroma + Postgres), or
         # l2-fallback (Chroma down: Postgres only).
-        print(f"recall path: {found.path}")
+        say(f"recall path: {found.path}")
         if found.questions:
             # A message asking several things: each question also ranked on its own.
-            print("ranked as separate questions too: " + " | ".join(found.questions))
+            say("ranked as separate questions too: " + " | ".join(found.questions))
     if not hits:
-        print("(no relevant memories)")
+        say("(no relevant memories)")
     for i, hit in enumerate(hits, 1):
         r = hit.record
-        print(f"{i}. [{r.id[:8]} · {r.occurred_at.date()} · {r.kind.value}] {r.content}")
+        say(f"{i}. [{r.id[:8]} · {r.occurred_at.date()} · {r.kind.value}] {r.content}")
         if (line := image_line(r)) is not None:
-            print(f"   {line}")
+            say(f"   {line}")
         if args.explain:
             parts = " + ".join(
                 f"{k} {v:.3f}" for k, v in hit.breakdown.as_dict().items() if k != "total"
             )
-            print(f"   score {hit.score:.3f} = {parts}")
+            say(f"   score {hit.score:.3f} = {parts}")
             if hit.breakdown.question is not None:
-                print(f"   scored as the question {hit.breakdown.question!r}")
+                say(f"   scored as the question {hit.breakdown.question!r}")
             rel = hit.breakdown.relevance
             if rel is not None:
-                print(f"   {'PASS' if rel.passed else 'FAIL'} relevance floor: {rel.reason}")
+                say(f"   {'PASS' if rel.passed else 'FAIL'} relevance floor: {rel.reason}")
     return 0
 
 
@@ -125,11 +123,11 @@ async def gate(args: argparse.Namespace) -> int:
         print_json(data)
     else:
         verdict = "KEEP" if decision.keep else "DROP"
-        print(
+        say(
             f"{verdict} {decision.category.value} → {decision.kind.value} "
             f"(importance {decision.importance:.2f}, trust {decision.trust}): {decision.reason}"
         )
-        print(f"stored text: {decision.content!r}")
+        say(f"stored text: {decision.content!r}")
     return 0
 
 
@@ -144,7 +142,7 @@ async def why(args: argparse.Namespace) -> int:
         events = await store.events(_scope(args), args.memory_id)
         steps = await timeline(store, _scope(args), args.memory_id) if record else []
     if record is None and not events:
-        print(f"no memory {args.memory_id} for {args.tenant}/{args.user}")
+        say(f"no memory {args.memory_id} for {args.tenant}/{args.user}")
         return 1
     if args.json:
         print_json(
@@ -156,23 +154,23 @@ async def why(args: argparse.Namespace) -> int:
         )
         return 0
     if record is not None:
-        print(
+        say(
             f"{record.id} [{record.status.value}] {record.kind.value}/{record.category.value}: "
             f"{record.content}"
         )
-        print(
+        say(
             f"  origin {record.origin.value}, source {record.source.value}, "
             f"importance {record.importance:.2f}, confidence {record.confidence:.2f}, "
             f"version {record.version}, superseded_by {record.superseded_by}"
         )
         if (line := image_line(record)) is not None:
-            print(f"  {line}")
+            say(f"  {line}")
     for e in events:
-        print(f"  {e['at']:%Y-%m-%d %H:%M:%S} {e['event']}: {e['reason']}")
+        say(f"  {e['at']:%Y-%m-%d %H:%M:%S} {e['event']}: {e['reason']}")
     if len(steps) > 1:
-        print("timeline (oldest first):")
+        say("timeline (oldest first):")
         for step in steps:
-            print("  " + _step_line(step, args.memory_id))
+            say("  " + _step_line(step, args.memory_id))
     return 0
 
 
@@ -212,13 +210,13 @@ async def restore(args: argparse.Namespace) -> int:
         try:
             record = await restore_value(store, scope, memory_id, actor="cli")
         except NotRestorable as exc:
-            print(f"error: {exc}", file=sys.stderr)
+            say(f"error: {exc}", file=sys.stderr)
             return 1
     if args.json:
         print_json({"restored": record.id, "content": record.content})
     else:
-        print(f"restored {record.id}: {record.content}")
-        print(f"  the values after it are marked wrong; see `memory-agent why {record.id[:8]}`")
+        say(f"restored {record.id}: {record.content}")
+        say(f"  the values after it are marked wrong; see `memory-agent why {record.id[:8]}`")
     return 0
 
 
@@ -234,12 +232,12 @@ async def reindex(args: argparse.Namespace) -> int:
     async with open_store(reindex_on_start=False) as store:
         if getattr(args, "rebuild", False):
             done, dropped = await store.rebuild_index()
-            print(f"indexed {done} memories; dropped {len(dropped)} old collections")
+            say(f"indexed {done} memories; dropped {len(dropped)} old collections")
             return 0
         try:
             report = await reindex_checked(store)
         except VectorIndexError as exc:
-            print(f"error: Chroma did not answer; nothing was checked: {exc}", file=sys.stderr)
+            say(f"error: Chroma did not answer; nothing was checked: {exc}", file=sys.stderr)
             return 1
         # Rows written before recall features were stored, by a process without a recall
         # layer, or whose features an older tokeniser computed: computed now, so no recall has to.
@@ -252,12 +250,12 @@ async def reindex(args: argparse.Namespace) -> int:
     if getattr(args, "json", False):
         print_json({**report.to_dict(), "recall_features": filled, "own_vectors": owned})
     else:
-        print(
+        say(
             f"indexed {report.verified + report.missing} memories, verified {report.verified} in"
             f" Chroma, {report.missing} missing → left pending; checked {report.checked} already"
             f" indexed, {report.lost} of them missing from Chroma (indexed again);"
             f" computed recall features of {filled}; own-text vectors of {owned}"
         )
         if report.chroma_down:
-            print(f"Chroma stopped answering: {report.pending} memories left pending")
+            say(f"Chroma stopped answering: {report.pending} memories left pending")
     return 0 if report.ok else 1

@@ -20,6 +20,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from agent.commands.output import say
+
 HELP = """commands:
   /memories      list what I remember about you (newest first)
   /why ID        a memory and its audit trail (ID: the 8 characters shown in [mem:...])
@@ -70,9 +72,9 @@ def _answer_interrupt(value: Any) -> Any:
     """Show an interrupt (brake or approval) and read the human's answer."""
     if isinstance(value, dict) and value.get("type") == "memory_approval":
         for m in value.get("memories", []):
-            print(f"  needs approval: {m['content']!r} ({m['reason']})")
+            say(f"  needs approval: {m['content']!r} ({m['reason']})")
         return "approve" if (_ask("approve? [y/N] ") or "").lower().startswith("y") else "reject"
-    print(f"  brake: {value.get('reason') if isinstance(value, dict) else value}")
+    say(f"  brake: {value.get('reason') if isinstance(value, dict) else value}")
     go_on = (_ask("continue the task? [y/N] ") or "").lower().startswith("y")
     return "continue" if go_on else "stop"
 
@@ -151,12 +153,12 @@ async def _turn(graph: Any, payload: Any, config: dict[str, Any], ctx: Any) -> A
                 continue
             if not printed:
                 await stop_spinner()
-                print("agent> ", end="")
+                say("agent> ", end="")
                 printed = True
             # Chunks from a streaming model, or the whole message from one that does not.
-            print(text, end="", flush=True)
+            say(text, end="", flush=True)
     if printed:
-        print()
+        say()
     return pending
 
 
@@ -178,33 +180,33 @@ async def _command(line: str, scope: Any) -> None:
 
     name, _, arg = line.strip().partition(" ")
     if name == "/help":
-        print(HELP)
+        say(HELP)
         return
     store = await get_store()
     if name == "/memories":
         records = await store.list_memories(scope, limit=50)
         if not records:
-            print("  (no memories yet)")
+            say("  (no memories yet)")
         for r in records:
             short = r.id.replace("-", "")[:8]
-            print(f"  [{short} · {r.occurred_at.date()} · {r.kind.value}] {r.content}")
+            say(f"  [{short} · {r.occurred_at.date()} · {r.kind.value}] {r.content}")
         return
     if name not in ("/why", "/forget") or not arg.strip():
-        print(f"  unknown command {line.strip()!r}; /help lists them")
+        say(f"  unknown command {line.strip()!r}; /help lists them")
         return
     memory_id = await _resolve(store, scope, arg)
     if memory_id is None:
-        print(f"  no single memory of yours matches {arg.strip()!r} (see /memories)")
+        say(f"  no single memory of yours matches {arg.strip()!r} (see /memories)")
         return
     if name == "/why":
         record = await store.get(scope, memory_id)
         if record is not None:
-            print(f"  {record.id} [{record.status.value}] {record.kind.value}: {record.content}")
+            say(f"  {record.id} [{record.status.value}] {record.kind.value}: {record.content}")
         for e in await store.events(scope, memory_id):
-            print(f"  {e['at']:%Y-%m-%d %H:%M:%S} {e['event']}: {e['reason']}")
+            say(f"  {e['at']:%Y-%m-%d %H:%M:%S} {e['event']}: {e['reason']}")
         return
     receipt = await delete_memory(store, scope, memory_id, reason="deleted in chat")
-    print(f"  forgot {memory_id}" if receipt.get("memories") else "  nothing was deleted")
+    say(f"  forgot {memory_id}" if receipt.get("memories") else "  nothing was deleted")
 
 
 async def chat(args: argparse.Namespace) -> int:
@@ -225,15 +227,15 @@ async def chat(args: argparse.Namespace) -> int:
     load_chat_model(ctx.model)  # fail now, clearly, rather than after the first message
     log_file = _logs_to_file(Settings.from_env().data_dir, bool(getattr(args, "verbose", False)))
     thread = args.thread or uuid.uuid4().hex
-    print(f"thread {thread} (continue it with --thread {thread}); /help for commands")
-    print(
+    say(f"thread {thread} (continue it with --thread {thread}); /help for commands")
+    say(
         f"as user {ctx.user_id!r} of tenant {ctx.tenant_id!r} (in Studio: user_id in the "
         "context; in the inspector: sign in as this user)"
     )
     if is_memory_only(ctx.model):
-        print("memory-only mode: no chat model is set (MEMORY_AGENT_MODEL); replies list recalls")
+        say("memory-only mode: no chat model is set (MEMORY_AGENT_MODEL); replies list recalls")
     if log_file is not None:
-        print(f"logs: {log_file}")
+        say(f"logs: {log_file}")
     interrupted = False
     try:
         async with open_checkpointer() as saver:
@@ -263,7 +265,7 @@ async def chat(args: argparse.Namespace) -> int:
     if interrupted:
         # Leave the shell's prompt on a line of its own, and leave now: the reader thread is
         # still blocked on stdin, and an interpreter shutdown racing it could abort.
-        print()
+        say()
         release_embedded_databases()
         sys.stdout.flush()
         sys.stderr.flush()

@@ -8,7 +8,7 @@ from typing import Any
 
 from tqdm import tqdm
 
-from agent.commands.output import print_json
+from agent.commands.output import print_json, say
 from agent.consolidate_graph import RECURSION_LIMIT, ConsolidateInput, build_graph
 from memory.longterm.consolidation import RollbackConflict, UnknownRun, rollback
 from memory.storage.consolidation_runs import count_scopes
@@ -47,7 +47,7 @@ async def _run(store: MemoryStore, data: ConsolidateInput, bar: tqdm[Any]) -> di
 async def consolidate(args: argparse.Namespace) -> int:
     """Consolidate one user (--user) or all users (--all, with a progress bar)."""
     if bool(args.all) == bool(args.user):
-        print("error: give either --user USER or --all")
+        say("error: give either --user USER or --all")
         return 2
     data = _graph_input(args)
     async with open_store() as store:
@@ -63,15 +63,15 @@ async def consolidate(args: argparse.Namespace) -> int:
 
 def _print(result: dict[str, Any]) -> None:
     label = " (dry run: nothing was changed)" if result["dry_run"] else ""
-    print(f"run {result.get('run_id', '-')}{label}: {result['users']} user(s)")
+    say(f"run {result.get('run_id', '-')}{label}: {result['users']} user(s)")
     counts = ", ".join(f"{k} {v}" for k, v in result["counts"].items())
-    print(f"  {counts or 'nothing to do'}")
+    say(f"  {counts or 'nothing to do'}")
     for key in ("skipped", "recovered", "errors"):
         if result.get(key):
-            print(f"  {key}: {', '.join(result[key])}")
+            say(f"  {key}: {', '.join(result[key])}")
     if result["dry_run"]:
         for d in result.get("decisions", []):
-            print(f"  [{d['step']}] {d['action']} {d['memory_id'][:8]}: {d['reason']}")
+            say(f"  [{d['step']}] {d['action']} {d['memory_id'][:8]}: {d['reason']}")
 
 
 async def rollback_run(args: argparse.Namespace) -> int:
@@ -82,14 +82,14 @@ async def rollback_run(args: argparse.Namespace) -> int:
         try:
             report = await rollback(store, args.run_id, scope=scope, reason="requested via CLI")
         except (RollbackConflict, RunBusy, UnknownRun) as exc:
-            print(f"error: {exc}")
+            say(f"error: {exc}")
             return 2
     if args.json:
         print_json({"run_id": report.run_id, "users": report.users, "restored": report.restored,
                     "deleted": report.deleted, "already_rolled_back": report.already})  # fmt: skip
         return 0
-    print(f"rolled back run {report.run_id}: {report.users} user(s), {report.restored} memories "
+    say(f"rolled back run {report.run_id}: {report.users} user(s), {report.restored} memories "
           f"restored, {report.deleted} created memories removed")  # fmt: skip
     if report.already:
-        print(f"  already rolled back: {', '.join(report.already)}")
+        say(f"  already rolled back: {', '.join(report.already)}")
     return 0

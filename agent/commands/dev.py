@@ -20,6 +20,7 @@ import sys
 
 from filelock import FileLock, Timeout
 
+from agent.commands.output import say
 from memory.settings import Settings, apply_privacy_defaults
 from memory.storage.pg import database_url, open_pool, release_embedded_databases
 
@@ -56,7 +57,7 @@ async def dev(args: argparse.Namespace) -> int:
     settings = Settings.from_env()
     if not _port_free(args.host, args.port):
         # langgraph would pick another port silently while this printed the old address.
-        print(
+        say(
             f"error: port {args.port} on {args.host} is in use (another `memory-agent dev`?); "
             "stop it or pass --port",
             file=sys.stderr,
@@ -69,7 +70,7 @@ async def dev(args: argparse.Namespace) -> int:
     try:
         lock.acquire()
     except Timeout:
-        print(
+        say(
             f"error: another `memory-agent dev` serves the data in {settings.data_dir}; "
             "stop it, or give this one its own MEMORY_DATA_DIR",
             file=sys.stderr,
@@ -101,8 +102,8 @@ async def _serve(args: argparse.Namespace, settings: Settings) -> int:
 
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, on_signal, sig)
-    print(f"memory inspector: http://{args.host}:{args.port}/memory/ui", flush=True)
-    print(
+    say(f"memory inspector: http://{args.host}:{args.port}/memory/ui", flush=True)
+    say(
         "Studio runs as user 'local-dev' unless the run's context sets user_id: memories made "
         "with `memory-agent chat --user NAME` show there with user_id NAME, and in the "
         "inspector when you sign in as NAME",

@@ -7,7 +7,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from agent.commands.output import print_json
+from agent.commands.output import print_json, say
 from agent.images import image_limits
 from agent.model import load_chat_model
 from memory.multimodal import (
@@ -67,9 +67,9 @@ async def remember_image_file(args: argparse.Namespace) -> int:
         print_json(out)
         return 0
     target = f" {result.memory_id}" if result.memory_id else ""
-    print(f"{result.action}{target}: {result.reason}")
+    say(f"{result.action}{target}: {result.reason}")
     if result.content:
-        print(f"  {result.content}")
+        say(f"  {result.content}")
     f = result.features
-    print(f"  {f['format']} {f['width']}x{f['height']}, {f['bytes']:,} bytes, phash {f['phash']}")
+    say(f"  {f['format']} {f['width']}x{f['height']}, {f['bytes']:,} bytes, phash {f['phash']}")
     return 0

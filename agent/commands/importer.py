@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from agent.commands.output import print_json
+from agent.commands.output import print_json, say
 
 
 def register(subparsers: Any) -> None:
@@ -53,13 +53,13 @@ async def import_history(args: argparse.Namespace) -> int:
     from memory.types import Scope
 
     if args.batch_size < 1:
-        print("error: --batch-size must be at least 1", file=sys.stderr)
+        say("error: --batch-size must be at least 1", file=sys.stderr)
         return 2
     try:
         messages = read_messages(args.file, args.format)
         source = file_digest(args.file)
     except ImportFileError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        say(f"error: {exc}", file=sys.stderr)
         return 2
     scope = Scope(args.tenant, args.user)
     bar = tqdm(
@@ -89,7 +89,7 @@ async def import_history(args: argparse.Namespace) -> int:
     if args.json:
         print_json(summary)
     else:
-        print(
+        say(
             f"imported {args.file}: {report.stored} memories stored, {report.dropped} dropped, "
             f"{report.skipped_done} already imported, of {report.messages} messages "
             f"({report.per_second:.0f} memories/s)"

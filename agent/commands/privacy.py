@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agent.commands.output import print_json
+from agent.commands.output import print_json, say
 
 if TYPE_CHECKING:
     from memory.types import Scope
@@ -48,7 +48,7 @@ def register(subparsers: Any) -> None:
 
 def _confirmed(scope: Scope) -> bool:
     if not sys.stdin.isatty():
-        print("error: refusing to forget without --yes (stdin is not a terminal)", file=sys.stderr)
+        say("error: refusing to forget without --yes (stdin is not a terminal)", file=sys.stderr)
         return False
     answer = input(f"Delete ALL data of {scope.key}? Type the user id to confirm: ")
     return answer.strip() == scope.user_id
@@ -64,13 +64,13 @@ async def _forget_one(scope: Scope, memory_id: str, *, as_json: bool) -> int:
     if as_json:
         print_json(receipt)
     if not receipt["memories"]:
-        print(f"error: {scope.key} has no memory {memory_id}", file=sys.stderr)
+        say(f"error: {scope.key} has no memory {memory_id}", file=sys.stderr)
         return 1
     if not as_json:
         removed = ", ".join(f"{k} {v}" for k, v in receipt.items() if isinstance(v, int) and v)
-        print(f"forgot memory {memory_id} of {scope.key}" + (f": {removed}" if removed else ""))
+        say(f"forgot memory {memory_id} of {scope.key}" + (f": {removed}" if removed else ""))
     if receipt.get("chroma_pending"):
-        print(
+        say(
             "pending: Chroma did not answer; the index entry is queued and deleted when it "
             "does (at the next start, reindex or write)",
             file=sys.stderr,
@@ -93,28 +93,28 @@ async def forget(args: argparse.Namespace) -> int:
         try:
             receipt = await forget_user(store, scope)
         except ForgetIncompleteError as exc:
-            print(f"error: {exc}", file=sys.stderr)
+            say(f"error: {exc}", file=sys.stderr)
             if args.json:
                 print_json(exc.receipt.as_dict())
             return 3
     if args.json:
         print_json(receipt.as_dict())
         return 0
-    print(f"forgot {scope.key}: {receipt.total} rows/entries removed")
+    say(f"forgot {scope.key}: {receipt.total} rows/entries removed")
     for name, count in sorted(receipt.counts.items()):
-        print(f"  {name:<36} {count:>8}")
+        say(f"  {name:<36} {count:>8}")
     if receipt.vacuumed:
-        print(f"vacuumed: {', '.join(receipt.vacuumed)}")
+        say(f"vacuumed: {', '.join(receipt.vacuumed)}")
     elif receipt.compaction == "deferred":
-        print(f"VACUUM and CHECKPOINT: within {receipt.compaction_within_s:g} s (coalesced)")
+        say(f"VACUUM and CHECKPOINT: within {receipt.compaction_within_s:g} s (coalesced)")
     if "server_thread" in receipt.pending:
-        print(
+        say(
             "pending: the LangGraph server's own thread records; a running server deletes them "
             "before it answers its next thread or run request (or use POST /memory/forget)"
         )
-    print("out of reach of any deletion:")
+    say("out of reach of any deletion:")
     for line in receipt.unreachable:
-        print(f"  - {line}")
+        say(f"  - {line}")
     return 0
 
 
@@ -131,7 +131,7 @@ async def export(args: argparse.Namespace) -> int:
         print_json(data)
         return 0
     args.out.write_text(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
-    print(f"exported {len(data['memories'])} memories of {scope.key} to {args.out}")
+    say(f"exported {len(data['memories'])} memories of {scope.key} to {args.out}")
     return 0
 
 

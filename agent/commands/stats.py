@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from agent.commands.output import print_json
+from agent.commands.output import print_json, say
 
 if TYPE_CHECKING:
     from memory.storage.calibration import CosineScale
@@ -114,7 +114,7 @@ async def stats(args: argparse.Namespace) -> int:
     if args.json:
         print_json(result)
     else:
-        print("\n".join(_lines(result)))
+        say("\n".join(_lines(result)))
     return 0
 
 
