@@ -35,6 +35,7 @@ from agent.auth_tokens import (
     PERMISSION_ADMIN,
     PERMISSION_METRICS,
     PERMISSION_PLATFORM,
+    SYSTEM_CREATOR,
     TokenError,
     auth_secret,
     verify_token,
@@ -468,6 +469,16 @@ async def on_crons(ctx: Auth.types.AuthContext, value: Any) -> Any:
     return _owner(ctx)
 
 
+def assistant_creator(owner: dict[str, str]) -> str:
+    """The `created_by` stamp of an assistant a tenant's admin makes: `user:<tenant>/<user>`.
+
+    Never the bare user id: the runtime marks its own assistants `created_by: system`, which
+    every tenant reads and runs, and a user id (an operator's service account called "system")
+    must not be able to spell that. `/` is in no scope id, so no stamp equals the marker.
+    """
+    return f"user:{owner['tenant_id']}/{owner['owner']}"
+
+
 @auth.on.assistants
 async def assistants(ctx: Auth.types.AuthContext, value: Any) -> Any:
     """Everyone uses the deployment's own assistants; a tenant's admins make and change theirs.
@@ -475,9 +486,9 @@ async def assistants(ctx: Auth.types.AuthContext, value: Any) -> Any:
     The assistants the server creates from `langgraph.json` (`created_by: system`) serve every
     tenant, so only `memory:platform` changes them: their operator fields (system prompt,
     approval, sharing) would otherwise be one tenant admin's to set for all. An assistant an
-    admin makes is stamped with their tenant, and only that tenant sees, runs and changes it.
-    An assistant can only be made for a graph in `RUN_POLICY`: a graph added to
-    `langgraph.json` stays unreachable until its run policy is written down.
+    admin makes is stamped with their tenant (`assistant_creator`), and only that tenant sees,
+    runs and changes it. An assistant can only be made for a graph in `RUN_POLICY`: a graph
+    added to `langgraph.json` stays unreachable until its run policy is written down.
     """
     if ctx.action == "create" and value.get("graph_id") not in RUN_POLICY:
         return False
@@ -487,16 +498,23 @@ async def assistants(ctx: Auth.types.AuthContext, value: Any) -> Any:
     tenant = {"tenant_id": owner["tenant_id"]}
     platform = PERMISSION_PLATFORM in ctx.permissions
     if ctx.action in ("read", "search"):
-        return None if platform else {"$or": [{"created_by": "system"}, tenant]}
+        return None if platform else {"$or": [{"created_by": SYSTEM_CREATOR}, tenant]}
     if PERMISSION_ADMIN not in ctx.permissions:
         return False
     metadata = value.get("metadata")
     if ctx.action == "create" and metadata is None:
         metadata = value["metadata"] = {}
     if isinstance(metadata, dict):
-        # In place (the server keeps this dict): no tenant of the client's choosing, and no
-        # claim to be the server's own assistant, which every tenant could then read and run.
-        metadata.update(tenant, created_by=owner["owner"])
+        # In place (the server keeps this dict, and merges an update's into the stored one).
+        if platform and ctx.action == "update":
+            # The platform changes any assistant, the server's own included: its stamp stays
+            # as stored (restamping would hand the server's assistant to one tenant).
+            metadata.pop("tenant_id", None)
+            metadata.pop("created_by", None)
+        else:
+            # No tenant of the client's choosing, and no claim to be the server's own
+            # assistant, which every tenant could then read and run.
+            metadata.update(tenant, created_by=assistant_creator(owner))
     return None if platform else tenant
 
 

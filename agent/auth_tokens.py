@@ -50,6 +50,25 @@ PERMISSION_ADMIN = "memory:admin"
 PERMISSION_PLATFORM = "memory:platform"
 """With `memory:admin`, lets admin graphs (consolidation) cover every tenant, not only the
 token's own: the operator of the whole deployment, not a tenant's administrator."""
+SYSTEM_CREATOR = "system"
+"""The `created_by` the LangGraph runtime stamps on the assistants it makes from `langgraph.json`.
+
+Every tenant reads and runs those (`agent.auth` assistants handler), and the runtime skips its
+ownership check for them when a run starts: no user may carry this name, in any case."""
+
+
+def reserved_subject(user_id: str) -> str | None:
+    """Why no token may name `user_id` (None when one may).
+
+    The tenant's shared agent memory (`agents:*`) is recalled into every user's prompt, and the
+    deployment's own assistants are marked `created_by: system`: an identity of either name
+    would let one person act as the system for everyone.
+    """
+    if reserved_user(user_id):
+        return f"user id {user_id!r} is reserved for the tenant's shared agent memory"
+    if user_id.strip().casefold() == SYSTEM_CREATOR:
+        return f"user id {user_id!r} is reserved for the deployment's own assistants"
+    return None
 
 
 class TokenError(ValueError):
@@ -86,8 +105,9 @@ def mint_token(
 ) -> str:
     """A signed token for `scope`, valid for `ttl_s` seconds (None: until the secret changes)."""
     _check_secret(secret)
-    if reserved_user(scope.user_id):
-        raise TokenError(f"user id {scope.user_id!r} is reserved for the system; pick another")
+    reserved = reserved_subject(scope.user_id)
+    if reserved is not None:
+        raise TokenError(f"{reserved}; pick another")
     issued = int(now if now is not None else time.time())
     claims: dict[str, Any] = {
         "sub": scope.user_id,
@@ -185,10 +205,11 @@ def verify_token(token: str, secret: str, *, now: float | None = None) -> TokenC
         scope = Scope(tenant, user)
     except ScopeError as exc:
         raise TokenError(f"bad token payload: {exc}") from exc
-    if reserved_user(scope.user_id):
-        # The tenant's shared agent memory is recalled into every user's prompt: a token for
-        # its user id would let one person write into everyone's context.
-        raise TokenError("bad token payload: sub names a user id reserved for the system")
+    reserved = reserved_subject(scope.user_id)
+    if reserved is not None:
+        # A validly signed token from an identity provider that hands out such a name is still
+        # refused: see `reserved_subject` for what each name would let its holder do.
+        raise TokenError(f"bad token payload: sub: {reserved}")
     return TokenClaims(scope, None if expires is None else int(expires), tuple(roles))
 
 

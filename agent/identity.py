@@ -17,6 +17,7 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
+from agent.auth_tokens import reserved_subject
 from agent.context import Context
 from memory.sharing.events import reserved_user
 from memory.types import Scope, ScopeError
@@ -45,10 +46,19 @@ def is_open_user(user: Any) -> bool:
 
 
 def scope_of_user(user: Any, identity: Any = None) -> Scope:
-    """The scope of an authenticated (not open) user; raises ScopeError if it has none."""
+    """The scope of an authenticated (not open) user; raises ScopeError if it has none.
+
+    Besides the shared agent memory's ids, the deployment's `created_by` marker
+    (`SYSTEM_CREATOR`) is no one's identity: tokens naming it are refused already, and an
+    identity carried from before that (a cron's stored creator) must not act under it either.
+    """
     identity = identity or auth_field(user, "identity")
     tenant = auth_field(user, "tenant_id")
-    return _person(Scope(str(tenant or DEFAULT_TENANT), str(identity or "")))
+    scope = _person(Scope(str(tenant or DEFAULT_TENANT), str(identity or "")))
+    reserved = reserved_subject(scope.user_id)
+    if reserved is not None:
+        raise ScopeError(reserved)
+    return scope
 
 
 def _person(scope: Scope) -> Scope:

@@ -21,7 +21,12 @@ import jwt
 import pytest
 from langgraph_sdk import get_client
 
-from agent.auth_tokens import PERMISSION_ADMIN, PERMISSION_METRICS, mint_token
+from agent.auth_tokens import (
+    PERMISSION_ADMIN,
+    PERMISSION_METRICS,
+    PERMISSION_PLATFORM,
+    mint_token,
+)
 from memory.types import Scope
 from tests.conftest import LangGraphFactory
 from tests.integration.test_forget import db_hits_conn
@@ -231,7 +236,7 @@ async def test_a_tenant_admin_changes_only_the_tenants_own_assistants(
     assert made.status_code == 200, made.text
     mine = made.json()
     assert mine["metadata"]["tenant_id"] == "acme"
-    assert mine["metadata"]["created_by"] != "system"
+    assert mine["metadata"]["created_by"] == f"user:acme/admin-{TAG}"
     aid = mine["assistant_id"]
     assert (await http.get(f"/assistants/{aid}", headers=globex_user)).status_code == 404
     listed = await http.post("/assistants/search", json={}, headers=globex_user)
@@ -244,6 +249,42 @@ async def test_a_tenant_admin_changes_only_the_tenants_own_assistants(
         assert changed.status_code in (403, 404)
     assert (await http.patch(f"/assistants/{aid}", json={"name": "acme's"},
                              headers=acme_admin)).status_code == 200  # fmt: skip
+
+
+async def test_no_admin_publishes_an_assistant_to_every_tenant(
+    server: LangGraphServer, http: httpx.AsyncClient
+) -> None:
+    """`created_by: system` marks the server's own assistants, which every tenant runs.
+
+    An admin whose user id is "system" (validly signed: an identity provider may issue it)
+    is refused at the door, so the stamp of what they make can never read as the server's.
+    The platform's change of the server's assistant leaves it the server's.
+    """
+    signed = jwt.encode(
+        {"sub": "system", "tenant": "acme", "iat": int(time.time()), "roles": [PERMISSION_ADMIN]},
+        SECRET,
+        algorithm="HS256",
+    )
+    as_system = {"Authorization": f"Bearer {signed}"}
+    body = {"graph_id": "agent", "context": {"system_prompt": f"Obey acme {TAG}."}}
+    refused = await http.post("/assistants", json=body, headers=as_system)
+    assert refused.status_code == 401, refused.text
+    assert "reserved for the deployment's own assistants" in refused.json()["detail"]
+    globex_user = _headers(Scope("globex", f"user2-{TAG}"))
+    listed = (await http.post("/assistants/search", json={"limit": 100},
+                              headers=globex_user)).json()  # fmt: skip
+    assert not [a for a in listed if TAG in json.dumps(a.get("context"))]
+    assert {a["metadata"].get("created_by") for a in listed} == {"system"}
+    # The platform's change keeps the stamp: globex still reads (and runs) the default.
+    default = next(a for a in listed if a["graph_id"] == "agent")
+    platform = _headers(Scope("ops", f"root-{TAG}"),
+                        permissions=[PERMISSION_ADMIN, PERMISSION_PLATFORM])  # fmt: skip
+    patched = await http.patch(f"/assistants/{default['assistant_id']}", headers=platform,
+                               json={"metadata": {"reviewed": TAG, "created_by": "x"}})  # fmt: skip
+    assert patched.status_code == 200, patched.text
+    assert patched.json()["metadata"]["created_by"] == "system"
+    after = await http.get(f"/assistants/{default['assistant_id']}", headers=globex_user)
+    assert after.status_code == 200 and after.json()["metadata"]["reviewed"] == TAG
 
 
 async def test_forget_through_the_route_leaves_nothing(

@@ -18,10 +18,17 @@ from langchain_core.messages import (
     SystemMessage,
     ToolMessage,
 )
+from langgraph_sdk import Auth
 
 from agent.auth import RUN_POLICY, assistants, may_run_graph
-from agent.auth_tokens import PERMISSION_ADMIN, PERMISSION_PLATFORM
+from agent.auth_tokens import (
+    PERMISSION_ADMIN,
+    PERMISSION_PLATFORM,
+    SYSTEM_CREATOR,
+    reserved_subject,
+)
 from agent.consolidate_graph import ConsolidationDenied, authorise
+from agent.identity import scope_of_user
 from agent.state import InputMessageError, add_turn_messages
 from memory.types import Scope, ScopeError
 
@@ -76,8 +83,32 @@ async def test_assistants_only_for_graphs_with_a_run_policy() -> None:
     assert await assistants(_ctx([], open_mode=True), {"graph_id": "mystery"}) is False
     made: dict[str, Any] = {"graph_id": "consolidate", "metadata": {"tenant_id": "globex"}}
     assert await assistants(admin, made) == {"tenant_id": "acme"}
-    assert made["metadata"] == {"tenant_id": "acme", "created_by": "alice"}
+    assert made["metadata"] == {"tenant_id": "acme", "created_by": "user:acme/alice"}
     assert await assistants(_ctx([]), {"graph_id": "agent"}) is False
+
+
+@pytest.mark.parametrize(
+    "permissions", [[PERMISSION_ADMIN], [PERMISSION_ADMIN, PERMISSION_PLATFORM]]
+)
+async def test_no_admin_stamps_an_assistant_as_the_servers_own(permissions: list[str]) -> None:
+    """`created_by: system` (every tenant reads and runs it) is never derived from a user id."""
+    made: dict[str, Any] = {"graph_id": "agent", "metadata": {"created_by": "system"}}
+    await assistants(_ctx(permissions), made)
+    assert made["metadata"]["created_by"] == "user:acme/alice" != SYSTEM_CREATOR
+    for user in ("system", "System"):
+        ctx = _ctx(permissions)
+        ctx.user["identity"] = user
+        with pytest.raises(Auth.exceptions.HTTPException) as refused:
+            await assistants(ctx, {"graph_id": "agent", "metadata": {}})
+        assert refused.value.status_code == 403
+
+
+@pytest.mark.parametrize("user", ["system", "System", "SYSTEM"])
+def test_the_servers_marker_is_no_ones_identity(user: str) -> None:
+    with pytest.raises(ScopeError, match="deployment's own assistants"):
+        scope_of_user({"identity": user, "tenant_id": "acme"})
+    assert reserved_subject(user) is not None
+    assert reserved_subject("systems") is None and reserved_subject("sys.admin") is None
 
 
 @pytest.mark.parametrize("action", ["update", "delete"])
@@ -85,9 +116,18 @@ async def test_only_the_platform_changes_the_servers_assistants(action: str) -> 
     """A tenant admin's change is filtered to the tenant (the server's own have none)."""
     value: dict[str, Any] = {"metadata": {"created_by": "system", "tenant_id": "globex"}}
     assert await assistants(_ctx([PERMISSION_ADMIN], action=action), value) == {"tenant_id": "acme"}
-    assert value["metadata"] == {"created_by": "alice", "tenant_id": "acme"}
+    assert value["metadata"] == {"created_by": "user:acme/alice", "tenant_id": "acme"}
     platform = _ctx([PERMISSION_ADMIN, PERMISSION_PLATFORM], action=action)
     assert await assistants(platform, {"metadata": None}) is None
+    # The platform's change keeps the stored stamp (the server merges metadata into it): the
+    # server's own assistant stays the server's, a tenant's stays that tenant's.
+    sent: dict[str, Any] = {"metadata": {"created_by": "system", "tenant_id": "globex", "x": 1}}
+    assert await assistants(platform, sent) is None
+    assert sent["metadata"] == (
+        {"x": 1}
+        if action == "update"
+        else {"created_by": "user:acme/alice", "tenant_id": "acme", "x": 1}
+    )
     assert await assistants(_ctx([], action=action), {"metadata": None}) is False
     assert await assistants(_ctx([], open_mode=True, action=action), {}) is None
 

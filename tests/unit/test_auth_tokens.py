@@ -139,6 +139,28 @@ def test_no_token_or_run_acts_as_the_tenants_shared_agent_memory(user: str) -> N
     assert verify_token(mint_token(Scope("acme", "agents-fan"), SECRET), SECRET).scope.user_id
 
 
+@pytest.mark.parametrize("user", ["system", "System", "SYSTEM"])
+async def test_no_token_is_the_servers_own_assistant_marker(
+    user: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The runtime marks the assistants it makes `created_by: system`; every tenant reads and
+    # runs those. A token naming that user (an operator's service account, say) is refused.
+    forged = jwt.encode(
+        {"sub": user, "tenant": "acme", "iat": int(time.time()), "roles": ["memory:admin"]},
+        SECRET,
+        algorithm="HS256",
+    )
+    with pytest.raises(TokenError, match="deployment's own assistants"):
+        verify_token(forged, SECRET)
+    with pytest.raises(TokenError, match="deployment's own assistants"):
+        mint_token(Scope("acme", user), SECRET)
+    monkeypatch.setenv("MEMORY_AUTH_SECRET", SECRET)
+    with pytest.raises(Auth.exceptions.HTTPException) as info:
+        await authenticate(f"Bearer {forged}")
+    assert info.value.status_code == 401 and "reserved" in str(info.value.detail)
+    assert verify_token(mint_token(Scope("acme", "systems"), SECRET), SECRET).scope.user_id
+
+
 def test_the_authenticated_identity_beats_the_context() -> None:
     ctx = Context(tenant_id="globex", user_id="mallory")
     authed = {"identity": "alice", "tenant_id": "acme"}
