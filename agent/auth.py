@@ -538,6 +538,7 @@ async def store_namespace(ctx: Auth.types.AuthContext, value: Any) -> Any:
         )
     value["namespace"] = (owner["tenant_id"], owner["owner"], *relative)
     await limits.admit_store_put(ctx, value)
+    await limits.admit_store_search(ctx)
     return None
 
 

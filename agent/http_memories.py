@@ -16,6 +16,7 @@ from starlette.responses import JSONResponse
 
 from agent.http_auth import caller_scope
 from agent.http_memory_actions import json_body, memory_path_id
+from agent.limits import admit_memory_search
 from agent.resources import get_store
 from agent.server_threads import owned_thread_ids, sweep
 from memory.storage.deletion_outbox import pending_targets
@@ -82,11 +83,11 @@ async def search_memories(request: Request) -> JSONResponse:
         raise HTTPException(400, "q (the search text) is required")
     if "\x00" in query or len(query) > MAX_QUERY_CHARS:
         raise HTTPException(400, f"q must be text of at most {MAX_QUERY_CHARS} characters")
+    k = max(1, _int(request, "k", 8, MAX_K))
+    await admit_memory_search(scope)  # ranking is CPU work: one bucket with store searches
     store = await get_store()
     # record_access=False: browsing one's memories must not count as the agent using them.
-    hits = await recaller(store).recall(
-        scope, query, k=max(1, _int(request, "k", 8, MAX_K)), record_access=False
-    )
+    hits = await recaller(store).recall(scope, query, k=k, record_access=False)
     return JSONResponse(
         {
             "results": [

@@ -41,6 +41,7 @@ _RATE_SETTINGS = {
     "runs": "MEMORY_RATE_LIMIT_RUNS_PER_MINUTE",
     "threads": "MEMORY_RATE_LIMIT_THREADS_PER_MINUTE",
     "writes": "MEMORY_RATE_LIMIT_WRITES_PER_MINUTE",
+    "searches": "MEMORY_RATE_LIMIT_SEARCHES_PER_MINUTE",
 }
 
 
@@ -66,6 +67,7 @@ def _rate(limits: ServiceLimits, action: str) -> int | None:
         "runs": limits.runs_per_minute,
         "threads": limits.threads_per_minute,
         "writes": limits.writes_per_minute,
+        "searches": limits.searches_per_minute,
     }[action]
 
 
@@ -222,25 +224,56 @@ async def admit_store_put(ctx: Auth.types.AuthContext, value: Any) -> None:
         )
 
 
-async def admit_memory_write(scope: Scope) -> None:
-    """Refuse a memory write over the caller's write rate, which store puts share (429).
+async def admit_store_search(ctx: Auth.types.AuthContext) -> None:
+    """Refuse a store search over the caller's search rate (429).
 
-    For `PATCH /memory/memories/{id}` (a route of the memory API: Starlette's exception) and
-    the MCP `remember` tool.
+    Each search ranks the user's memories in the server process; the searches of the memory
+    API and the MCP `recall` tool share the bucket (`admit_memory_search`).
     """
-    refused = await _refusal(scope, "writes", ServiceLimits.from_env())
+    scope = _scope(ctx)
+    if scope is None or ctx.action != "search":
+        return
+    try:
+        await _rate_limit(scope, "searches", ServiceLimits.from_env())
+    except Exception as exc:
+        if is_unavailable(exc):
+            raise _outage(exc) from None
+        raise
+
+
+async def _admit_route(scope: Scope, action: str) -> None:
+    refused = await _refusal(scope, action, ServiceLimits.from_env())
     if refused is not None:
         detail, wait = refused
         retry = str(max(1, math.ceil(wait)))
         raise StarletteHTTPException(429, detail, headers={"Retry-After": retry})
 
 
+async def admit_memory_write(scope: Scope) -> None:
+    """Refuse a memory write over the caller's write rate, which store puts share (429).
+
+    For `PATCH /memory/memories/{id}` (a route of the memory API: Starlette's exception) and
+    the MCP `remember` tool.
+    """
+    await _admit_route(scope, "writes")
+
+
+async def admit_memory_search(scope: Scope) -> None:
+    """Refuse a memory search over the caller's search rate, which store searches share (429).
+
+    For `GET /memory/memories/search`, the inspector's search and the MCP `recall` tool.
+    """
+    await _admit_route(scope, "searches")
+
+
 __all__ = [
     "QUOTA_RETRY_AFTER_S",
+    "admit_memory_search",
     "admit_memory_write",
     "admit_run",
     "admit_run_thread",
     "admit_store_put",
+    "admit_store_search",
     "admit_thread",
     "too_many",
 ]

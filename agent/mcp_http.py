@@ -23,7 +23,7 @@ from starlette.requests import Request
 from starlette.routing import Route
 
 from agent.http_auth import caller_scope
-from agent.limits import admit_memory_write
+from agent.limits import admit_memory_search, admit_memory_write
 from agent.mcp_server import build_server
 from agent.mcp_writes import WriteRunner, gate_model_spec
 from agent.resources import get_store
@@ -61,10 +61,18 @@ async def _admit_write(scope: Scope) -> None:
         raise ToolError(str(exc.detail)) from None
 
 
+async def _admit_search(scope: Scope) -> None:
+    # One bucket with store and memory searches: each `recall` ranks the user's memories.
+    try:
+        await admit_memory_search(scope)
+    except HTTPException as exc:
+        raise ToolError(str(exc.detail)) from None
+
+
 runner = WriteRunner(_store, gate_model_spec())
 server = build_server(
     _store, identify, runner, via="mcp-http", forget_threads=_forget_threads,
-    admit_write=_admit_write,
+    admit_write=_admit_write, admit_search=_admit_search,
 )  # fmt: skip
 # DNS-rebinding protection guards unauthenticated local servers; this one refuses any request
 # without a signed token, and the host names a deployment is reached by are not known here.

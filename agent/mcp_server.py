@@ -113,13 +113,15 @@ def build_server(
     via: str,
     forget_threads: ForgetThreads | None = None,
     admit_write: AdmitWrite | None = None,
+    admit_search: AdmitWrite | None = None,
 ) -> MCPServer:
     """The memory MCP server over the store `get_store` opens, for the user `identify` names.
 
     `forget_threads` (a server process) lists the caller's server threads for `forget_me` and
     gives the sweep that deletes them from the server's registry afterwards. `admit_write` (a
     server process) refuses a `remember` over the caller's write rate, which store puts and
-    memory edits share, by raising `ToolError`.
+    memory edits share, by raising `ToolError`; `admit_search` refuses a `recall` over the
+    caller's search rate, which store and memory searches share.
     """
     server = MCPServer(name="layered-memory", instructions=INSTRUCTIONS)
     readonly = ToolAnnotations(read_only_hint=True, destructive_hint=False)
@@ -181,6 +183,8 @@ def build_server(
         """Ranked memories for a query, each with its score breakdown and relevance verdict."""
         scope = identify(ctx)
         query = _clean(query, MAX_QUERY_CHARS, "query")
+        if admit_search is not None:
+            await admit_search(scope)
         store = await get_store()
         found = await recaller(store).recall_traced(
             scope,

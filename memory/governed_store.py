@@ -17,7 +17,8 @@ An item's key is the one the caller chose on `put` (kept in `memory_store_keys`)
 memory's id. Its value is the stored memory as it really is: the redacted `content`, `kind`,
 `category`, `status` (a superseded memory says so, with `superseded_by`), importance and
 confidence, origin, source, expiry and the publishing `agent_id` for shared knowledge. Search
-results are ranked like any BaseStore's (the top ones, relevant or not) and also carry
+results are ranked like any BaseStore's (the top ones, relevant or not, at most `MAX_RANKED`
+deep: a page past it comes back short, as the end of the results) and also carry
 `score_breakdown` (the terms of the hybrid recall score, which sum to `SearchItem.score`) and
 `relevance`: whether the item passes the relevance floor that decides what the agent injects on
 its own, and why.
@@ -98,6 +99,14 @@ ALL_KINDS = "memories"
 MAX_KEY_CHARS = 256
 MAX_LIMIT = 100
 MAX_OFFSET = 10_000
+MAX_RANKED = 200
+"""How deep a search with a `query` ranks: the top 200 of the user's memories, a filter applied
+among them. A page past that depth comes back short or empty, which BaseStore clients read as
+the end of the results (they page until a page is short); an error there would break a client
+paging through a large user's results, and the ranking's tail is noise anyway. Listing without
+a query pages on to `MAX_OFFSET` by recency, an indexed read."""
+_SCAN_PAGE = 500
+"""Rows read per step while a filtered listing looks for matches (each step yields the loop)."""
 # Insisted-on statements rank like an ordinary explicit fact, not like the noise they were
 # classified as: the caller's word is the evidence that it matters.
 INSISTED_IMPORTANCE = 0.5
@@ -246,6 +255,14 @@ def matches(value: Mapping[str, Any], conditions: Mapping[str, Any] | None) -> b
         elif actual != expected:
             return False
     return True
+
+
+def _matching(
+    records: Sequence[MemoryRecord], conditions: Mapping[str, Any]
+) -> list[tuple[MemoryRecord, dict[str, Any], float | None]]:
+    """The records whose item value passes `conditions`, with that value (no score)."""
+    values = ((record, item_value(record)) for record in records)
+    return [(record, value, None) for record, value in values if matches(value, conditions)]
 
 
 def _namespace_matches(namespace: tuple[str, ...], condition: MatchCondition) -> bool:
@@ -403,11 +420,15 @@ class GovernedStore(BaseStore):
         matches({}, op.filter)  # an unsupported operator fails before any query runs
         want = op.offset + op.limit
         query = (op.query or "").strip()
-        if query:
-            pairs = await self._ranked(target, query, want, op.filter)
+        if query and op.offset >= MAX_RANKED:
+            page = []  # past the ranked depth: the end of the results, nothing to rank
+        elif query:
+            # Ranking costs CPU in proportion to its depth: no caller makes the server rank
+            # thousands of memories for one page (`MAX_RANKED`).
+            pairs = await self._ranked(target, query, min(want, MAX_RANKED), op.filter)
+            page = pairs[op.offset : want]
         else:
-            pairs = await self._recent(target, want, op.filter)
-        page = pairs[op.offset : want]
+            page = await self._recent(target, op.offset, op.limit, op.filter)
         keys = await self._keys(target.scope, [r.id for r, _, _ in page])
         return [
             SearchItem(
@@ -425,8 +446,9 @@ class GovernedStore(BaseStore):
         self, target: Target, query: str, want: int, conditions: Mapping[str, Any] | None
     ) -> list[tuple[MemoryRecord, dict[str, Any], float | None]]:
         # A filter is applied after ranking, so ask for more than the page: 4x covers filters
-        # that keep a quarter of the hits; beyond that the page may come back short.
-        k = want if not conditions else min(want * 4, MAX_OFFSET)
+        # that keep a quarter of the hits, within `MAX_RANKED`; beyond that the page may come
+        # back short.
+        k = want if not conditions else min(want * 4, MAX_RANKED)
         # Ranked like any BaseStore's search (a caller asked, and LangMem's search tool expects
         # the top results); each item says whether it passes the relevance floor that decides
         # what the agent injects on its own.
@@ -446,22 +468,25 @@ class GovernedStore(BaseStore):
         return out
 
     async def _recent(
-        self, target: Target, want: int, conditions: Mapping[str, Any] | None
+        self, target: Target, offset: int, limit: int, conditions: Mapping[str, Any] | None
     ) -> list[tuple[MemoryRecord, dict[str, Any], float | None]]:
-        out: list[tuple[MemoryRecord, dict[str, Any], float | None]] = []
-        offset, page = 0, max(want, 50)
-        while len(out) < want:
+        if not conditions:  # the page itself, read at its offset
             records = await self.memory.list_memories(
-                target.scope, kinds=target.kinds, limit=page, offset=offset
+                target.scope, kinds=target.kinds, limit=limit, offset=offset
             )
-            for record in records:
-                value = item_value(record)
-                if matches(value, conditions):
-                    out.append((record, value, None))
-            if len(records) < page or offset >= MAX_OFFSET:
+            return [(r, item_value(r), None) for r in records]
+        out: list[tuple[MemoryRecord, dict[str, Any], float | None]] = []
+        scanned = 0
+        while len(out) < offset + limit:
+            records = await self.memory.list_memories(
+                target.scope, kinds=target.kinds, limit=_SCAN_PAGE, offset=scanned
+            )
+            # Matching thousands of rows is CPU work: in a worker thread, a page at a time.
+            out.extend(await asyncio.to_thread(_matching, records, conditions))
+            if len(records) < _SCAN_PAGE or scanned >= MAX_OFFSET:
                 break
-            offset += page
-        return out
+            scanned += _SCAN_PAGE
+        return out[offset : offset + limit]
 
     async def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
         caller = self._caller()

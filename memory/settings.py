@@ -275,6 +275,9 @@ class ServiceLimits:
     runs_per_minute: int | None = 30
     threads_per_minute: int | None = 20
     writes_per_minute: int | None = 60
+    # Store searches, memory searches and the MCP `recall` tool: each ranks the user's memories
+    # (CPU in the server process), so a script looping on them slows every user's requests.
+    searches_per_minute: int | None = 120
     max_threads: int | None = 1_000
     max_memories: int | None = 10_000
     # Text of a user's kept memories plus image thumbnails: 10,000 memories of ~1 kB each,
@@ -306,6 +309,9 @@ class ServiceLimits:
             ),
             writes_per_minute=_limit_env(
                 "MEMORY_RATE_LIMIT_WRITES_PER_MINUTE", d.writes_per_minute
+            ),
+            searches_per_minute=_limit_env(
+                "MEMORY_RATE_LIMIT_SEARCHES_PER_MINUTE", d.searches_per_minute
             ),
             max_threads=_limit_env("MEMORY_QUOTA_THREADS", d.max_threads),
             max_memories=_limit_env("MEMORY_QUOTA_MEMORIES", d.max_memories),

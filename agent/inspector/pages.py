@@ -32,6 +32,7 @@ from agent.inspector.render import (
     url,
     when,
 )
+from agent.limits import admit_memory_search
 from agent.local_mode import LOCAL_USER_LABEL
 from agent.resources import get_store
 from memory.longterm import load_profile, profile_rules
@@ -160,6 +161,7 @@ async def search_page(request: Request) -> HTMLResponse:
     )
     if not query:
         return _frame(request, "Search", form, f"{UI}/search")
+    await admit_memory_search(scope)  # the memory API's search bucket: ranking is CPU work
     store = await get_store()
     # record_access=False: looking at one's memories is not the agent using them.
     hits = await recaller(store).recall(scope, query, k=10, record_access=False)

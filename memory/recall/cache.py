@@ -39,6 +39,10 @@ class ScopeEntry:
     vectors: dict[str, np.ndarray] = field(default_factory=dict)
     loaded_at: float = field(default_factory=time.monotonic)
     nbytes: int = 0  # measured by `deep_size` when cached; grown per memory written in place
+    # Rankings reading the entry in worker threads (`Recaller._rank_off_loop`). Counted on the
+    # event loop only, where every in-place write happens: a write that finds readers drops
+    # the entry instead of changing the index under them (`Recaller.written`).
+    readers: int = 0
 
     def size(self) -> int:
         """How many memories the entry holds."""

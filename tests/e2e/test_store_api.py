@@ -60,6 +60,9 @@ def server(
         _stub_session.base_url,
         MEMORY_AUTH_SECRET=SECRET,
         MEMORY_RUN_POLICY="langmem=user",
+        # Every user here (up to the deep searcher's 260 memories) is ranked over all their
+        # rows, whatever tier serves the search.
+        MEMORY_RECALL_L2_CANDIDATES="1000",
     )
     yield langgraph_factory(config=path, env=env)
 
@@ -250,3 +253,38 @@ async def test_two_assistants_share_knowledge_not_private_memory(
         await conn.close()
     assert [(r["tenant_id"], r["agent"], r["trust"]) for r in rows] == [("acme", "planner", "low")]
     assert all(f"Quibble{WORD}" not in c and f"Gronk{TAG}" not in c for c in shared)
+
+
+async def test_a_query_search_pages_end_at_the_ranked_depth(
+    server: LangGraphServer, pg_db_url: str, tmp_path: Path, embedding_model_dir: Path
+) -> None:
+    """One request cannot make the server rank thousands of memories (sec3 finding 4): a page
+    with a query past `MAX_RANKED` is empty, as the end of the results; listing goes on."""
+    from memory.governed_store import MAX_RANKED
+    from memory.settings import Settings
+    from memory.storage.store import open_store
+    from memory.types import Category, NewMemory, Origin
+
+    deep = Scope("acme", f"deep-{TAG}")
+    items = [NewMemory(f"Note {i}: I talked about coffee on day {i} with friend {i % 37}",
+                       category=Category.FACT, origin=Origin.EXPLICIT, importance=0.5,
+                       confidence=0.8) for i in range(MAX_RANKED + 60)]  # fmt: skip
+    settings = Settings(
+        database_url=pg_db_url,
+        data_dir=tmp_path,
+        embedding_model_dir=embedding_model_dir,
+        chroma_prefix=f"seed{TAG}",
+    )
+    async with open_store(settings) as seeder:
+        await seeder.write_many(deep, items)
+    client = _client(server, deep)
+
+    async def page(offset: int, query: str | None = "what did I say about coffee") -> int:
+        found = await client.store.search_items(MEM, query=query, limit=100, offset=offset)
+        return len(found["items"])
+
+    assert await page(MAX_RANKED - 100) == 100
+    assert await page(MAX_RANKED - 50) == 50  # short: the ranked depth ends here
+    assert await page(MAX_RANKED) == 0
+    assert await page(10_000) == 0
+    assert await page(MAX_RANKED, query=None) == 60  # listing by recency pages on

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from contextvars import ContextVar
 
 import pytest
@@ -11,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from langgraph.store.base import InvalidNamespaceError
 
-from memory.governed_store import GovernedStore, ScopeDeniedError, parse_namespace
+from memory.governed_store import MAX_RANKED, GovernedStore, ScopeDeniedError, parse_namespace
 from memory.storage.export import export_user
 from memory.storage.store import MemoryStore
 from memory.system import recaller
@@ -275,3 +276,69 @@ async def test_the_statement_around_a_paste_is_what_a_put_keeps(
     assert out.action == "stored", out
     (row,) = await memory.list_memories(ALICE, limit=50)
     assert "migrations before deploying" in row.content and "INFO" not in row.content
+
+
+async def test_a_query_search_ranks_at_most_max_ranked_deep(
+    store: GovernedStore, memory: MemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One request cannot make the server rank thousands of memories (sec3 finding 4)."""
+    texts = ["I prefer dark mode in every editor.", "I am allergic to peanuts."]
+    for i, text in enumerate(texts):
+        await store.aput(NS_A, f"m{i}", {"content": text})
+    asked: list[int] = []
+    recall = type(recaller(memory)).recall
+
+    async def spy(self: object, *args: object, k: int = 8, **kw: object) -> object:
+        asked.append(k)
+        return await recall(self, *args, k=k, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(type(recaller(memory)), "recall", spy)
+    top = await store.asearch(NS_A, query="what can't I eat", limit=100, offset=0)
+    assert top[0].key == "m1" and asked == [100]
+    await store.asearch(NS_A, query="what can't I eat", limit=100, offset=150)
+    await store.asearch(NS_A, query="what can't I eat", limit=100, filter={"kind": {"$ne": "x"}})
+    assert asked[1:] == [MAX_RANKED, MAX_RANKED]  # not 250, not 400
+    # Past the depth: the end of the results (what paging clients stop on), nothing ranked.
+    assert await store.asearch(NS_A, query="what can't I eat", limit=100, offset=10_000) == []
+    assert len(asked) == 3
+    # Listing without a query still pages on by recency.
+    assert [i.key for i in await store.asearch(NS_A, limit=1, offset=1)] == ["m0"]
+    assert [i.key for i in await store.asearch(NS_A, offset=1, filter={"kind": {"$ne": "x"}})] == [
+        "m0"
+    ]
+
+
+async def test_ranking_runs_off_the_event_loop_and_writes_never_change_it_underneath(
+    store: GovernedStore, memory: MemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await store.aput(NS_A, "m0", {"content": "I am allergic to peanuts."})
+    rec = recaller(memory)
+    await rec.preload(ALICE)
+    loop_thread = threading.get_ident()
+    rank = type(rec)._rank
+    seen: list[tuple[int, int]] = []
+    wrote = asyncio.Event()
+
+    def slow_rank(self: object, source: object, *args: object) -> object:
+        seen.append((threading.get_ident(), source.entry.readers))  # type: ignore[attr-defined]
+        # A write of the same user lands while this ranking reads the cached entry.
+        asyncio.run_coroutine_threadsafe(_put_and_note(), loop).result(timeout=30)
+        return rank(self, source, *args)  # type: ignore[arg-type]
+
+    async def _put_and_note() -> None:
+        await memory.write_many(ALICE, [NewMemory("I work as a nurse at the city hospital.")])
+        wrote.set()
+
+    loop = asyncio.get_running_loop()
+    monkeypatch.setattr(type(rec), "_rank", slow_rank)
+    entry = rec.cache.peek(ALICE)
+    assert entry is not None
+    hits = await rec.recall(ALICE, "what can't I eat", k=5, relevant_only=False)
+    assert wrote.is_set() and hits
+    assert seen and seen[0][0] != loop_thread and seen[0][1] == 1  # in a worker, counted
+    assert entry.readers == 0
+    # The write found the entry being read: it was dropped, not changed in place.
+    assert rec.cache.peek(ALICE) is None and entry.size() == 1
+    monkeypatch.setattr(type(rec), "_rank", rank)
+    found = await rec.recall(ALICE, "where do I work", k=5, relevant_only=False)
+    assert any("nurse" in h.record.content for h in found)

@@ -168,8 +168,10 @@ def test_settings_switch_off_and_name_what_is_wrong(monkeypatch: pytest.MonkeyPa
     monkeypatch.setenv("MEMORY_RATE_LIMIT_RUNS_PER_MINUTE", "off")
     monkeypatch.setenv("MEMORY_QUOTA_THREADS", "0")
     monkeypatch.setenv("MEMORY_QUOTA_MEMORIES", "2_000")
+    monkeypatch.setenv("MEMORY_RATE_LIMIT_SEARCHES_PER_MINUTE", "off")
     limits = ServiceLimits.from_env()
     assert (limits.runs_per_minute, limits.max_threads, limits.max_memories) == (None, None, 2000)
+    assert limits.searches_per_minute is None and ServiceLimits().searches_per_minute == 120
     for bad in ("-5", "ten", "1.5"):
         monkeypatch.setenv("MEMORY_RATE_LIMIT_WRITES_PER_MINUTE", bad)
         with pytest.raises(ValueError, match="MEMORY_RATE_LIMIT_WRITES_PER_MINUTE"):

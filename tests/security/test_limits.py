@@ -41,6 +41,7 @@ TAG = uuid.uuid4().hex[:8]
 RUNS_PER_MINUTE = 4  # one every 15 s after a burst of 4
 THREADS_PER_MINUTE = 6  # one every 10 s after a burst of 6
 WRITES_PER_MINUTE = 10
+SEARCHES_PER_MINUTE = 6
 QUOTA_THREADS = 4
 QUOTA_MEMORIES = 3
 
@@ -74,6 +75,7 @@ def server(serve: Callable[..., LangGraphServer]) -> LangGraphServer:
         MEMORY_RATE_LIMIT_RUNS_PER_MINUTE=str(RUNS_PER_MINUTE),
         MEMORY_RATE_LIMIT_THREADS_PER_MINUTE=str(THREADS_PER_MINUTE),
         MEMORY_RATE_LIMIT_WRITES_PER_MINUTE=str(WRITES_PER_MINUTE),
+        MEMORY_RATE_LIMIT_SEARCHES_PER_MINUTE=str(SEARCHES_PER_MINUTE),
         MEMORY_QUOTA_THREADS=str(QUOTA_THREADS), MEMORY_QUOTA_MEMORIES=str(QUOTA_MEMORIES),
     )  # fmt: skip
 
@@ -445,3 +447,40 @@ async def test_mcp_remember_shares_the_write_rate(server: LangGraphServer) -> No
     assert not any(r.is_error for r in results[:WRITES_PER_MINUTE]), [text_of(r) for r in results]
     assert results[-1].is_error and "rate limit" in text_of(results[-1])
     assert "MEMORY_RATE_LIMIT_WRITES_PER_MINUTE" in text_of(results[-1])
+
+
+async def test_searches_share_one_rate_and_get_429(server: LangGraphServer) -> None:
+    """Each search ranks the user's memories on the server: store searches, memory searches
+    and the MCP `recall` tool come out of one per-user bucket (sec3 finding 4)."""
+    import httpx2
+    from mcp.client.client import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    from tests.support.mcp_client import text_of
+
+    searcher, bystander = _user("searcher"), _user("sbystander2")
+    body = {"namespace_prefix": [], "query": "what do I like", "limit": 10}
+    async with httpx.AsyncClient(base_url=server.url, timeout=120) as http:
+        for _ in range(SEARCHES_PER_MINUTE - 2):
+            found = await http.post("/store/items/search", json=body, headers=_auth(searcher))
+            assert found.status_code == 200, found.text
+        memory = await http.get("/memory/memories/search", params={"q": "what do I like"},
+                                headers=_auth(searcher))  # fmt: skip
+        assert memory.status_code == 200, memory.text
+        async with httpx2.AsyncClient(headers=_auth(searcher), timeout=60) as http2:
+            transport = streamable_http_client(f"{server.url}/memory/mcp", http_client=http2)
+            async with Client(transport) as client:
+                ok = await client.call_tool("recall", {"query": "what do I like"})
+                over = await client.call_tool("recall", {"query": "what do I like"})
+        assert not ok.is_error, text_of(ok)
+        assert over.is_error and "MEMORY_RATE_LIMIT_SEARCHES_PER_MINUTE" in text_of(over)
+        fast = await http.post("/store/items/search", json=body, headers=_auth(searcher))
+        _retry_after(fast, 60 // SEARCHES_PER_MINUTE)
+        assert "MEMORY_RATE_LIMIT_SEARCHES_PER_MINUTE" in fast.json()["detail"]
+        again = await http.get("/memory/memories/search", params={"q": "tea"},
+                               headers=_auth(searcher))  # fmt: skip
+        _retry_after(again, 60 // SEARCHES_PER_MINUTE)
+        # Listing is no search, and other users are untouched.
+        assert (await http.get("/memory/memories", headers=_auth(searcher))).status_code == 200
+        other = await http.post("/store/items/search", json=body, headers=_auth(bystander))
+        assert other.status_code == 200, other.text
