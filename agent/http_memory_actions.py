@@ -2,13 +2,15 @@
 
 User routes act on the caller's own memories only (another user's id answers 404, like an id
 that does not exist). Admin routes need the `memory:admin` permission and see the admin's own
-tenant only: consolidation runs (with their diff and rollback) and the unindexed backlog.
+tenant only: consolidation runs (with their diff and rollback) and the unindexed backlog. A
+run's diff shows other users' memory text only to `memory:platform` (`diff_digest`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
 from typing import Any
 
 from starlette.exceptions import HTTPException
@@ -16,7 +18,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from agent import limits
-from agent.auth_tokens import PERMISSION_ADMIN
+from agent.auth_tokens import PERMISSION_ADMIN, PERMISSION_PLATFORM
 from agent.http_auth import caller_scope, has_permission, path_id
 from agent.resources import get_store
 from memory.gating.ingest.edit import EditRefused, edit_memory
@@ -225,11 +227,26 @@ async def tenant_run(request: Request) -> tuple[str, str, Any, list[dict[str, An
     return tenant, run_id, store, users
 
 
+def diff_digest(request: Request, store: Any, user_id: str) -> Callable[[str], str] | None:
+    """How a run diff of `user_id`'s memories hides their text from this caller, if it must.
+
+    A tenant's admin runs, reviews and rolls back consolidation, but `memory:admin` never
+    reads another user's memories: they see each text's length and a keyed digest. The
+    memory's owner and `memory:platform` (the deployment's operator) see the text.
+    """
+    if user_id == caller_scope(request).user_id or has_permission(request, PERMISSION_PLATFORM):
+        return None
+    digest: Callable[[str], str] = store.index.text_digest
+    return digest
+
+
 async def run_detail(request: Request) -> JSONResponse:
     """One run within the tenant: each user's row and what it changed, as before/after."""
     tenant, run_id, store, users = await tenant_run(request)
     for row in users:
-        row["changes"] = await run_diff(store.pool, run_id, Scope(tenant, row["user_id"]))
+        digest = diff_digest(request, store, row["user_id"])
+        scope = Scope(tenant, row["user_id"])
+        row["changes"] = await run_diff(store.pool, run_id, scope, digest=digest)
     return _json({"run_id": run_id, "users": users})
 
 

@@ -17,7 +17,7 @@ from starlette.responses import HTMLResponse
 
 from agent.auth_tokens import PERMISSION_ADMIN, auth_secret
 from agent.http_auth import caller_scope, has_permission
-from agent.http_memory_actions import admin_tenant, own_memory, tenant_run
+from agent.http_memory_actions import admin_tenant, diff_digest, own_memory, tenant_run
 from agent.inspector.charts import breakdown_bars, histogram, lines, rate_bar
 from agent.inspector.render import (
     UI,
@@ -410,19 +410,28 @@ def _diff_cell(before: Any, after: Any) -> str:
     return f"<del>{e(before)}</del> → <ins>{e(after)}</ins>"
 
 
+def _shown(side: dict[str, Any], field: str) -> Any:
+    """A diff side's value of `field`; a hidden text (`run_diff(digest=...)`) as its stand-in."""
+    if field == "content" and side and side.get("content") is None and "content_digest" in side:
+        return f"[text hidden: {side['content_chars']} characters, digest {side['content_digest']}]"
+    return side.get(field)
+
+
 async def run_page(request: Request) -> HTMLResponse:
     """One consolidation run: per user, each memory before → after; a rollback button."""
     tenant, run_id, store, users = await tenant_run(request)
     parts = []
     for row in users:
-        changes = await run_diff(store.pool, run_id, Scope(tenant, row["user_id"]))
+        digest = diff_digest(request, store, row["user_id"])
+        scope = Scope(tenant, row["user_id"])
+        changes = await run_diff(store.pool, run_id, scope, digest=digest)
         rows = []
         for c in changes:
             before, after = c["before"] or {}, c["after"] or {}
             what = "created" if not c["before"] else ("removed" if not c["after"] else "changed")
             fields = c["changed"] or ["content"]
             cells = "<br>".join(
-                f"<b>{e(f)}</b>: {_diff_cell(before.get(f), after.get(f))}" for f in fields
+                f"<b>{e(f)}</b>: {_diff_cell(_shown(before, f), _shown(after, f))}" for f in fields
             )
             rows.append([e(c["memory_id"]), e(what), cells])
         parts.append(

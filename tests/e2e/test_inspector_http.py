@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agent.auth_tokens import mint_token
+from agent.auth_tokens import PERMISSION_ADMIN, PERMISSION_PLATFORM, mint_token
 from agent.inspector.session import COOKIE, csrf_token
 from memory.types import Scope
 from tests.e2e.inspector_world import (
@@ -333,13 +333,29 @@ async def test_admin_sees_the_run_diff_and_the_backlog(
     http: httpx.AsyncClient, inspector_world: World
 ) -> None:
     admin = {"Authorization": f"Bearer {inspector_world.token(ADMIN, admin=True)}"}
-    run = (await http.get(f"/memory/admin/runs/{inspector_world.run_id}", headers=admin)).json()
-    (carol,) = run["users"]
+    path = f"/memory/admin/runs/{inspector_world.run_id}"
+    shown = await http.get(path, headers=admin)
+    (carol,) = shown.json()["users"]
     assert carol["user_id"] == "carol" and carol["status"] == "completed"
+    # A tenant's admin sees what the run did to Carol's memories, never what they say: each
+    # text's length and a keyed digest (sec3 finding 10).
     created = [c for c in carol["changes"] if c["before"] is None]
-    assert created and "TypeScript" in created[0]["after"]["content"]
+    assert created and created[0]["content_hidden"] and created[0]["after"]["content"] is None
+    assert created[0]["after"]["content_chars"] > 10 and created[0]["after"]["content_digest"]
+    assert "TypeScript" not in shown.text
     absorbed = [c for c in carol["changes"] if c["before"] and "status" in c["changed"]]
     assert absorbed and all(c["before"]["status"] == "active" for c in absorbed)
+    assert all(c["before"]["content_digest"] == c["after"]["content_digest"] for c in absorbed)
+    page = await http.get(f"/memory/ui/admin/runs/{inspector_world.run_id}", headers=admin)
+    assert page.status_code == 200 and "text hidden" in page.text and "TypeScript" not in page.text
+    # The memories' owner (an admin too) and the deployment's operator read the text.
+    platform = [PERMISSION_ADMIN, PERMISSION_PLATFORM]
+    for who, roles in ((CAROL, [PERMISSION_ADMIN]), (Scope("acme", "root"), platform)):
+        token = mint_token(who, SECRET, permissions=roles)
+        full = await http.get(path, headers={"Authorization": f"Bearer {token}"})
+        (theirs,) = full.json()["users"]
+        mine = [c for c in theirs["changes"] if c["before"] is None]
+        assert "TypeScript" in mine[0]["after"]["content"] and "content_hidden" not in mine[0]
     backlog = (await http.get("/memory/admin/backlog", headers=admin)).json()
     assert backlog["unindexed"] == 0
     reindexed = await http.post("/memory/admin/reindex", headers=admin)
