@@ -44,12 +44,14 @@ MAX_NUMERIC_DATE = 253_402_300_799
 """9999-12-31T23:59:59Z: a later time is a mistake or an attack (and overflows datetimes)."""
 MAX_TOKEN_CHARS = 8_192
 PERMISSION_METRICS = "memory:metrics"
-"""Lets a token read `GET /memory/metrics` (aggregates over every tenant)."""
+"""Lets a token read `GET /memory/metrics`: its tenant's counts and rates (with
+`memory:platform`, every tenant's)."""
 PERMISSION_ADMIN = "memory:admin"
 """Lets a token create or change assistants and crons, and run admin graphs in its tenant."""
 PERMISSION_PLATFORM = "memory:platform"
 """With `memory:admin`, lets admin graphs (consolidation) cover every tenant, not only the
-token's own: the operator of the whole deployment, not a tenant's administrator."""
+token's own: the operator of the whole deployment, not a tenant's administrator. It also shows
+every tenant's metrics and other users' text in consolidation diffs."""
 SYSTEM_CREATOR = "system"
 """The `created_by` the LangGraph runtime stamps on the assistants it makes from `langgraph.json`.
 

@@ -11,7 +11,7 @@ same custom auth as threads and runs (`http.enable_custom_route_auth`):
 | DELETE | /memory/memories/{id} | delete one memory; returns a receipt |
 | GET | /memory/export | everything kept about the caller, as JSON |
 | POST | /memory/forget | `{"confirm": true}`: delete everything of the caller; a receipt |
-| GET | /memory/metrics | Prometheus text (needs the `memory:metrics` permission) |
+| GET | /memory/metrics | Prometheus text, the caller's tenant (`memory:metrics`; all: platform) |
 | PATCH | /memory/memories/{id} | `{"content": ...}`: edit through the gate, as a new version |
 | POST | /memory/memories/{id}/pin, .../unpin | pin or unpin |
 | POST | /memory/memories/{id}/approve, .../reject | decide on a pending memory |
@@ -38,8 +38,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agent import http_memory_actions as actions
 from agent import inspector, mcp_http
-from agent.auth_tokens import PERMISSION_METRICS
-from agent.http_auth import has_permission
+from agent.auth_tokens import PERMISSION_METRICS, PERMISSION_PLATFORM
+from agent.http_auth import caller_scope, has_permission
 from agent.http_memories import (
     delete_memory,
     export_memories,
@@ -56,10 +56,17 @@ from memory.storage.availability import is_unavailable, unavailable_from
 
 
 async def metrics(request: Request) -> Response:
-    """Prometheus text of storage, counts, latency, cache and quality metrics."""
+    """Prometheus text of storage, counts, latency, cache and quality metrics.
+
+    Counts and rates are the caller's tenant's: `memory:metrics` lets a tenant watch its own
+    memory, and only `memory:platform` (the deployment's operator) sees every tenant's.
+    """
     if not has_permission(request, PERMISSION_METRICS):
         raise HTTPException(403, f"needs the {PERMISSION_METRICS!r} permission")
-    text = await prometheus_text(await get_store())
+    tenant = None
+    if not has_permission(request, PERMISSION_PLATFORM):
+        tenant = caller_scope(request).tenant_id
+    text = await prometheus_text(await get_store(), tenant=tenant)
     return PlainTextResponse(text, media_type=CONTENT_TYPE)
 
 

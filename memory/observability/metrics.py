@@ -333,10 +333,16 @@ async def prometheus_text(
     settings: Settings | None = None,
     *,
     caches: Mapping[str, CacheCounters] | None = None,
+    tenant: str | None = None,
 ) -> str:
-    """All metrics in the Prometheus text exposition format (for a `/metrics` route)."""
+    """All metrics in the Prometheus text exposition format (for a `/metrics` route).
+
+    `tenant` narrows the counts and rates to one tenant (see `collect_stats`).
+    """
     settings = settings or Settings.from_env()
-    stats = await collect_stats(store, chroma_dir=chroma_dir_for(settings), caches=caches)
+    stats = await collect_stats(
+        store, tenant=tenant, chroma_dir=chroma_dir_for(settings), caches=caches
+    )
     return render_prometheus(stats)
 
 

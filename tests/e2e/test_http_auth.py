@@ -199,6 +199,21 @@ async def test_admin_only_resources(server: LangGraphServer, http: httpx.AsyncCl
     scraper = _headers(Scope("ops", "prometheus"), permissions=[PERMISSION_METRICS])
     metrics = await http.get("/memory/metrics", headers=scraper)
     assert metrics.status_code == 200 and "# TYPE" in metrics.text
+    # Counts are the scraper's tenant's; only the platform's scraper sees every tenant's.
+    acme = _headers(Scope("acme", "prometheus"), permissions=[PERMISSION_METRICS])
+    platform = _headers(Scope("ops", "prometheus"),
+                        permissions=[PERMISSION_METRICS, PERMISSION_PLATFORM])  # fmt: skip
+    for tenant in ("acme", "globex"):  # a memory in each, whatever ran before
+        value = {"content": "I keep bees at the allotment.", "insist": True}
+        body = {"namespace": ["memories"], "key": "bees", "value": value}
+        put = await http.put("/store/items", json=body, headers=_headers(Scope(tenant, f"b{TAG}")))
+        assert put.status_code in (200, 204), put.text
+    counted = {}
+    for name, headers in (("ops", scraper), ("acme", acme), ("all", platform)):
+        text = (await http.get("/memory/metrics", headers=headers)).text
+        counted[name] = sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
+                            if line.startswith("memory_count{"))  # fmt: skip
+    assert counted["ops"] == 0 < counted["acme"] < counted["all"], counted
     consolidate = await http.post(
         "/runs/wait", json={"assistant_id": "consolidate", "input": {}}, headers=as_alice
     )
