@@ -58,8 +58,8 @@ from memory.storage.availability import is_unavailable, unavailable_from
 async def metrics(request: Request) -> Response:
     """Prometheus text of storage, counts, latency, cache and quality metrics.
 
-    Counts and rates are the caller's tenant's: `memory:metrics` lets a tenant watch its own
-    memory, and only `memory:platform` (the deployment's operator) sees every tenant's.
+    Counts and rates are those of the caller's tenant. The metrics permission lets a tenant
+    watch its own memory; only the platform permission (the operator) sees every tenant.
     """
     if not has_permission(request, PERMISSION_METRICS):
         raise HTTPException(403, f"needs the {PERMISSION_METRICS!r} permission")
