@@ -24,7 +24,11 @@ from memory.types import Scope
 from tests.integration import test_write_path
 
 FILTER = PrivacyFilter()
-_SEPARATORS = [" ", "  ", ".", "-", " - ", " .", "\t"]
+# Also what a PDF or a word processor puts between the groups (no-break, thin and ideographic
+# spaces, typographic dashes) and what people type (underscores, slashes, commas, a line break).
+_SEPARATORS = [" ", "  ", ".", "-", " - ", " .", "\t", "\u00a0", "\u202f", "\u2009", "\u3000",
+               "\u2013", "\u2014", "\u2011", "\uff0d", "\u2212", "_", "/", ",", ", ", "\u00b7",
+               "\n"]  # fmt: skip
 _CONTEXTS = [
     "My card is {}.", "use {} for the deposit", "卡号{}，谢谢", "Charge {} please!",
     "{} is the company card", "the number: {} (visa)", "card={}",

@@ -13,6 +13,9 @@ from memory.gating.privacy import PrivacyFilter
 
 _B64_KEY = base64.b64encode(b"sk-live-Vb7Nm2Qw9Er4Ty6Ui1Op3As8Df").decode()
 _HEX_PASSWORD = b"Db password: Kestrel#5510".hex()
+# Pasted with no-break spaces or typographic dashes between the groups.
+_NBSP_CARD = "\u00a0".join(["4111", "1111", "1111", "1111"])
+_DASH_CARD = "\u2013".join(["5500", "0055", "5555", "5559"])
 _SPELLED_TOKEN = " ".join("ghp_T5r6E7w8Q9a0S1d2F3g4H5j6K7l8Z9x0C1v2")
 
 SAMPLES: list[tuple[str, str, str]] = [
@@ -22,6 +25,8 @@ SAMPLES: list[tuple[str, str, str]] = [
     ("card", "378282246310005", "amex 378282246310005 is the company card"),
     ("card", "6011000990139424", "我的卡号是6011000990139424"),
     ("card_cvv", "4000 0566 5566 5556", "card 4000 0566 5566 5556 exp 12/29 cvv 123"),
+    ("card", _NBSP_CARD, f"my visa {_NBSP_CARD}, exp 09/27"),
+    ("card", _DASH_CARD, f"card {_DASH_CARD} for the hotel"),
     ("ssn", "123-45-6789", "my SSN is 123-45-6789"),
     ("ssn", "219-09-9999", "social security number: 219-09-9999, keep it safe"),
     ("cn_id", "11010519491231002X", "身份证号 11010519491231002X"),

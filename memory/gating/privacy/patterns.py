@@ -115,9 +115,20 @@ _NOT_PASSWORDS = frozenset(
 _PASSWORD_WORD_INTL = (
     r"\b(?:contraseñ?a|contrasena|clave de acceso|mot de passe|mdp|passwort|kennwort|senha)"
 )
-# Separators between digit groups of a card or an SSN as people type them: spaces (one or
-# several), dots, dashes, mixed.
-_SEP = r"[ \t.\-]{1,3}"
+# Separators between digit groups of a card or an SSN as people type or paste them: one to
+# three of any Unicode space (category Zs: a PDF or a French page brings no-break and thin
+# spaces) or tab, any dash (category Pd, the minus sign), dots, commas, slashes, underscores and
+# middle dots, mixed; or a single line break with up to two of those either side. A blank line
+# (two breaks) separates numbers. The class holds no digit, so the groups split one way only.
+_SPACES = r"\t \u00a0\u1680\u2000-\u200a\u202f\u205f\u3000"
+_DASHES = (
+    r"\-\u058a\u05be\u1400\u1806\u2010-\u2015\u2e17\u2e1a\u2e3a\u2e3b\u2e40\u2e5d\u301c"
+    r"\u3030\u30a0\ufe31\ufe32\ufe58\ufe63\uff0d\U00010ead\u2212"
+)
+_MARKS = r"._/,\u00b7\u2027\u2219\u22c5\u30fb\uff65\u3001\uff0c\uff0e\uff0f"
+_SEP_CHAR = f"[{_SPACES}{_DASHES}{_MARKS}]"
+_SEP = rf"(?:{_SEP_CHAR}{{1,3}}|{_SEP_CHAR}{{0,2}}\r?\n{_SEP_CHAR}{{0,2}})"
+_SSN_GROUPS = rf"\d{{3}}{_SEP}\d{{2}}{_SEP}\d{{4}}"
 
 
 def _long_enough(value: str) -> bool:
@@ -298,13 +309,22 @@ RULES: tuple[Rule, ...] = (
         "card", re.compile(rf"(?<![\d.\-])\d{{4}}{_SEP}\d{{6}}{_SEP}\d{{4,5}}(?![\d])"), 0, luhn_ok
     ),
     Rule("card", re.compile(r"(?<![\d-])\d{13,19}(?![\d])"), 0, luhn_ok),
-    Rule("ssn", re.compile(r"(?<![\d-])\d{3}-\d{2}-\d{4}(?![\d-])"), 0, _ssn_ok),
-    # "330 77 9502", "330.77.9502": spaced forms only next to an SSN cue (phone-like otherwise).
+    # Any dash between the groups ("078–05–1120" from a word processor).
+    Rule(
+        "ssn",
+        re.compile(
+            rf"(?<![\d{_DASHES}])\d{{3}}[{_DASHES}]\d{{2}}[{_DASHES}]\d{{4}}(?![\d{_DASHES}])"
+        ),
+        0,
+        _ssn_ok,
+    ),
+    # "330 77 9502", "330.77.9502", "330/77/9502": spaced forms only next to an SSN cue
+    # (phone-like otherwise), with the card's separators.
     Rule(
         "ssn",
         re.compile(
             r"\b(?:ssn|social security(?: number| no\.?)?|social)\D{0,12}"
-            r"(?P<v>(?<!\d)\d{3}[ .\-]{1,3}\d{2}[ .\-]{1,3}\d{4})(?![\d])",
+            rf"(?P<v>(?<!\d){_SSN_GROUPS})(?![\d])",
             _I,
         ),
         "v",
