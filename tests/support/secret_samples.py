@@ -13,9 +13,10 @@ from memory.gating.privacy import PrivacyFilter
 
 _B64_KEY = base64.b64encode(b"sk-live-Vb7Nm2Qw9Er4Ty6Ui1Op3As8Df").decode()
 _HEX_PASSWORD = b"Db password: Kestrel#5510".hex()
-# Pasted with no-break spaces or typographic dashes between the groups.
+# Pasted with no-break spaces or typographic dashes between the groups; a wallet's seed phrase.
 _NBSP_CARD = "\u00a0".join(["4111", "1111", "1111", "1111"])
 _DASH_CARD = "\u2013".join(["5500", "0055", "5555", "5559"])
+_SEED = "witch collapse practice feed shame open despair creek road again ice least"
 _SPELLED_TOKEN = " ".join("ghp_T5r6E7w8Q9a0S1d2F3g4H5j6K7l8Z9x0C1v2")
 
 SAMPLES: list[tuple[str, str, str]] = [
@@ -35,6 +36,8 @@ SAMPLES: list[tuple[str, str, str]] = [
     ("password", "s3cr3t-Pa55", "the wifi password is s3cr3t-Pa55 by the way"),
     ("password", "CorrectHorse99", "密码是 CorrectHorse99"),
     ("password", "letmein!2024", "pwd=letmein!2024"),
+    ("seed_phrase", _SEED, f"my seed phrase is {_SEED}"),
+    ("recovery_code", "8473-2918 3391-0042", "2FA backup codes: 8473-2918 3391-0042"),
     ("api_key", "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD",
      "use sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD as the OpenAI key"),
     ("api_key", "sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789",

@@ -126,6 +126,31 @@ _NOT_PASSWORDS = frozenset(
 _PASSWORD_WORD_INTL = (
     r"\b(?:contraseñ?a|contrasena|clave de acceso|mot de passe|mdp|passwort|kennwort|senha)"
 )
+# What may stand between a word that names a key, a phrase or codes and its value: "for my
+# Ledger", then "is", "are", ":", "->", "是" (each optional), on the same line or the next.
+_KEY_FOR = (
+    r"(?:\s+(?i:for|of|to|on)\s[^.\n:=]{1,30}?)?[^\S\n]*+"
+    r"(?:(?i:is|are|was|were)\b|[:=：]|->|→|是|为|為)?[^\S\n]*+\n?[^\S\n]*+"
+)
+# One word of a recovery phrase (numbered or not: "1. witch") and one Chinese character of the
+# Chinese list, standing alone. Words are apart by spaces, commas or dashes, or by a line break
+# when the next line is a list of such words too (one a line, or a grid): a line of prose after
+# the phrase ("creds - deploy / X") is not read into it.
+_SEED_WORD = r"(?:\d{1,2}[.)][ \t]*+)?[a-zA-Z]{3,8}+(?!\w)"
+_SEED_LINE = (
+    r"(?:\d{1,2}[.)][ \t]*)?[a-zA-Z]{3,8}(?:[ \t,;\-]+(?:\d{1,2}[.)][ \t]*)?[a-zA-Z]{3,8})*"
+    r"[ \t,;]*(?:\r?\n|$)"
+)
+_SEED_GAP = rf"(?:[ \t,;\-]++|[ \t,;]*+\r?\n[ \t]*+(?={_SEED_LINE}))"
+_HAN = r"[\u4e00-\u9fff](?![\u4e00-\u9fff])"
+# A list's number before an item ("1. ", "2) ").
+_NUMBERED = r"(?:\d{1,2}[.)]\s++)?"
+# One backup code: letters and digits with a digit in them ("8473-2918", "a1b2c-3d4e5"), groups
+# of capitals and digits joined by dashes ("ABCD-EFGH-IJKL-MNOP"), or base32 ("JBSWY3DPEHPK3PXP").
+_CODE = (
+    r"(?:(?=[A-Za-z\-]*[0-9])[A-Za-z0-9]{4,}+(?:-[A-Za-z0-9]{3,}+)*+(?![\w\-])"
+    r"|[A-Z0-9]{4,}+(?:-[A-Z0-9]{3,}+)++(?![\w\-])|[A-Z2-7]{16,}+(?![\w\-]))"
+)
 # Separators between digit groups of a card or an SSN as people type or paste them: one to
 # three of any Unicode space (category Zs: a PDF or a French page brings no-break and thin
 # spaces) or tab, any dash (category Pd, the minus sign), dots, commas, slashes, underscores and
@@ -157,6 +182,11 @@ def _credential_ok(value: str) -> bool:
 def _generic_secret_ok(value: str) -> bool:
     # "token: expired" is not a secret; real tokens mix digits in or are long.
     return any(ch.isdigit() for ch in value) or len(value) >= 20
+
+
+def _codes_ok(value: str) -> bool:
+    # "backup codes: 2023" is a year; codes together hold eight letters and digits or more.
+    return sum(c.isalnum() for c in value) >= 8
 
 
 def _mixed_token_ok(value: str) -> bool:
@@ -230,6 +260,61 @@ RULES: tuple[Rule, ...] = (
         _aws_secret_ok,
     ),
     Rule("api_key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}")),
+    # A wallet's private key after a word that names it: 64 hex digits ("0x" or not) or a WIF
+    # key (base58, 51-52 characters from 5, K, L; 9 or c on testnet).
+    Rule(
+        "crypto_key",
+        re.compile(
+            _first(
+                "pPsSwW私密",
+                r"(?:\b(?i:priv(?:ate)?[_\- ]?key|privkey|secret[_\- ]?key|wallet[_\- ]?key"
+                r"|signing[_\- ]?key)s?\b|私钥|私鑰|密钥)"
+                + _KEY_FOR
+                + r"[\"'`]?(?P<v>(?:0x)?[0-9a-fA-F]{64}|[5KL9c][1-9A-HJ-NP-Za-km-z]{50,51})"
+                r"(?![0-9A-Za-z])",
+            )
+        ),
+        "v",
+    ),
+    # A wallet's recovery (BIP-39) phrase after a word that names it: twelve to twenty-four
+    # words of 3-8 letters (the list's lengths), on one line or listed, numbered or not ("1.
+    # witch 2. collapse ..."); or twelve or more Chinese characters apart by spaces (the Chinese
+    # list). A cue is needed: twelve short words alone are ordinary text.
+    Rule(
+        "seed_phrase",
+        re.compile(
+            _first(
+                "sSrRbBmMwW12助恢种",
+                r"(?:\b(?i:(?:(?:secret\s+)?(?:seed|recovery|backup|mnemonic|wallet)[ \-]?"
+                r"(?:phrase|words|seed)|mnemonic"
+                r"|(?:12|24)[ \-]words?(?:\s+(?:phrase|seed|backup))?)s?)\b"
+                r"|助记词|助記詞|恢复短语|种子短语)"
+                + _KEY_FOR
+                + rf"(?P<v>{_SEED_WORD}(?:{_SEED_GAP}{_SEED_WORD}){{11,23}}+"
+                + rf"|{_HAN}(?:[ \u3000,，]++{_HAN}){{11,}}+)",
+            )
+        ),
+        "v",
+    ),
+    # Two-factor backup and recovery codes, TOTP secrets: after a word that names them, a run of
+    # codes (each with a digit, dash-grouped capitals, or base32 of 16 or more), listed on one
+    # line or one a line, numbered or not. Prose after the cue ("backup codes are in the drawer")
+    # holds no such code.
+    Rule(
+        "recovery_code",
+        re.compile(
+            _first(
+                "2mMtTbBrRoOaAeEsS",
+                r"\b(?i:(?:(?:2fa|mfa|two[ \-]factor|2[ \-]step|two[ \-]step|backup|recovery"
+                r"|one[ \-]time|otp|totp|authenticator|emergency|security)[ \-]){1,3}"
+                r"(?:codes?|keys?|secrets?))\b"
+                + _KEY_FOR
+                + rf"(?P<v>{_NUMBERED}{_CODE}(?:[\s,;]++{_NUMBERED}{_CODE})*+)",
+            )
+        ),
+        "v",
+        _codes_ok,
+    ),
     # "<vendor> token X", "the API key X", "secret X": a word that names a key, then a long
     # token mixing letters and digits, with no "is" or ":" between them.
     Rule(
