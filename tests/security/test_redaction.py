@@ -104,6 +104,8 @@ _PASSWORD_PHRASES = [
     "creds: admin / {}", "credentials: root:{}", "login: ops / {}", "user/pass: bob/{}",
     "password for the wifi is {}", "passphrase: {}", "密码是{}", "我的密码：{}", "用密码{}登录",
     "账号admin密码{}", "口令为{}", "wifi 密码 = {}",
+    "password - {}", "password -> {}", "my password? {}", "password {}", "pw {}",
+    "my password has always been {}", "password of the wifi is {}", "密码？{}", "密码 -> {}",
 ]  # fmt: skip
 
 

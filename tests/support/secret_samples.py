@@ -36,6 +36,8 @@ SAMPLES: list[tuple[str, str, str]] = [
     ("password", "s3cr3t-Pa55", "the wifi password is s3cr3t-Pa55 by the way"),
     ("password", "CorrectHorse99", "密码是 CorrectHorse99"),
     ("password", "letmein!2024", "pwd=letmein!2024"),
+    ("password", "new york yankees 1998", "my password is new york yankees 1998"),
+    ("password", "Tr0ub4dor&3!", "my wifi password - Tr0ub4dor&3!"),
     ("seed_phrase", _SEED, f"my seed phrase is {_SEED}"),
     ("recovery_code", "8473-2918 3391-0042", "2FA backup codes: 8473-2918 3391-0042"),
     ("api_key", "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD",

@@ -6,8 +6,8 @@ key in three pieces.
 Each message alone holds nothing the rules know, so each passes the filter. `split_secrets`
 joins a thread's recent user messages two ways and runs the rules on the joins:
 
-- the messages one after another, a space between them, so a phrase in one and its value in
-  the next read as one statement ("my password is" / "Tr0ub4dor&3", "card 4111 1111" /
+- the messages one after another, a line break between them, so a phrase in one and its value
+  in the next read as one statement ("my password is" / "Tr0ub4dor&3", "card 4111 1111" /
   "1111 1111");
 - token-like fragments of consecutive messages glued together (two and three at a time), so
   the halves of a key read as the key.
@@ -59,9 +59,11 @@ def _part(text: str) -> tuple[str, int]:
 
 
 def _phrase_spans(texts: Sequence[str], privacy: PrivacyFilter) -> list[list[Span]]:
-    """Spans found in the messages joined by spaces that no message shows alone."""
+    """Spans found in the messages joined by line breaks that no message shows alone."""
     parts = [_part(t) for t in texts]
-    joined = " ".join(p for p, _ in parts)
+    # A line break between messages, not a space: a value read to the end of its clause (a
+    # passphrase) ends with its message instead of taking the next one's first words.
+    joined = "\n".join(p for p, _ in parts)
     bases, at = [], 0
     for part, _ in parts:
         bases.append(at)
