@@ -8,6 +8,8 @@ when they read as identifiers: changing one would break the thread. But a client
 them (a message's `id` and `name`, an image block's `name`, any `*_id` key it adds), so a value
 under such a key is kept only while it is one token with no named secret in it (digits that look
 like a card or phone number inside a uuid's hex are no secret); anything else is free text.
+Mapping keys are judged the same way: a client's message may carry fields of its own, whose keys
+are kept in the thread's state, so a key that holds a secret is redacted too.
 """
 
 from __future__ import annotations
@@ -39,6 +41,11 @@ _ID_HARMLESS_KINDS = frozenset({"card", "phone", "ssn", "cn_id", "iban", "bank_a
 # since one message may be 64,000 characters.
 _CACHE_ENTRIES = 8192
 _CACHE_CHARS = 4_000_000
+
+
+# Keys a state is made of ("content", "tool_calls", "additional_kwargs", a node's name): lower
+# case letters and underscores name no secret, so they skip the filter (and its cache).
+_PLAIN_KEY = re.compile(r"[a-z_]{1,40}")
 
 
 def _is_identifier_key(key: object) -> bool:
@@ -146,12 +153,31 @@ class StructureRedactor:
             return tuple(items) if changed else value
         return value
 
+    def key(self, key: Any) -> Any:
+        """A mapping's key, kept while it reads as an identifier with no named secret in it.
+
+        A client chooses the keys of what it sends: an unknown field of a message becomes one of
+        its `additional_kwargs`, kept in the thread's state and checkpoints, so a secret sent as
+        a key ("sk-proj-…": "my key") is redacted like a value under an identifier key is.
+        """
+        if not isinstance(key, str) or _PLAIN_KEY.fullmatch(key):
+            return key
+        return self.identifier(key)
+
     def _mapping(self, value: Mapping[Any, Any]) -> Any:
-        out = {
-            k: (self.identifier(v) if _is_identifier_key(k) else self.value(v))
-            for k, v in value.items()
-        }
-        if all(out[k] is v for k, v in value.items()):
+        out: dict[Any, Any] = {}
+        renamed = False
+        for k, v in value.items():
+            item = self.identifier(v) if _is_identifier_key(k) else self.value(v)
+            name = self.key(k)
+            if name is not k:
+                renamed = True
+                # Two secrets may redact to one placeholder: each keeps its own entry.
+                base, n = name, 2
+                while name in out or name in value:
+                    name, n = f"{base}#{n}", n + 1
+            out[name] = item
+        if not renamed and all(out[k] is v for k, v in value.items()):
             return value
         if isinstance(value, dict) and type(value) is not dict:
             try:
