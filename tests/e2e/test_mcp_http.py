@@ -114,9 +114,10 @@ async def test_slow_write_answers_at_once_and_the_round_trip_over_http(
         assert hits[0]["relevance"]["passed"] is True and "similarity" in hits[0]["breakdown"]
 
         # The model sees the message redacted, and quotes it so.
-        _stub_session.script(_gate_answer("My wifi password is [REDACTED:password] for the cabin"))
+        # (A password is read to the end of its clause: the comma keeps "for the cabin".)
+        _stub_session.script(_gate_answer("My wifi password is [REDACTED:password], for the cabin"))
         secret_write = await alice.call_tool(
-            "remember", {"text": f"My wifi password is {SECRET} for the cabin"}
+            "remember", {"text": f"My wifi password is {SECRET}, for the cabin"}
         )
         await _finished(alice, str(data_of(secret_write)["write_id"]))
         listed = await alice.call_tool("list_memories", {"limit": 200})
