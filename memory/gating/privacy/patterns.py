@@ -299,11 +299,13 @@ def _password_shaped(value: str) -> bool:
     is for ("password manager", "password reset").
     """
     core = value.strip(".!?")
-    if len(core) < 6 or core.lower() in _NOT_PASSWORDS:
+    if core.lower() in _NOT_PASSWORDS:
         return False
     letters = any(c.isalpha() for c in core)
     marks = any(c.isdigit() for c in core) or any(c in _PASSWORD_SYMBOLS for c in core)
-    return (letters and marks) or core.isdigit()
+    # A "!" or "?" a password ends in is read as the sentence's ("0000A!" reaches here as
+    # "0000A"), so letters with marks count from four; digits alone from six (not a year).
+    return (letters and marks and len(core) >= 4) or (core.isdigit() and len(core) >= 6)
 
 
 def _zh_password_ok(value: str) -> bool:
@@ -478,7 +480,9 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "password",
         re.compile(
-            _PASSWORD_WORD + r"(?:\s*[?,;.…!|/*#~]+\s*|\s+)(?![\"'“])" + _PASSWORD_VALUE, _I
+            # A mark is a separator only with a space after it: "#VZEC7" keeps its "#".
+            _PASSWORD_WORD + r"(?:\s*[?,;.…!|/*#~]+\s+|\s+)(?![\"'“])" + _PASSWORD_VALUE,
+            _I,
         ),
         "v",
         _password_shaped,
