@@ -295,13 +295,15 @@ ACTING_UP = _rx(
 )
 MOOD = _rx(
     # Possessive quantifiers: the adjacent optional parts never trade characters on a miss.
-    r"^(?:(?:ugh+|omg|man|god|oh|welp|whew|phew|ah+|argh+|lol|so|and|but|honestly|tbh)"
+    r"^(?:(?:ugh+|omg|man|god|oh|welp|whew|phew|ah+|argh+|lol|so|and|but|honestly|tbh|meh)"
     r"[\s,!.]*+)*+"
-    r"(?:(?:i'm|i am|i feel|feeling|feel|it's|it is|getting|got|(?:this|the) (?:week|day|morning"
+    r"(?:(?:i'm feeling|i am feeling|i'm|i am|i feel|feeling|feel|it's|it is|getting|got"
+    r"|(?:this|the) (?:week|day|morning"
     r"|shift)(?: is| has been)?|today(?: is| has been)?|work(?: is| has been)?)\s++)?+"
     r"(?:(?:so+|really|super|kinda|kind of|a bit|bit|a little|pretty|very|totally|absolutely"
     r"|way too|too)\s++)?+"
     r"(?:tired|exhausted|sleepy|knackered|wiped(?: out)?|drained|shattered|hungry|starving"
+    r"|not feeling it"
     r"|thirsty|bored|hot|cold|freezing|boiling|humid|stressed(?: out)?|sore|full|stuffed|lazy"
     r"|grumpy|cranky|hungover|burnt out|burned out|fried|sweaty|sunburnt|jet ?lagged"
     r"|cold out|hot out|pouring|raining|snowing|drizzling|sunny|windy|muggy|grey|gray|meh|blah"
@@ -377,15 +379,17 @@ ANSWER_FORM = _rx(_ANSWER_FORM)
 PREFERENCE = _rx(
     r"\bi(?:'d| would) (?:rather|prefer|like)\b",
     r"\bi\s+" + _ADV + r"(?:prefer|like|love|enjoy|adore|hate|dislike|detest|loathe|can't stand"
+    r"|stick to|stick with|learn best|work best|do best"
     r"|cannot stand|don't like|do not like|don't enjoy|don't mind|'d rather|would rather|'d prefer"
     r"|would prefer|'d like|would like|want|favou?r|care about|am into|'m into|am keen on"
-    r"|'m keen on|am fond of|'m fond of)\b(?! (?:your|that|it"
+    r"|'m keen on|am fond of|'m fond of)\b(?! (?:your|that|it(?! when\b| if\b)"
     r"|this|those|how you)\b)",
     r"\bi'm\s+(?:not\s+|really\s+|more\s+)?(?:a\s+(?:big\s+|huge\s+)?fan|into|more of an?\b"
     r"|an?\s+(?:\w+\s+){1,2}person|used to|partial to|obsessed with|passionate about)",
     r"\b(?:my|our)\s+(?:all[- ]time\s+|absolute\s+)?(?:favou?rites?|preferred|go-to"
     r"|preferences?|choice)\b|\bwhat (?:i|we) (?:like|prefer|want|love|enjoy)\b",
-    r"\bnot (?:a |the )?(?:big |huge )?fan of\b",
+    r"\bnot (?:a |the )?(?:big |huge )?fan of\b|^(?:fav|fave|favou?rite)\s+[a-z]+\s+(?:is|are)\b"
+    r"|\bmy (?:fav|fave)\b",
     r"\btoo\s+\w+\s+for\s+me\b|\bfor me\b.*\bplease\b",
     r"\b(?:suits?|works?)\s+(?:me|(?:best|better|well|great) for me)\b",
     r"\b(?:i|we)\s+(?:find|found)\b.+\b(?:stiff|boring|annoying|confusing|easier|harder|better"
@@ -415,7 +419,8 @@ CONSTRAINT = _rx(
     r"\b(?:mustn't|must not|shall not|has to|had to be|needs? to be|is required"
     r"|are required|required to|not allowed|aren't allowed|isn't allowed|prohibited|forbidden"
     r"|mandatory|non-negotiable)\b",
-    r"^(?:please\s+|and\s+|so\s+)?(?:never|always|don't|do not|dont|make sure|ensure|avoid"
+    r"^(?:please\s+|pls\s+|plz\s+|and\s+|so\s+)?"
+    r"(?:never|always|don't|do not|dont|make sure|ensure|avoid"
     r"|only|no more)\b(?! (?:worry|mind|forget|be sorry|know|let|give up|quit|stop|be afraid"
     r"|hesitate|beat yourself|be so hard|lose|\w+ing\b|happy|glad|great|good|nice|here|there|a "
     r"|so |fun|welcome|be there|thought|the best|been|by|here|ready|calm|up for|down for))",
@@ -490,7 +495,23 @@ FACT = _rx(
     r"|picked up|tried|saw|watched|read|wrote|attended|traveled|travelled|spent|celebrated"
     r"|received|gave|created|launched|opened|found|bake|cook|collect|grow|climb|hike|swim"
     r"|surf|ski|dance|sing|draw|knit|garden|camp|camped|hiked|baked|cooked|painted|signed|use"
-    r"|host|deploy|run)\b(?! (?:it|that|this|you|what you mean|where you're)\b)",
+    r"|host|deploy|run|sell)\b(?! (?:it|that|this|you|what you mean|where you're)\b)",
+    # Subject left out: "Drive a 2012 Honda Civic", "going to japan may 3rd to 17th",
+    # "Boyfriend (Alex, 31) is a chef", "dentist appt on the 12th at 3".
+    r"^(?:i )?(?:drive|own) (?:a|an)\s",
+    r"^(?:going|flying|heading|moving|off|travell?ing) to [a-z]+(?: [a-z]+)?\s+"
+    r"(?:on |in |from |this |next )?"
+    r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|mon|tue|wed|thu|fri|sat|sun|next|tomorrow"
+    r"|\d)",
+    r"^(?:boyfriend|girlfriend|bf|gf|husband|hubby|wife|partner|fianc\w*|son|daughter|mom|mum|dad"
+    r"|sister|brother|roommate|flatmate|boss)\b(?:\s*\([^()]{1,30}\))?\s+(?:is|was|works|lives|just"
+    r"|has|started|got)\b",
+    r"^(?:[a-z]+ ){0,2}(?:appt|appointment|surgery|interview|exam|flight|checkup|check-up)\s+"
+    r"(?:on|at|is|this|next|tomorrow)\b(?![^.?!]{0,20}\b(?:what|when|which)\b)",
+    r"\bmy (?:phone|laptop|computer|pc|car|tablet|watch|camera|os|editor|ide|browser|router"
+    r"|tv)\s+is\b",
+    # A habit told with its adverb: "I sell mostly at farmers markets", "we usually eat at 6".
+    r"\b(?:i|we)\s+(?:[a-z]+\s+)?(?:mostly|usually|normally|typically|generally|mainly)\s+[a-z]",
     r"\b(?:i'm|i am|i was|i've been|i have been|we're|we are|we were|we've been)\s+"
     r"(?:now |still |currently |also |really |finally |just |)"
     r"(?:a|an|the|from|in|at|on|based|married"
@@ -588,7 +609,8 @@ ROUTINE = _rx(
     r"(?:a|per|each|every)\s+(?:week|month|day|night|fortnight)\b",
     r"\b(?:mondays|tuesdays|wednesdays|thursdays|fridays|saturdays|sundays|weekdays|weeknights"
     r"|weekends)\b",
-    r"\b(?:mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)(?:day)?\s*(?:[/&,+]|and)?\s*"
+    r"\bmwf\b|\bm/w/f\b|\b(?:daily|nightly)\b",
+    r"\b(?:mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)(?:day)?\s*(?:[/&,+]|and|n)?\s*"
     r"(?:mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)(?:day)?\b",
 )
 # Health, diet and medication: who the speaker is wherever they are. "im on metformin 500mg
@@ -631,6 +653,8 @@ CORE_FACT = _rx(
     r"\bmy (?:wife|husband|partner|son|daughter|mom|mum|mother|dad|father|brother|sister|dog|cat)"
     r"(?:'s name)? (?:is called|is named|is)\b",
     r"\b(?:my birthday|i was born|i'm \d+ years old|i am \d+ years old)\b",
+    # "i do freelance illustration for a living", "Me: 29F, UX designer".
+    r"\bfor a living\b|^(?:me|about me)\s*[:：]\s*\S",
 )
 # A convention, one thing over another, judged on the whole sentence since the comma would
 # split it: "We use pnpm, not npm", "I use tabs instead of spaces".

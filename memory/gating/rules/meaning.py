@@ -30,7 +30,8 @@ _F = re.IGNORECASE
 _LEAD = re.compile(
     r"^(?:(?:so|and|ok|okay|also|oh|hey|hi|hello|um+|uh+|well|btw|by the way|anyway|actually"
     r"|quick question|quick q|qq|one more thing|sorry|and also|but|wait|hmm+|oh wait|right"
-    r"|嗯|哦|那|那么|对了|另外|还有|请问)"
+    r"|yo|bruh|dude|ngl|lol|lmao"
+    r"|嗯|哦|那|那么|对了|另外|还有|请问)(?![a-z'])"
     r"[\s,，:：.。!！]*){1,3}",
     _F,
 )
@@ -44,6 +45,7 @@ _WH_QUESTION = re.compile(
     r"^(?:what|which|who|whom|whose|where|when|why|how)(?:'s|'re|'d|'ll|'ve|\s+" + _AUX + r"\b"
     r"|\s+(?:have|has|had)\s+" + _SUBJECT + r"\b)"
     r"|^how\s+(?:much|many|long|often|far|old|about|come|do|to)\b"
+    r"|^(?:in|at|on|from|to|for|with|by|of) (?:which|what|whom|whose)\s+\w"
     r"|^what\s+(?:about|if|else|happened|time|day|date|kind|sort|type|year|month|size|colou?r"
     r"|number|was|were)\b"
     r"|^(?:what|which|who|whose|whom)\s+(?!(?:" + _SUBJECT + r"|a|an|ever)\b)\w",
@@ -69,6 +71,8 @@ _INVERTED = re.compile(
     r"|^(?:is|are|isn't|aren't|does|doesn't)\s+\w",
     _F,
 )
+# A request to the listener, which a standing marker makes a rule ("can you always…").
+_ASKS_YOU_TO = re.compile(r"^(?:can|could|would|will|won't|can't|cannot)\s+(?:you|u)\b", _F)
 # Requests to look something up, recall it or explain it, and indirect questions.
 _REQUEST = re.compile(
     r"^(?:please\s+|pls\s+|can you\s+|could you\s+|would you\s+)?(?:remind me (?:what|where"
@@ -82,13 +86,20 @@ _REQUEST = re.compile(
     r"|can't remember (?:what|where|when|who|how|which))\b"
     r"|^(?:wondering|curious) (?:if|whether|what|where|when|who|how|which)\b"
     # A request said as a wish: "I'd love a summary of this", "it would be great if you could…".
+    r"|^i(?:'d| would| want| need) (?:like )?you to\b"
     r"|^(?:i'd love|i would love|i'd appreciate|i would appreciate)\s+(?:a|an|some|your|it if you"
     r"|if you|help|to get|to see)\b"
     r"|^(?:it would|it'd|would) be (?:great|nice|awesome|helpful|amazing|lovely|good) if you\b"
     # Weighing a choice aloud asks for advice: "not sure if I should…", "can't decide between…".
     r"|^(?:i'm |i am )?(?:not sure|unsure|torn|undecided) (?:if|whether|about whether)"
     r" (?:i|we) should\b|^(?:i )?can't decide (?:if|whether|between|which)\b"
-    r"|^(?:does )?(?:anyone|anybody) (?:know|have|seen|tried)\b",
+    r"|^(?:does )?(?:anyone|anybody) (?:know|have|seen|tried)\b"
+    # The thing the speaker needs made: "I need a recipe for dumplings", "I'd like a packing list".
+    r"|^i(?:\s+|(?='))(?:need|want|would like|'d like|am looking for|'m looking for)\s+"
+    r"(?:a|an|some|another|a few|\d+)\s+(?:[a-z-]+\s+){0,2}?"
+    r"(?:recipes?|list|plan|template|summary|outline|draft|poem"
+    r"|names?|slogan|caption|itinerary|playlist|script|email|letter|toast|speech|checklist|quiz"
+    r"|cover letter|bio|tagline|title|haiku|story|joke|riddle|workout|meal plan)\b",
     _F,
 )
 # A task for the assistant in the imperative ("translate this into Dutch pls", "list three
@@ -119,7 +130,8 @@ _TASK = re.compile(
 )
 # A reminder asked for, opened by nothing but politeness or the time it is for.
 _REMIND = re.compile(
-    r"^(?:please\s+|pls\s+|plz\s+|can you\s+|could you\s+|can u\s+|could u\s+)?remind me\s+to\b",
+    r"^(?:please\s+|pls\s+|plz\s+|can you\s+|could you\s+|can u\s+|could u\s+)?remind me\s+"
+    r"(?:(?:in|at|on|after|before|by|around|tomorrow|tonight|this|next)\b[^.!?,]{0,30}?\s+)?to\b",
     _F,
 )
 _ZH_REMIND = re.compile(
@@ -144,6 +156,7 @@ _TAG = re.compile(
 # indefinite use ("我什么都吃", "哪儿都行", "几个朋友") tells, it does not ask.
 _ZH_WH = re.compile(
     r"(?<![没不])什么(?![都也]|时候[都也])|(?<!随便)啥(?![都也])|(?<!不)怎么(?![都也样]|说呢)|怎么样|怎样|如何"
+    r"|(?<!不)咋(?![都也])|点样|点解|边度|边个|乜嘢|乜野|(?<![了过好])几个月(?![前后])"
     r"|哪(?:里|儿|个|些|家|天|年|一)?+(?![都也怕])|几(?:点|号|月|岁|天|时|个人|位)|星期几|周几|礼拜几"
     r"|(?<![没不有])多(?:大|高|长|远|重|宽|厚|深|贵)(?![了点些])"
     r"|多少(?![有些])|多久|多长时间|为什么|为啥|谁(?![都也])",
@@ -152,7 +165,8 @@ _ZH_WH = re.compile(
 # ("是住在珠海还是中山").
 _ZH_QUESTION = re.compile(
     r"[了过]没有?[\s？?！!。~～]*$|是[^，。！？,.!?]{1,15}还是|是[^，。！？,.!?]{1,20}吧[\s？?。~～]*$"
-    r"|是否|是不是|能不能|可不可以|要不要|有没有|行不行|好不好|对不对|会不会|用不用|该不该",
+    r"|是否|是不是|能不能|可不可以|要不要|有没有|行不行|好不好|对不对|会不会|用不用|该不该|真的假的"
+    r"|有冇|([\u4e00-\u9fff])唔\1",
 )
 _ZH_INDIRECT = re.compile(r"(?:不知道|不确定|不清楚|忘了|不记得|记不清|想不起来?)")
 _ZH_REQUEST = re.compile(
@@ -164,8 +178,8 @@ _ZH_REQUEST = re.compile(
 # Any task asked for: "帮我想个理由", "给我列个清单", "来个标题", "把这段改短一点", "润色一下这封
 # 邮件". "帮我搬家的那个朋友" tells (a 的 follows). Like `_TASK`, a dated one carries a plan.
 _ZH_TASK = re.compile(
-    r"^(?:请|烦请|劳烦|拜托(?:你|您)?|麻烦(?:你|您)?|你|您)?(?:(?:这|那|上面|下面|以下)[\u4e00-\u9fff]{0,8}?)?(?:这次|这回|那就|就|也|先|再){0,3}"
-    r"(?:能|可以|能不能|可不可以)?(?:帮我|替我|帮忙|帮帮我|给我(?=[来写列出做推荐找讲说想整编起画算查翻改发]))"
+    r"^(?:本人|我)?(?:请|恳请|烦请|劳烦|拜托(?:你|您)?|麻烦(?:你|您)?|唔该(?:你)?|你|您)?(?:随便|随机|直接|赶紧|快)?(?:(?:这|那|上面|下面|以下)[\u4e00-\u9fff]{0,8}?)?(?:这次|这回|那就|就|也|先|再){0,3}"
+    r"(?:能|可以|能不能|可不可以)?(?<!别)(?<!不要)(?<!不用)(?:帮我|替我|帮忙|帮手|帮帮我|给我(?=[来写列出做推荐找讲说想整编起画算查翻改发排拟弄搞挑选配订定设制准安]))"
     r"(?![\u4e00-\u9fff]{1,3}的)"
     # A text named first, then what to do with it: "这段话缩短到一百字", "上面那封改得客气点".
     r"|^(?:这|那|上面|下面|以下)[\u4e00-\u9fff]{0,6}?(?:改|缩短|缩写|扩写|翻译|翻成|润色|总结|压缩|精简"
@@ -179,7 +193,18 @@ _ZH_TASK = re.compile(
     r"|^(?:要是|如果)(?:你|您)?能(?:帮我|帮忙|帮)"
     r"|^再(?:[\u4e00-\u9fff]{1,3})(?:一点|一些|一下|点)"
     r"|^(?:请|麻烦(?:你)?)?给我(?:[来写列出做推荐找讲说想整编起画算查翻改发讲]|一个|一份|几个)"
-    r"|^(?:来|整|写|列|出|做|起|想|编|画|算|查|给|推荐|找|搞)(?:个|一个|一份|一下|几个|一些|一段|一篇|一首|一张)"
+    r"|^(?:来|整|写|列|出|做|起|想|编|画|算|查|给|推荐|找|搞|拟)(?:个|一个|一份|一下|几个|一些|一段|一篇|一首|一张|句|一句|封|一封|条|一条|套|一套)"
+    # A request in the polite second person: "恳请您代拟一份…", "请你写…".
+    r"|^(?:本人|我)?(?:恳请|烦请|劳烦|请)(?:您|你)(?!以后|今后|每次|记住|记得)"
+    # Something to make for someone named: "给同事写句生日祝福".
+    r"|^给[\u4e00-\u9fff]{1,6}?(?:写|编|做|画|想|起|列|挑|选|推荐|准备)(?:个|一个|一份|几个|一些|一段|一篇|一首|一张|句|一句|封|一封|条|一条|套|一套|点)"
+    # A part to play: "你扮演一个客栈老板", "假装你是面试官".
+    r"|^(?:你|请你)?(?:扮演|假装(?:你是|成)|假设你是|来当|当一回|模拟一个)"
+    # Reduplicated verbs ask: "考考我", "帮帮我", "讲讲这个".
+    r"|^(?:请|你)?(?:考考|教教|测测|查查|算算|讲讲|改改|找找|列列|理理|捋捋|评评|比比|翻翻|写写|看看)"
+    # The artefact the speaker needs made: "我需要一份去成都的旅游攻略".
+    r"|^(?:我)?(?:需要|想要|要|求)(?:一份|一个|一篇|一套|个|份|篇)[^，。！？]{0,16}?"
+    r"(?:攻略|计划|方案|清单|菜谱|食谱|做法|模板|文案|邮件|简历|大纲|教程|总结|提纲|训练|歌单|书单|名单|祝福|感言|发言稿|演讲稿|介绍)"
     r"|^(?:请|烦请|劳烦|麻烦(?:你|您)?)?把(?:这|那|它|下面|上面|以下|刚才)"
     r"|^(?:翻译|总结|润色|改写|缩写|扩写|翻成|概括|分析一下|检查一下|修改一下|优化一下|对比一下|比较一下)"
 )
@@ -285,6 +310,11 @@ def asks(clause: str) -> bool:
         return True
     if _ZH_WONDER.match(low) and (_zh_wh(low) or _ZH_QUESTION.search(low)):
         return True
+    if _ZH_ANNOUNCE.match(low):
+        return True
+    if _INVERTED.match(low) and not _ASKS_YOU_TO.match(low):
+        # "is it bad to drink energy drinks every day": "every day" is what is asked about.
+        return True
     if _STANDING_REQUEST.search(low) or lex.PERSIST.search(low):
         return False
     if lex.ANSWER_FORM.search(low) or zh.ANSWER_FORM.search(low):
@@ -293,6 +323,9 @@ def asks(clause: str) -> bool:
     if lex.POLITE_REQUEST.search(low):
         # "Could you use British spelling in my documents": a style asked for is a preference.
         rest = lex.POLITE_REQUEST.sub("", low)
+        if _TASK.match(rest) and not plans_ahead(clause):
+            # "can you shorten this to under 100 characters": a task with its limit.
+            return True
         if lex.PREFERENCE.search(rest) or lex.CONSTRAINT.search(rest):
             return False
     if _INVERTED.match(low) or _REQUEST.match(low) or _YOU_KNOW.match(low):
@@ -327,6 +360,10 @@ _ZH_A_NOT_A = re.compile(r"(?<!不管)(?<!无论)(?<!不论)([\u4e00-\u9fff])不
 # "不知道地铁上能不能吃东西", "想知道…": opening with what the speaker does not know asks the
 # assistant; further in ("他说不知道什么时候到") it reports.
 _ZH_WONDER = re.compile(r"^(?:我)?(?:也|还|就)?(?:不知道|不确定|不清楚|想知道|好奇|想问问?|想请教)")
+# Announcing a question asks: "想问个App的问题", "请教一个问题".
+_ZH_ANNOUNCE = re.compile(
+    r"^(?:我)?(?:想|要)?(?:问|请教)(?:个|一个|一下|几个|下)[^，。！？]{0,12}?问题"
+)
 
 
 def _zh_wh(low: str) -> bool:
@@ -362,8 +399,8 @@ def _a_name(word: str) -> bool:
 
 # A leading "since", "as", "because" ties the fact to a question that follows it.
 _TIE = re.compile(
-    r"^(?:so|and|but|since|as|because|given that|considering|now that|因为|既然|由于|所以)"
-    r"\s*[,，]?\s*",
+    r"^(?:so|and|but|since|as|because|given that|considering|now that"
+    r"|因为|既然|由于|所以|鉴于|考虑到)\s*[,，]?\s*",
     _F,
 )
 
@@ -445,7 +482,9 @@ def asking(pieces: list[str]) -> list[bool]:
     for i in range(1, len(pieces)):
         if flags[i - 1] and not flags[i]:
             low = lex_normalise(pieces[i])
-            flags[i] = not (lex.SUBJECT_START.match(low) or _ZH_SUBJECT.match(low))
+            # "给我写个做法，不要太复杂": how to do the task just asked goes with it.
+            for_it = _FOR_THIS_ANSWER.match(low) and not _STANDING_REQUEST.search(low)
+            flags[i] = bool(for_it) or not (lex.SUBJECT_START.match(low) or _ZH_SUBJECT.match(low))
     return flags
 
 
@@ -473,7 +512,8 @@ _ABOUT_CHAT = re.compile(
     r"\b(?:as you know|you know from|as (?:i|we) (?:said|mentioned)|we (?:talked|chatted|spoke"
     r"|went through|discussed|covered|went over)|i (?:told|asked|mentioned to|showed) you"
     r"|you (?:told|said|suggested|mentioned|asked|recommended))\b"
-    r"|(?:我们|咱们)?(?:聊过|聊到过|说过|讨论过|聊的)|问你|跟你说|和你说|你说过|你提到|你推荐",
+    r"|(?:我们|咱们)?(?:聊过|聊到过|说过|讨论过|聊的)|问你|跟你说|和你说|你说过|你提到|你推荐"
+    r"|(?:一直|早就|好久|老早)(?:都|就)?想问",
     _F,
 )
 _GREETING = re.compile(r"^(?:hey|hi|hello|嗨|你好|您好)\b[\s,，!！]*", _F)

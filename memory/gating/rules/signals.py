@@ -118,9 +118,17 @@ def _standing(low: str) -> bool:
     if lex.STANDING.search(low) or zh.STANDING.search(low):
         return True
     generic = lex.SUBJECT_START.search(low) or lex.GENERIC_ALWAYS.search(low)
+    # "洗衣机一直响": after a noun, 一直/总是 says what a thing keeps doing, not a rule; a
+    # schedule stays one wherever it is said ("店里每周二休息").
+    zh_persist = zh.PERSIST.search(low)
+    keeps = zh_persist and zh_persist.group().startswith(("一直", "总是"))
     return bool(
         (lex.PERSIST.search(low) and not generic)
-        or (zh.PERSIST.search(low) and not zh.SUBJECT_START.search(low))
+        or (
+            zh_persist
+            and not zh.SUBJECT_START.search(low)
+            and (not keeps or zh.PERSIST_LEAD.fullmatch(low[: zh_persist.start()]) is not None)
+        )
     )
 
 
@@ -196,6 +204,9 @@ def classify_clause(clause: str, *, asking: bool, personal: bool = True, sentenc
         return QUESTION_CUE
     if lex.MOOD.match(low) or zh.MOOD.match(low) or lex.ACTING_UP.match(low):
         # "so thirsty rn", "好冷啊": how the speaker feels right now is not who they are.
+        return NOISE
+    if lex.CHAT_REMARK.search(low) or zh.CHAT_REMARK.search(low):
+        # "打错字了 别管那句": about this chat, whatever rule its words seem to set.
         return NOISE
     if lex.POLITE_REQUEST.search(low):
         low = lex.POLITE_REQUEST.sub("", low)
