@@ -251,7 +251,8 @@ NOISE_WORDS = token_run(
 _CHAT_REMARK = (
     r"\b(?:pasted|sent|typed|attached|uploaded|copied|clicked) (?:the |a )?wrong\b"
     r"|\b(?:sent|posted|pasted|typed) (?:that|this|it) twice\b"
-    r"|^(?:please )?ignore (?:that|my last|the last|the previous|what i)\b|^my bad\b"
+    r"|^(?:please )?ignore (?:that|my last|the last|the previous|what i|my tone)\b|^my bad\b"
+    r"|\b(?:excuse|ignore|pardon) my (?:tone|typos?|french|english)\b"
 )
 CHAT_REMARK = _rx(_CHAT_REMARK)
 REACTION = _rx(
@@ -295,7 +296,8 @@ ACTING_UP = _rx(
 )
 MOOD = _rx(
     # Possessive quantifiers: the adjacent optional parts never trade characters on a miss.
-    r"^(?:(?:ugh+|omg|man|god|oh|welp|whew|phew|ah+|argh+|lol|so|and|but|honestly|tbh|meh)"
+    r"^(?:(?:ugh+|omg|man|god|oh|welp|whew|phew|ah+|argh+|lol|so|and|but|honestly|tbh|meh|wah"
+    r"|aiyo|aiya)"
     r"[\s,!.]*+)*+"
     r"(?:(?:i'm feeling|i am feeling|i'm|i am|i feel|feeling|feel|it's|it is|getting|got"
     r"|(?:this|the) (?:week|day|morning"
@@ -303,7 +305,7 @@ MOOD = _rx(
     r"(?:(?:so+|really|super|kinda|kind of|a bit|bit|a little|pretty|very|totally|absolutely"
     r"|way too|too)\s++)?+"
     r"(?:tired|exhausted|sleepy|knackered|wiped(?: out)?|drained|shattered|hungry|starving"
-    r"|not feeling it"
+    r"|not feeling it|hangry|melting"
     r"|thirsty|bored|hot|cold|freezing|boiling|humid|stressed(?: out)?|sore|full|stuffed|lazy"
     r"|grumpy|cranky|hungover|burnt out|burned out|fried|sweaty|sunburnt|jet ?lagged"
     r"|cold out|hot out|pouring|raining|snowing|drizzling|sunny|windy|muggy|grey|gray|meh|blah"
@@ -510,6 +512,9 @@ FACT = _rx(
     r"(?:on|at|is|this|next|tomorrow)\b(?![^.?!]{0,20}\b(?:what|when|which)\b)",
     r"\bmy (?:phone|laptop|computer|pc|car|tablet|watch|camera|os|editor|ide|browser|router"
     r"|tv)\s+is\b",
+    # "I do all my data analysis in R": the tool one works in.
+    r"\b(?:i|we) do (?:all |most |everything |)(?:of )?(?:my|our) [a-z]+(?: [a-z]+)?"
+    r" (?:in|with|on)\s",
     # A habit told with its adverb: "I sell mostly at farmers markets", "we usually eat at 6".
     r"\b(?:i|we)\s+(?:[a-z]+\s+)?(?:mostly|usually|normally|typically|generally|mainly)\s+[a-z]",
     r"\b(?:i'm|i am|i was|i've been|i have been|we're|we are|we were|we've been)\s+"
@@ -592,6 +597,10 @@ MOMENT = _rx(
     r"\b(?:today|tonight|this (?:morning|afternoon|evening|week)|last night|right now|rn|atm"
     r"|at the moment|just now|earlier today|(?:a few|a couple of|\d+|ten|five|twenty) (?:minutes?"
     r"|mins?|seconds?|hours?) ago)\b"
+    # "Just got a segfault", "I just burned the garlic again": an event a moment old.
+    r"|\bjust (?:got|had|spent|burn(?:ed|t)|watched|saw|did|made|broke|ate|took|lost|found|woke"
+    r"|fell|heard|read|tried|sent|dropped|spilled|spilt|failed|crashed|realized|realised|noticed"
+    r"|finished|texted|called)\b"
 )
 # The material a question is about, not the speaker: "the text below", "I read an article
 # saying…", "someone on Reddit claimed…", "the console says…".
@@ -599,8 +608,9 @@ MATERIAL = _rx(
     r"\b(?:below|above|attached|pasting|pasted)\b",
     r"\b(?:read|saw|found|came across|watched|heard) (?:an?|this|that|the|some) (?:article|post"
     r"|quote|video|thread|study|paper|tweet|meme|ad|claim|story|podcast)\b",
-    r"\b(?:someone|somebody|people|a (?:friend|coworker|colleague)) (?:on \w+ |at \w+ )?"
-    r"(?:said|says|claimed|claims|told me|brought it up|mentioned)\b",
+    r"\b(?:someone|somebody|people|a (?:friend|coworker|colleague)|reviewers?(?: \d)?)"
+    r" (?:on \w+ |at (?:the )?\w+ (?:last night |today |yesterday )?|just )?"
+    r"(?:said|says|claimed|claims|told me|brought it up|mentioned|asked|texted|wrote)\b",
     r"\bthe (?:console|error|log|doc|docs|document|email|text|code|script|article|term|word)"
     r"\s+(?:says|keeps|shows|is from|came)\b|\bit came up\b",
 )
@@ -646,13 +656,15 @@ NAMED = re.compile(r"\b(?:called|named|titled)\s+[\"'“]?[A-Z]")
 # Facts about who the speaker is that stay true and matter everywhere: name, home, work, health,
 # family, birthday, age. A high-value fact: kept even when stated in four words.
 CORE_FACT = _rx(
-    r"\bmy name is\b|\bi'm called\b|\bi go by\b|\b(?:i|we) live (?:in|at|on|near)\b",
+    r"\bmy name is\b|\bi'm called\b|\bi go by\b|\b(?:i|we) live (?:in|at|on|near)\b"
+    r"|\b(?:i|we) (?:just |recently )?(?:moved|relocated) (?:to|into)\b",
     r"\b(?:i|we) (?:work|worked) (?:at|for|as)\b|\bmy (?:job|boss|manager|employer|company)\b",
     r"\b(?:allergic|diabet\w*|asthma\w*|epilep\w*|celiac|coeliac|pregnant|diagnosed|disorder"
     r"|left-handed|right-handed|wheelchair|deaf|blind)\b",
     r"\bmy (?:wife|husband|partner|son|daughter|mom|mum|mother|dad|father|brother|sister|dog|cat)"
     r"(?:'s name)? (?:is called|is named|is)\b",
     r"\b(?:my birthday|i was born|i'm \d+ years old|i am \d+ years old)\b",
+    r"\bi(?:'m| am) \d{1,2}(?=\s*(?:$|[,.!;]|and\b|y/?o\b|years\b))",
     # "i do freelance illustration for a living", "Me: 29F, UX designer".
     r"\bfor a living\b|^(?:me|about me)\s*[:：]\s*\S",
 )

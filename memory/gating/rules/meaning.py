@@ -45,6 +45,8 @@ _WH_QUESTION = re.compile(
     r"^(?:what|which|who|whom|whose|where|when|why|how)(?:'s|'re|'d|'ll|'ve|\s+" + _AUX + r"\b"
     r"|\s+(?:have|has|had)\s+" + _SUBJECT + r"\b)"
     r"|^how\s+(?:much|many|long|often|far|old|about|come|do|to)\b"
+    # "Why my wifi keep dropping": the auxiliary left out.
+    r"|^why\s+(?:my|the|your|this|that|our)\s+\w"
     r"|^(?:in|at|on|from|to|for|with|by|of) (?:which|what|whom|whose)\s+\w"
     r"|^what\s+(?:about|if|else|happened|time|day|date|kind|sort|type|year|month|size|colou?r"
     r"|number|was|were)\b"
@@ -155,7 +157,7 @@ _TAG = re.compile(
 # Chinese asks in place: a question word inside the clause, a final particle, or A-not-A. An
 # indefinite use ("我什么都吃", "哪儿都行", "几个朋友") tells, it does not ask.
 _ZH_WH = re.compile(
-    r"(?<![没不])什么(?![都也]|时候[都也])|(?<!随便)啥(?![都也])|(?<!不)怎么(?![都也样]|说呢)|怎么样|怎样|如何"
+    r"(?<![没不])什么(?![都也]|时候[都也])|(?<!随便)啥(?![都也])|(?<![不没])怎么(?![都也样]|说呢)|怎么样|怎样|如何"
     r"|(?<!不)咋(?![都也])|点样|点解|边度|边个|乜嘢|乜野|(?<![了过好])几个月(?![前后])"
     r"|哪(?:里|儿|个|些|家|天|年|一)?+(?![都也怕])|几(?:点|号|月|岁|天|时|个人|位)|星期几|周几|礼拜几"
     r"|(?<![没不有])多(?:大|高|长|远|重|宽|厚|深|贵)(?![了点些])"
@@ -179,7 +181,7 @@ _ZH_REQUEST = re.compile(
 # 邮件". "帮我搬家的那个朋友" tells (a 的 follows). Like `_TASK`, a dated one carries a plan.
 _ZH_TASK = re.compile(
     r"^(?:本人|我)?(?:请|恳请|烦请|劳烦|拜托(?:你|您)?|麻烦(?:你|您)?|唔该(?:你)?|你|您)?(?:随便|随机|直接|赶紧|快)?(?:(?:这|那|上面|下面|以下)[\u4e00-\u9fff]{0,8}?)?(?:这次|这回|那就|就|也|先|再){0,3}"
-    r"(?:能|可以|能不能|可不可以)?(?<!别)(?<!不要)(?<!不用)(?:帮我|替我|帮忙|帮手|帮帮我|给我(?=[来写列出做推荐找讲说想整编起画算查翻改发排拟弄搞挑选配订定设制准安]))"
+    r"(?:能|可以|能不能|可不可以)?(?<!别)(?<!不要)(?<!不用)(?:帮我|替我|帮忙|帮手|帮帮我|帮(?:阿拉|俺|咱)|给我(?=[来写列出做推荐找讲说想整编起画算查翻改发排拟弄搞挑选配订定设制准安]))"
     r"(?![\u4e00-\u9fff]{1,3}的)"
     # A text named first, then what to do with it: "这段话缩短到一百字", "上面那封改得客气点".
     r"|^(?:这|那|上面|下面|以下)[\u4e00-\u9fff]{0,6}?(?:改|缩短|缩写|扩写|翻译|翻成|润色|总结|压缩|精简"
@@ -193,7 +195,8 @@ _ZH_TASK = re.compile(
     r"|^(?:要是|如果)(?:你|您)?能(?:帮我|帮忙|帮)"
     r"|^再(?:[\u4e00-\u9fff]{1,3})(?:一点|一些|一下|点)"
     r"|^(?:请|麻烦(?:你)?)?给我(?:[来写列出做推荐找讲说想整编起画算查翻改发讲]|一个|一份|几个)"
-    r"|^(?:来|整|写|列|出|做|起|想|编|画|算|查|给|推荐|找|搞|拟)(?:个|一个|一份|一下|几个|一些|一段|一篇|一首|一张|句|一句|封|一封|条|一条|套|一套)"
+    r"|^(?:来|整|写|列|出|做|起|想|编|画|算|查|给|推荐|找|搞|拟)(?:个|一个|一份|一下|几个|一些|一段|一篇|一首|一张|句|一句|封|一封|条|一条|套|一套|几道|一道|道)"
+    r"|^带我(?:做|练|读|过|复习|走|玩|学)"
     # A request in the polite second person: "恳请您代拟一份…", "请你写…".
     r"|^(?:本人|我)?(?:恳请|烦请|劳烦|请)(?:您|你)(?!以后|今后|每次|记住|记得)"
     # Something to make for someone named: "给同事写句生日祝福".
@@ -491,6 +494,8 @@ def asking(pieces: list[str]) -> list[bool]:
 _PREDICATE_ON = re.compile(
     r"^(?:is|are|was|were)\s(?!(?:it|there|this|that|he|she|they|we|you|i|your|my|the|a|an)\b)"
 )
+# A sentence that is all quotation: the material of a task asked before it.
+_QUOTED = re.compile(r"^\s*[\"'“‘「『](?s:.*)[\"'”’」』]\s*[.!?。！？]*\s*$")
 # The colon that opens a task's material (not "3:15", not a "[REDACTED:email]" placeholder).
 _PAYLOAD = re.compile(r"：|:(?=\s)")
 _TAG_ONLY = re.compile(
@@ -513,7 +518,9 @@ _ABOUT_CHAT = re.compile(
     r"|went through|discussed|covered|went over)|i (?:told|asked|mentioned to|showed) you"
     r"|you (?:told|said|suggested|mentioned|asked|recommended))\b"
     r"|(?:我们|咱们)?(?:聊过|聊到过|说过|讨论过|聊的)|问你|跟你说|和你说|你说过|你提到|你推荐"
-    r"|(?:一直|早就|好久|老早)(?:都|就)?想问",
+    r"|(?:一直|早就|好久|老早)(?:都|就)?想问"
+    r"|\bi(?:'ll| will|'m going to|'m gonna) (?:paste|send|share|upload|attach|post)\b"
+    r"|(?:待会儿?|等下|一会儿?|等会儿?)(?:再)?(?:贴|发|传)",
     _F,
 )
 _GREETING = re.compile(r"^(?:hey|hi|hello|嗨|你好|您好)\b[\s,，!！]*", _F)
@@ -546,6 +553,9 @@ def told(text: str) -> str:
         ):
             # "Can you proofread this? Don't change the tone.": how to do the task just asked.
             removed = True
+            continue
+        if removed and _QUOTED.match(sentence):
+            # "Can you summarise this abstract? 'We propose…'": the quoted material of a task.
             continue
         colon = _PAYLOAD.search(sentence)
         if colon and asks(sentence[: colon.start()]):
