@@ -24,8 +24,10 @@ def test_corpus_shape() -> None:
     for lang in ("en", "zh"):
         part = [i for i in ITEMS if i["lang"] == lang]
         assert len(part) >= 100
+        # Each round of blind batches is read into `tune` once the next is written, so the
+        # held part is asked to stay large in count, and at least a sixth of the corpus.
         held = sum(i["split"] in ("holdout", "blind") for i in part)
-        assert held >= 150 and held / len(part) >= 0.2
+        assert held >= 400 and held / len(part) >= 1 / 6
     kinds = {i["kind"] for i in ITEMS}
     assert kinds >= {"question", "request", "social", "intro", "mixed", "schedule", "decision"}
     assert all(i["kept"] for i in ITEMS if i["kind"] == "mixed")

@@ -21,6 +21,7 @@ from memory.gating.rules.explicit import asks_to_remember, without_request
 from memory.gating.rules.meaning import introduction, told
 from memory.gating.rules.signals import Cue, content_words, normalise
 from memory.gating.rules.specifics import plans_ahead, times
+from memory.gating.rules.split import split_candidates
 from memory.gating.rules.turn import best_cue, is_instruction_like, needs_approval, trim_small_talk
 from memory.types import Category, MemoryKind, Origin
 
@@ -119,20 +120,61 @@ def sets_the_scene(content: str, role: Role, context: str | None, reply: str | N
     if not rest or rest == content.strip() or _ABOUT_YOU.search(content[:2000]):
         return False
     low = normalise(rest)
-    scene = bool(
+    if lex.PERSIST.search(low) or _zh_schedule(low) or lex.ROUTINE.search(low):
+        # "Every Wednesday I have pottery class, and today I glazed a mug": a habit is the
+        # user's life, whatever moment it is told in.
+        return False
+    if lex.HEALTH.search(low) or zh.HEALTH.search(low):
+        # "我吃素，今晚朋友要来家里吃饭": health and diet are who the user is.
+        return False
+    if _NAMED_OWN.search(rest):
+        # "The vet said today that my beagle Rufus is getting chubby": someone of theirs named.
+        return False
+    sentences = split_candidates(rest)
+    marked = [_of_the_moment(s) or _dated(s) for s in sentences]
+    if not any(marked):
+        return False
+    if any(_own_news(s, role) for s, m in zip(sentences, marked, strict=True) if not m):
+        # "Just hit 20,000 miles today. I drive a Tesla Model 3, so…": a sentence that tells
+        # something of the user's without the moment's marks is kept with the rest.
+        return False
+    cue = best_cue(rest, role, context, reply)
+    moment = any(_of_the_moment(s) for s in sentences)
+    # A plain statement only dated near or past ("The flight was yesterday", "公司周五搞义卖") is
+    # the task's occasion; with a mark of the moment or the material any cue but who the user
+    # is sets the scene.
+    return cue.reason not in _WHO and (moment or cue.reason in _PLAIN)
+
+
+def _of_the_moment(sentence: str) -> bool:
+    low = normalise(sentence)
+    return bool(
         lex.MOMENT.search(low)
         or zh.MOMENT.search(low)
         or lex.MATERIAL.search(low)
         or zh.MATERIAL.search(low)
     )
-    # A plain statement dated near or past ("The flight was yesterday", "公司周五搞义卖") is the
-    # task's occasion; a plan weeks ahead or a habit ("每周五发版") is the user's life.
-    habit = lex.PERSIST.search(low) or zh.PERSIST.search(low) or lex.ROUTINE.search(low)
-    dated = times(rest) > 0 and not plans_ahead(rest) and not habit
-    if not (scene or dated):
-        return False
-    cue = best_cue(rest, role, context, reply)
-    return cue.reason not in _WHO and (scene or cue.reason in _PLAIN)
+
+
+def _own_news(sentence: str, role: Role) -> bool:
+    """A sentence with a cue of its own beyond a plain statement ("I drive a Tesla Model 3")."""
+    cue = best_cue(sentence, role)
+    return cue.category is not Category.NOISE and cue.reason not in _PLAIN
+
+
+def _zh_schedule(low: str) -> bool:
+    """每 or 天天 (a schedule); 一直 and 总是 say what something keeps doing ("一直在流血")."""
+    found = zh.PERSIST.search(low)
+    return bool(found) and not found.group().startswith(("一直", "总是"))
+
+
+def _dated(sentence: str) -> bool:
+    """Dated near or past; a plan weeks ahead is the user's life."""
+    return times(sentence) > 0 and not plans_ahead(sentence)
+
+
+# Someone or something of the user's with a name: "my beagle Rufus", "our son Leo".
+_NAMED_OWN = re.compile(r"\b(?:[Mm]y|[Oo]ur)\s+(?:[a-z]+\s+){1,2}[A-Z][a-z]+")
 
 
 def explicit_decision(

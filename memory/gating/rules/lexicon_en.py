@@ -296,16 +296,18 @@ ACTING_UP = _rx(
 )
 MOOD = _rx(
     # Possessive quantifiers: the adjacent optional parts never trade characters on a miss.
-    r"^(?:(?:ugh+|omg|man|god|oh|welp|whew|phew|ah+|argh+|lol|so|and|but|honestly|tbh|meh|wah"
+    r"^(?:(?:ugh+|omg|oh my (?:goodness|god|gosh)|man|god|oh|welp|whew|phew|ah+|argh+|lol|so|and"
+    r"|but|honestly|tbh|meh|wah"
     r"|aiyo|aiya)"
     r"[\s,!.]*+)*+"
-    r"(?:(?:i'm feeling|i am feeling|i'm|i am|i feel|feeling|feel|it's|it is|getting|got"
+    r"(?:(?:i'm feeling|i am feeling|it sure is|sure is|i'm|i am|i feel|feeling|feel|it's|it is"
+    r"|getting|got"
     r"|(?:this|the) (?:week|day|morning"
     r"|shift)(?: is| has been)?|today(?: is| has been)?|work(?: is| has been)?)\s++)?+"
     r"(?:(?:so+|really|super|kinda|kind of|a bit|bit|a little|pretty|very|totally|absolutely"
     r"|way too|too)\s++)?+"
     r"(?:tired|exhausted|sleepy|knackered|wiped(?: out)?|drained|shattered|hungry|starving"
-    r"|not feeling it|hangry|melting"
+    r"|not feeling it|hangry|melting|bored out of my mind"
     r"|thirsty|bored|hot|cold|freezing|boiling|humid|stressed(?: out)?|sore|full|stuffed|lazy"
     r"|grumpy|cranky|hungover|burnt out|burned out|fried|sweaty|sunburnt|jet ?lagged"
     r"|cold out|hot out|pouring|raining|snowing|drizzling|sunny|windy|muggy|grey|gray|meh|blah"
@@ -391,6 +393,8 @@ PREFERENCE = _rx(
     r"\b(?:my|our)\s+(?:all[- ]time\s+|absolute\s+)?(?:favou?rites?|preferred|go-to"
     r"|preferences?|choice)\b|\bwhat (?:i|we) (?:like|prefer|want|love|enjoy)\b",
     r"\bnot (?:a |the )?(?:big |huge )?fan of\b|^(?:fav|fave|favou?rite)\s+[a-z]+\s+(?:is|are)\b"
+    r"|\bi (?:don't|do not) care for\b"
+    r"|^(?:not |really not )?(?:really |much of )?(?:a|an) [a-z]+ person\b"
     r"|\bmy (?:fav|fave)\b",
     r"\btoo\s+\w+\s+for\s+me\b|\bfor me\b.*\bplease\b",
     r"\b(?:suits?|works?)\s+(?:me|(?:best|better|well|great) for me)\b",
@@ -600,7 +604,12 @@ MOMENT = _rx(
     # "Just got a segfault", "I just burned the garlic again": an event a moment old.
     r"|\bjust (?:got|had|spent|burn(?:ed|t)|watched|saw|did|made|broke|ate|took|lost|found|woke"
     r"|fell|heard|read|tried|sent|dropped|spilled|spilt|failed|crashed|realized|realised|noticed"
-    r"|finished|texted|called)\b"
+    r"|finished|texted|called|ended|sat|knocked|hit|left|arrived|landed)\b"
+    # "an hour ago", "in an hour", "staring at it for twenty minutes", "forever".
+    r"|\b(?:an?|one|half an|like \d+|a good) (?:minutes?|mins?|hours?) ago\b"
+    r"|\bin (?:an?|one|half an|\d+|a few|a couple of|ten|twenty|thirty) (?:minutes?|mins?|hours?)\b"
+    r"|\bfor (?:an?|one|half an|the last|the past|\d+|ten|twenty|thirty|five|two|three|forty)"
+    r" (?:minutes?|mins?|hours?)\b|\b(?:been|keep) \w+ing (?:\w+ ){0,3}forever\b"
 )
 # The material a question is about, not the speaker: "the text below", "I read an article
 # saying…", "someone on Reddit claimed…", "the console says…".
@@ -608,9 +617,12 @@ MATERIAL = _rx(
     r"\b(?:below|above|attached|pasting|pasted)\b",
     r"\b(?:read|saw|found|came across|watched|heard) (?:an?|this|that|the|some) (?:article|post"
     r"|quote|video|thread|study|paper|tweet|meme|ad|claim|story|podcast)\b",
-    r"\b(?:someone|somebody|people|a (?:friend|coworker|colleague)|reviewers?(?: \d)?)"
+    r"\b(?:someone|somebody|people|an?(?: \w+)? (?:friend|coworker|colleague)|reviewers?(?: \d)?)"
     r" (?:on \w+ |at (?:the )?\w+ (?:last night |today |yesterday )?|just )?"
-    r"(?:said|says|claimed|claims|told me|brought it up|mentioned|asked|texted|wrote)\b",
+    r"(?:said|says|claimed|claims|told me|brought it up|mentioned|asked|texted|wrote|replied"
+    r"|messaged|sent me)\b",
+    # A premise for this one answer: "if I invest 200 a month…".
+    r"^if (?:i|we)\b",
     r"\bthe (?:console|error|log|doc|docs|document|email|text|code|script|article|term|word)"
     r"\s+(?:says|keeps|shows|is from|came)\b|\bit came up\b",
 )
@@ -632,7 +644,8 @@ HEALTH = _rx(
     r"|psoriasis|deaf|colou?r[- ]?blind|wheelchair|vegan|vegetarian|pescatarian|teetotal"
     r"|hard of hearing|hearing aids?|short-?sighted|near-?sighted|bad (?:back|knee|hip|shoulder)"
     r"|(?:knee|back|shoulder|ankle|wrist) injury|torn (?:acl|meniscus|ligament)|sprained"
-    r"|recovering from|chemo|dialysis|sober|in recovery"
+    r"|recovering from|chemo|dialysis|sober|in recovery|blood thinners?|statins?|inhaler"
+    r"|antidepressants?|beta blockers?"
     r"|gluten[- ]free|dairy[- ]free|nut[- ]free|halal|kosher)\b",
     r"\b(?:on|taking)\s+(?:meds|medication|insulin|antidepressants|the pill|blood thinners"
     r"|birth control|statins|\w+\s+\d+\s?(?:mg|mcg))\b|\b\d+\s?(?:mg|mcg)\b",
@@ -666,7 +679,7 @@ CORE_FACT = _rx(
     r"\b(?:my birthday|i was born|i'm \d+ years old|i am \d+ years old)\b",
     r"\bi(?:'m| am) \d{1,2}(?=\s*(?:$|[,.!;]|and\b|y/?o\b|years\b))",
     # "i do freelance illustration for a living", "Me: 29F, UX designer".
-    r"\bfor a living\b|^(?:me|about me)\s*[:：]\s*\S",
+    r"\bfor a living\b|^(?:me|about me)\s*[:：]\s*\S|,\s*that's me\W*$",
 )
 # A convention, one thing over another, judged on the whole sentence since the comma would
 # split it: "We use pnpm, not npm", "I use tabs instead of spaces".

@@ -112,6 +112,7 @@ _TASK = re.compile(
     r"^(?:please\s+|pls\s+|plz\s+|just\s+|now\s+|quickly\s+|real quick\s+)?"
     r"(?:translate|summari[sz]e|rewrite|rephrase|reword|paraphrase|shorten|condense|proofread"
     r"|brainstorm|generate|compose|convert|calculate|compute|simplify|elaborate|clarify|recap"
+    r"|add up|sum up|total up|tally up|split"
     r"|quiz me|teach me|walk me through|help me|help us|tl;?dr|eli5"
     r"|keep (?:this|that|it|these|those)\b"
     # "longer pls", "more formal": this answer redone, not a standing style (that names
@@ -181,7 +182,7 @@ _ZH_REQUEST = re.compile(
 # 邮件". "帮我搬家的那个朋友" tells (a 的 follows). Like `_TASK`, a dated one carries a plan.
 _ZH_TASK = re.compile(
     r"^(?:本人|我)?(?:请|恳请|烦请|劳烦|拜托(?:你|您)?|麻烦(?:你|您)?|唔该(?:你)?|你|您)?(?:随便|随机|直接|赶紧|快)?(?:(?:这|那|上面|下面|以下)[\u4e00-\u9fff]{0,8}?)?(?:这次|这回|那就|就|也|先|再){0,3}"
-    r"(?:能|可以|能不能|可不可以)?(?<!别)(?<!不要)(?<!不用)(?:帮我|替我|帮忙|帮手|帮帮我|帮(?:阿拉|俺|咱)|给我(?=[来写列出做推荐找讲说想整编起画算查翻改发排拟弄搞挑选配订定设制准安]))"
+    r"(?:能|可以|能不能|可不可以)?(?<!别)(?<!不要)(?<!不用)(?:帮我|替我|帮忙|帮手|帮帮我|帮(?:阿拉|俺|咱)|给我(?=[来写列出做推荐找讲说想整编起画算查翻改发排拟弄搞挑选配订定设制准安念读唱放播]))"
     r"(?![\u4e00-\u9fff]{1,3}的)"
     # A text named first, then what to do with it: "这段话缩短到一百字", "上面那封改得客气点".
     r"|^(?:这|那|上面|下面|以下)[\u4e00-\u9fff]{0,6}?(?:改|缩短|缩写|扩写|翻译|翻成|润色|总结|压缩|精简"
@@ -356,7 +357,7 @@ def asks(clause: str) -> bool:
 
 
 # In a habit ("每周都去游几次泳", "一般跑几公里"), 几 is "a few", not "how many".
-_ZH_FEW = re.compile(r"几(?:天|次|个|回|趟|周|年|小时|公里|页)")
+_ZH_FEW = re.compile(r"几(?:天|次|个(?!月)|回|趟|周|年|小时|公里|页)")
 _ZH_HABIT = re.compile(r"每|经常|常常|一般|通常|总是|偶尔")
 # A-not-A asks ("划不划算", "去不去"); after 不管/无论 it does not ("不管去不去都…").
 _ZH_A_NOT_A = re.compile(r"(?<!不管)(?<!无论)(?<!不论)([\u4e00-\u9fff])不\1")
@@ -421,7 +422,8 @@ _ASK_BREAK = re.compile(
 # emails so write me a reply". Only a break whose right side asks is taken (`_run_on`).
 _RUN_ON = re.compile(
     r"(?<=[a-z0-9])\s+(?:(?:um+|uh+|so|like|and|but|anyway)\s+)?"
-    r"(?=(?:what's|whats|what (?:is|are|should|would|do|does|can)|which|how (?:do|does|can|should"
+    r"(?=(?:what's|whats|what (?:is|are|should|would|do|does|can)"
+    r"|when (?:is|are|do|does|should|can)|which|how (?:do|does|can|should"
     r"|would|often|long|much|many|far)|where (?:can|do|should|is|are)|can (?:you|u|i)"
     r"|could (?:you|u)|would (?:you|u)|should (?:i|we)|do you|is there|are there|any"
     r"|(?:pls|please|plz) |write|give|make|tell|send|suggest|recommend|help|find|draft|list"
