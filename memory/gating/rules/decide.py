@@ -165,7 +165,7 @@ def _own_news(sentence: str, role: Role) -> bool:
 def _zh_schedule(low: str) -> bool:
     """每 or 天天 (a schedule); 一直 and 总是 say what something keeps doing ("一直在流血")."""
     found = zh.PERSIST.search(low)
-    return bool(found) and not found.group().startswith(("一直", "总是"))
+    return found is not None and not found.group().startswith(("一直", "总是"))
 
 
 def _dated(sentence: str) -> bool:
