@@ -163,9 +163,9 @@ def _own_news(sentence: str, role: Role) -> bool:
 
 
 def _zh_schedule(low: str) -> bool:
-    """每 or 天天 (a schedule); 一直 and 总是 say what something keeps doing ("一直在流血")."""
+    """每 or 天天 (a schedule), not 一直 ("一直在流血" is what the cut keeps doing)."""
     found = zh.PERSIST.search(low)
-    return found is not None and not found.group().startswith(("一直", "总是"))
+    return found is not None and not zh.keeps_doing(found)
 
 
 def _dated(sentence: str) -> bool:

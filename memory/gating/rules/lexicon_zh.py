@@ -25,12 +25,22 @@ STANDING = _rx(r"以后|今后|往后|从现在(?:起|开始)|从今往后|每�
 PERSIST = _rx(
     r"总是|一直|(?<![今昨明前后每当整半])天天(?!气)|每(?:天|周|个?星期|个?礼拜|个?月|年|晚|早)"
 )
+
+
+def keeps_doing(found: re.Match[str]) -> bool:
+    """True for 一直 or 总是: what something keeps doing ("洗衣机一直响").
+
+    每 and 天天 name a schedule wherever they stand ("店里每周二休息").
+    """
+    return found.group().startswith(("一直", "总是"))
+
+
 # What may open a standing rule before its "每天"/"一直": "请每天…", "以后一直…".
 PERSIST_LEAD = _rx(r"(?:请|麻烦|你|您|以后|今后|往后|默认)*")
 SUBJECT_START = _rx(r"^(?:我|他|她|它|你|咱|这|那)")
 # A final 不 asks in chat ("空腹喝咖啡伤胃不"), unless it only negates ("我才不").
 _FINAL = (
-    r"(?:[吗么嘛]|对吧|是吧|对不|是不|没错吧|对么|是么|(?<=[\u4e00-\u9fff])(?<![才都也就还并绝决])不)"
+    r"(?:[吗么嘛]|对吧|是吧|对不|是不|没错吧|对么|是么|(?<=[\u4e00-\u9fff])(?<![才都也就还并绝决本我你他她它])不)"
     r"[\s？?！!。~～]*$"
 )
 QUESTION = _rx(

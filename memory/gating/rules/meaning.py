@@ -74,7 +74,11 @@ _INVERTED = re.compile(
     _F,
 )
 # A request to the listener, which a standing marker makes a rule ("can you always…").
-_ASKS_YOU_TO = re.compile(r"^(?:can|could|would|will|won't|can't|cannot)\s+(?:you|u)\b", _F)
+_ASKS_YOU_TO = re.compile(
+    r"^(?:can|could|would|will|won't|can't|cannot)\s+(?:you|u)\b"
+    r"|^(?:are you able to|do you mind)\b",
+    _F,
+)
 # Requests to look something up, recall it or explain it, and indirect questions.
 _REQUEST = re.compile(
     r"^(?:please\s+|pls\s+|can you\s+|could you\s+|would you\s+)?(?:remind me (?:what|where"

@@ -121,7 +121,7 @@ def _standing(low: str) -> bool:
     # "洗衣机一直响": after a noun, 一直/总是 says what a thing keeps doing, not a rule; a
     # schedule stays one wherever it is said ("店里每周二休息").
     zh_persist = zh.PERSIST.search(low)
-    keeps = zh_persist and zh_persist.group().startswith(("一直", "总是"))
+    keeps = zh_persist is not None and zh.keeps_doing(zh_persist)
     return bool(
         (lex.PERSIST.search(low) and not generic)
         or (
