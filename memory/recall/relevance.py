@@ -116,6 +116,14 @@ class RelevanceFloor:
     off-topic questions passed; any shared word (> 0), 0.521 and 10.1%; 0.05, 0.479 and 8.2%;
     0.1, 0.432 and 7.7%."""
 
+    poorly_read_threshold: float = 0.58
+    """The score a query must reach on its cosines when its user is too small to measure and
+    the model reads the query's language poorly (`QueryEvidence.by_words`, calibrated per
+    model): there a best cosine a little above the background is no sign of a match. Chosen
+    on the timeline histories (`bench.timeline --split all`) as the lowest score at which
+    neither local model passes more than a tenth of a small user's off-topic questions
+    (docs/benchmarks.md)."""
+
     question_threshold: float = 0.8
     """The score each question of a message that asks several must reach on its own; the
     message as a whole is held to `threshold`, and so is each question when that is higher.
@@ -131,6 +139,7 @@ class RelevanceFloor:
             ("companion", -1.0),
             ("outlier", -100.0),
             ("threshold", 0.0),
+            ("poorly_read_threshold", 0.0),
             ("question_threshold", 0.0),
         ):
             value = getattr(self, name)
@@ -355,7 +364,12 @@ def query_verdicts(
     summary = evidence.describe(score)
     strong = any(c >= floor.cosine for c in cosines)
     by_words = evidence.by_words and evidence.words >= floor.words_alone
-    on_topic = has_terms and (score >= floor.threshold or strong or by_words)
+    # Where the cosines say little (a small user, a language the model reads poorly), a query
+    # passes on them only at a higher score; a shared word still passes it by itself.
+    threshold = (
+        max(floor.threshold, floor.poorly_read_threshold) if evidence.by_words else floor.threshold
+    )
+    on_topic = has_terms and (score >= threshold or strong or by_words)
     out = []
     for cosine, words in zip(cosines, shares, strict=True):
         if not has_terms:
@@ -365,8 +379,8 @@ def query_verdicts(
             out.append(Relevance(True, cosine, words, reason, evidence.z, score))
         elif on_topic and cosine >= floor.companion:
             why = (
-                f">= {floor.threshold:.2f}"
-                if score >= floor.threshold
+                f">= {threshold:.2f}"
+                if score >= threshold
                 else f"words {evidence.words:.0%} >= {floor.words_alone:.0%}, cosines say little"
                 if by_words
                 else "< threshold"
@@ -375,7 +389,7 @@ def query_verdicts(
             out.append(Relevance(True, cosine, words, reason, evidence.z, score))
         else:
             reason = (
-                f"{summary} < {floor.threshold:.2f} and cosine {cosine:.2f} < {floor.cosine:.2f}"
+                f"{summary} < {threshold:.2f} and cosine {cosine:.2f} < {floor.cosine:.2f}"
                 if not on_topic
                 else f"cosine {cosine:.2f} < companion {floor.companion:.2f}"
             )
