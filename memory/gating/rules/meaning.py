@@ -320,8 +320,9 @@ def asks(clause: str) -> bool:
         return True
     if _ZH_ANNOUNCE.match(low):
         return True
-    if _INVERTED.match(low) and not _ASKS_YOU_TO.match(low):
-        # "is it bad to drink energy drinks every day": "every day" is what is asked about.
+    if _INVERTED.match(low) and not _ASKS_YOU_TO.match(low) and not _STANDING_REQUEST.search(low):
+        # "is it bad to drink energy drinks every day": "every day" is what is asked about;
+        # "is it ok if from now on you reply in Spanish" still sets a rule.
         return True
     if _STANDING_REQUEST.search(low) or lex.PERSIST.search(low):
         return False
