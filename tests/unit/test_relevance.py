@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pytest
 from hypothesis import given, settings
@@ -212,3 +213,27 @@ def test_unseen_names_takes_any_text(query: str) -> None:
 def test_bad_query_models_are_refused(bad: dict[str, object]) -> None:
     with pytest.raises(ValueError, match="relevance floor"):
         RelevanceFloor(**bad)  # type: ignore[arg-type]
+
+
+def test_where_the_model_reads_the_language_poorly_cosines_need_a_higher_score() -> None:
+    # A small user asking in a language the model reads poorly: a score between the ordinary
+    # threshold and `poorly_read_threshold` no longer passes on cosines; a shared word does.
+    assert FLOOR.poorly_read_threshold > FLOOR.threshold
+    between = next(
+        e
+        for c in (x / 200 for x in range(200))
+        if FLOOR.threshold
+        <= (e := _evidence(cosine=c, z=2.8, gap=0.2)).score(FLOOR)
+        < FLOOR.poorly_read_threshold
+    )
+    assert all(
+        v.passed for v in query_verdicts(FLOOR, between, [between.cosine], [0.0], has_terms=True)
+    )
+    poorly = replace(between, by_words=True)
+    assert not any(
+        v.passed for v in query_verdicts(FLOOR, poorly, [poorly.cosine], [0.0], has_terms=True)
+    )
+    worded = replace(poorly, words=FLOOR.words_alone)
+    assert all(
+        v.passed for v in query_verdicts(FLOOR, worded, [worded.cosine], [0.1], has_terms=True)
+    )

@@ -131,7 +131,8 @@ def sets_the_scene(content: str, role: Role, context: str | None, reply: str | N
         # "The vet said today that my beagle Rufus is getting chubby": someone of theirs named.
         return False
     sentences = split_candidates(rest)
-    marked = [_of_the_moment(s) or _dated(s) for s in sentences]
+    moments = [_of_the_moment(s) for s in sentences]
+    marked = [m or _dated(s) for s, m in zip(sentences, moments, strict=True)]
     if not any(marked):
         return False
     if any(_own_news(s, role) for s, m in zip(sentences, marked, strict=True) if not m):
@@ -139,11 +140,10 @@ def sets_the_scene(content: str, role: Role, context: str | None, reply: str | N
         # something of the user's without the moment's marks is kept with the rest.
         return False
     cue = best_cue(rest, role, context, reply)
-    moment = any(_of_the_moment(s) for s in sentences)
     # A plain statement only dated near or past ("The flight was yesterday", "公司周五搞义卖") is
     # the task's occasion; with a mark of the moment or the material any cue but who the user
     # is sets the scene.
-    return cue.reason not in _WHO and (moment or cue.reason in _PLAIN)
+    return cue.reason not in _WHO and (any(moments) or cue.reason in _PLAIN)
 
 
 def _of_the_moment(sentence: str) -> bool:
