@@ -25,9 +25,10 @@ def test_corpus_shape() -> None:
         part = [i for i in ITEMS if i["lang"] == lang]
         assert len(part) >= 100
         # Each round of blind batches is read into `tune` once the next is written, so the
-        # held part is asked to stay large in count, and at least a sixth of the corpus.
+        # held part's share falls as the corpus grows; its count is what bounds the error of
+        # a held-out figure (600 turns: a standard error near 0.9 points at 0.95).
         held = sum(i["split"] in ("holdout", "blind") for i in part)
-        assert held >= 400 and held / len(part) >= 1 / 6
+        assert held >= 600
     kinds = {i["kind"] for i in ITEMS}
     assert kinds >= {"question", "request", "social", "intro", "mixed", "schedule", "decision"}
     assert all(i["kept"] for i in ITEMS if i["kind"] == "mixed")
@@ -216,6 +217,16 @@ def test_setting_up_a_question_requests_as_wishes_and_remarks_on_the_chat_are_no
         "帮我润色下面这段话，是给客户的邮件",
         "Sorry, I think I sent that twice.",
         "终于熬到周末了",
+        # An event narrated in passing, with or without a date, before the point.
+        "Dropped my sandwich on the train. Is the five-second rule real?",
+        "I was scrolling through recipes at lunch and got confused. What does blanching mean?",
+        "Tried a new running route yesterday and got lost twice. How do GPS watches work?",
+        "waited for the bus forever 😩 why are buses always late",
+        "Been staring at this spreadsheet all afternoon. Explain VLOOKUP simply?",
+        "衣柜门从昨晚开始就关不严，这是什么原因？",
+        "刚读了篇讲咖啡因的文章，帮我总结一下",
+        "华氏100度换算成摄氏度",
+        "按字母顺序排一下这些城市",
     ],
 )
 def test_what_only_sets_up_a_question_or_a_task_is_not_kept(text: str) -> None:
@@ -235,6 +246,21 @@ def test_what_only_sets_up_a_question_or_a_task_is_not_kept(text: str) -> None:
             "Our team deploys every Thursday, can you draft the notes?",
             "Our team deploys every Thursday",
         ),
+        # Past news that lasts: a pet named, a move, a thing of theirs by name, history.
+        (
+            "We adopted a tabby called Biscuit on Friday. How often should kittens eat?",
+            "We adopted a tabby called Biscuit on Friday.",
+        ),
+        (
+            "Moved to Glasgow three weeks ago. Where do locals buy fish?",
+            "Moved to Glasgow three weeks ago.",
+        ),
+        (
+            "I just bought a Kobo Libra, can you suggest some free ebook sites?",
+            "I just bought a Kobo Libra",
+        ),
+        ("前年做了膝盖手术，现在爬楼还疼，有什么锻炼办法？", "前年做了膝盖手术，现在爬楼还疼"),
+        ("上周领养了一只小狗叫豆包，怎么教它定点上厕所？", "上周领养了一只小狗叫豆包"),
     ],
 )
 def test_who_the_user_is_beside_a_question_is_kept(text: str, kept: str) -> None:

@@ -103,8 +103,9 @@ _PLAIN = frozenset({"informative statement", "first-person statement"})
 # conversation the news around it is what the other will ask about, so it stays.
 _ABOUT_YOU = re.compile(
     r"\b(?:have|did|do|are|were|will|would|had) you\b(?!\s+(?:know|think|recommend|suggest|help"
-    r"|mind|explain|tell|have any|got any))|\b(?:how|what) about you\b|\byour\s+(?!help|advice"
-    r"|thoughts|take|opinion|recommendation)\w+|你(?:呢|去过|喜欢|也|最近|家)",
+    r"|mind|explain|tell|have any|got any))|\b(?:how|what) about you\b"
+    r"|\byour\s+(?!(?:honest |own |personal |quick |best |expert )?(?:help|advice|thoughts|take"
+    r"|opinion|recommendation|view|guess|pick|verdict|input)s?\b)\w+|你(?:呢|去过|喜欢|也|最近|家)",
     re.IGNORECASE,
 )
 
@@ -127,11 +128,14 @@ def sets_the_scene(content: str, role: Role, context: str | None, reply: str | N
     if lex.HEALTH.search(low) or zh.HEALTH.search(low):
         # "我吃素，今晚朋友要来家里吃饭": health and diet are who the user is.
         return False
-    if _NAMED_OWN.search(rest):
-        # "The vet said today that my beagle Rufus is getting chubby": someone of theirs named.
+    if (_NAMED_OWN.search(rest) or _ZH_NAMED.search(rest)) and not (
+        lex.MATERIAL.search(low) or zh.MATERIAL.search(low)
+    ):
+        # "The vet said today that my beagle Rufus is getting chubby": someone of theirs named
+        # ("my Python script below" is the material, not a thing of theirs).
         return False
     sentences = split_candidates(rest)
-    moments = [_of_the_moment(s) for s in sentences]
+    moments = [_of_the_moment(s) or _passing(s) for s in sentences]
     marked = [m or _dated(s) for s, m in zip(sentences, moments, strict=True)]
     if not any(marked):
         return False
@@ -156,6 +160,32 @@ def _of_the_moment(sentence: str) -> bool:
     )
 
 
+def _passing(sentence: str) -> bool:
+    """An event narrated in the past that changes nothing lasting ("Saw a double rainbow")."""
+    low = normalise(sentence)
+    narrated = lex.NARRATED.search(low) or lex.I_NARRATE.search(low)
+    return (
+        narrated is not None
+        and not lex.LASTING_CHANGE.search(low)
+        and not _long_ago(sentence)
+        and not lex.NAMED_TOOL.search(sentence)
+        and not _BOUGHT_NAMED.search(sentence)
+    )
+
+
+# "领回一只小柯基叫旺财", "取名叫豆豆": an animal or a person of theirs named.
+_ZH_NAMED = re.compile(
+    r"一(?:只|条|个|头|匹)[\u4e00-\u9fff]{1,5}?(?:叫|名叫)[\u4e00-\u9fff]|[取起]名(?:叫)?"
+)
+
+
+# "I just bought a Samsung Galaxy Tab": a thing of the user's from now on, named.
+_BOUGHT_NAMED = re.compile(
+    r"\b(?:bought|got|ordered|upgraded to|switched to)\s+(?:an?\s+|the\s+|my\s+|our\s+)?"
+    r"(?:new\s+|used\s+)?[A-Z][\w-]*\s+[A-Z0-9]"
+)
+
+
 def _own_news(sentence: str, role: Role) -> bool:
     """A sentence with a cue of its own beyond a plain statement ("I drive a Tesla Model 3")."""
     cue = best_cue(sentence, role)
@@ -169,12 +199,19 @@ def _zh_schedule(low: str) -> bool:
 
 
 def _dated(sentence: str) -> bool:
-    """Dated near or past; a plan weeks ahead is the user's life."""
-    return times(sentence) > 0 and not plans_ahead(sentence)
+    """Dated near or past; a plan weeks ahead, or history years back, is the user's life."""
+    return times(sentence) > 0 and not plans_ahead(sentence) and not _long_ago(sentence)
+
+
+def _long_ago(sentence: str) -> bool:
+    low = normalise(sentence)
+    return bool(lex.LONG_AGO.search(low) or zh.LONG_AGO.search(low))
 
 
 # Someone or something of the user's with a name: "my beagle Rufus", "our son Leo".
-_NAMED_OWN = re.compile(r"\b(?:[Mm]y|[Oo]ur)\s+(?:[a-z]+\s+){1,2}[A-Z][a-z]+")
+_NAMED_OWN = re.compile(
+    r"\b(?:[Mm]y|[Oo]ur)\s+(?:[a-z]+\s+){0,2}[A-Z][a-z]+|\b(?:named|called)\s+[A-Z][a-z]+"
+)
 
 
 def explicit_decision(

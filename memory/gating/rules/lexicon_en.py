@@ -253,6 +253,9 @@ _CHAT_REMARK = (
     r"|\b(?:sent|posted|pasted|typed) (?:that|this|it) twice\b"
     r"|^(?:please )?ignore (?:that|my last|the last|the previous|what i|my tone)\b|^my bad\b"
     r"|\b(?:excuse|ignore|pardon) my (?:tone|typos?|french|english)\b"
+    # On the answer just given: "did not expect that answer", "cheaper than I expected".
+    r"|\b(?:did ?n[o']t|didnt|wasn't|was not|never) expect(?:ing)? (?:that|this|your)\b"
+    r"|\b(?:than|as) (?:i|we) (?:expected|thought|imagined|feared)\b"
 )
 CHAT_REMARK = _rx(_CHAT_REMARK)
 REACTION = _rx(
@@ -382,6 +385,8 @@ _ANSWER_FORM = (
 ANSWER_FORM = _rx(_ANSWER_FORM)
 PREFERENCE = _rx(
     r"\bi(?:'d| would) (?:rather|prefer|like)\b",
+    # One thing over another: "I'd take a paper book over an e-reader any day".
+    r"\bi(?:'d| would) (?:take|pick|choose) [^.?!,]{1,40}? over\b",
     r"\bi\s+" + _ADV + r"(?:prefer|like|love|enjoy|adore|hate|dislike|detest|loathe|can't stand"
     r"|stick to|stick with|learn best|work best|do best"
     r"|cannot stand|don't like|do not like|don't enjoy|don't mind|'d rather|would rather|'d prefer"
@@ -537,7 +542,7 @@ FACT = _rx(
     r"|co-?founder|business partner|flatmate|housemate|landlady|tutor|coach|trainer|physio"
     r"|dentist|vet|nanny|babysitter|step\w+|in-laws|\w+-in-law|niece|nephew|god\w+|bestie|bff"
     r"|shop|store|restaurant|cafe|salon|practice|firm|studio|clinic|farm|bakery|lab|agency"
-    r"|bf|gf|hubby|wifey|fiance|fiancee|teammates?|classmates?|pup|doggo|kitty"
+    r"|bf|gf|hubby|wifey|fiance|fiancee|teammates?|classmates?|pup|doggo|kitty|sis|bro|granny"
     r"|staging|production|main)\b",
     r"\b(?:i've|we've)\s+(?:been|got|had|started|learned|finished|decided|moved|never)\b",
     r"^\w+ing\b[^.]{0,40}\b(?:helps?|makes?|keeps?|lets?) (?:me|us)\b",
@@ -610,12 +615,53 @@ MOMENT = _rx(
     r"|\bin (?:an?|one|half an|\d+|a few|a couple of|ten|twenty|thirty) (?:minutes?|mins?|hours?)\b"
     r"|\bfor (?:an?|one|half an|the last|the past|\d+|ten|twenty|thirty|five|two|three|forty)"
     r" (?:minutes?|mins?|hours?)\b|\b(?:been|keep) \w+ing (?:\w+ ){0,3}forever\b"
+    # "after forty minutes of…", "out in the sun all afternoon", "watched it earlier".
+    r"|\bafter (?:an?|one|half an|\d+|ten|twenty|thirty|forty|two|three)"
+    r" (?:minutes?|mins?|hours?)\b"
+    r"|\ball (?:morning|afternoon|evening)\b|\bat the last minute\b"
+    r"|\bearlier\b(?! (?:this|last|that|than|in|on)\b)"
+    # "I'm settling a bet", "I'm already late": what the speaker is in the middle of.
+    r"|\b(?:i'm|i am|im) (?:settling|in the middle of|waiting (?:for|on)|stuck (?:on|in|at)"
+    r"|(?:already |running |so )?late)\b"
+)
+# Past news that lasts: a move, a new pet, a job, a diagnosis. Any other event narrated beside
+# a question ("Got a parking ticket yesterday", "Saw a double rainbow") is that answer's scene.
+LASTING_CHANGE = _rx(
+    r"\b(?:moved|relocated|adopted|married|engaged|divorced|separated|retired|graduated|enrolled"
+    r"|joined|started|quit|hired|promoted|diagnosed|born|became|switched|signed up|converted"
+    r"|passed away|died|broke up|gave birth|inherited|rescued|fostered|named"
+    r"|had (?:a|our|my) (?:baby|son|daughter|kid)"
+    r"|(?:got|bought|found) (?:a |an |my |our )?(?:new |first |second )?(?:job|dog|puppy|cat|kitten"
+    r"|car|house|home|flat|apartment|condo|place|promotion|degree|license|licence|tattoo|braces"
+    r"|glasses|bike|motorbike|boat|piano|guitar))\b"
+)
+# An event the speaker narrates: "I was reading on the bus", "we forgot the charger", "so I
+# tried holding the button"; the subject-less form is `NARRATED`.
+I_NARRATE = _rx(
+    r"^(?:(?:so|and|then|oh|ok|okay|well|ugh|honestly|anyway),?\s+)?(?:(?:i|we)\s+)?"
+    r"(?:(?:was|were) \w+ing|(?:just |finally |also |then |already )?(?:\w{3,}ed|went|got|had|made"
+    r"|took|saw|found|came|ran|bought|caught|left|spent|forgot|ate|drank|broke|lost|did|read"
+    r"|wrote|heard|fell|woke|sent|threw|dropped|spilled|spilt|burnt|knocked|hit|tried))\b"
+)
+# Dated far enough back to be the speaker's history: "last year", "in 2019", "years ago".
+LONG_AGO = _rx(
+    r"\b(?:last|this) (?:year|month|spring|summer|fall|autumn|winter)\b|\byears ago\b"
+    r"|\b(?:\d+|two|three|four|five|six|several|a few|many) (?:years?|months?) ago\b"
+    r"|\bin (?:19|20)\d\d\b|\bback in\b|\bas a (?:kid|child|teen|teenager)\b"
+    r"|\bgrowing up\b"
+)
+# Devices people name in lower case: "i game on a ps5", "i only have a chromebook".
+DEVICE = _rx(
+    r"\b(?:ps[2-5]|playstation|xbox|nintendo switch|steam deck|chromebook|macbook(?: air| pro)?"
+    r"|imac|ipad|iphone|android|pixel|kindle|thinkpad|surface|fitbit|apple watch|airpods|roku"
+    r"|firestick|alexa|echo dot|raspberry pi|linux|windows|ubuntu)\b"
 )
 # The material a question is about, not the speaker: "the text below", "I read an article
 # saying…", "someone on Reddit claimed…", "the console says…".
 MATERIAL = _rx(
     r"\b(?:below|above|attached|pasting|pasted)\b",
-    r"\b(?:read|saw|found|came across|watched|heard) (?:an?|this|that|the|some) (?:article|post"
+    r"\b(?:read|saw|found|came across|watched|heard) (?:an?|this|that|the|some) (?:\w+ ){0,2}?"
+    r"(?:article|post"
     r"|quote|video|thread|study|paper|tweet|meme|ad|claim|story|podcast)\b",
     r"\b(?:someone|somebody|people|an?(?: \w+)? (?:friend|coworker|colleague)|reviewers?(?: \d)?)"
     r" (?:on \w+ |at (?:the )?\w+ (?:last night |today |yesterday )?|just )?"
@@ -645,7 +691,7 @@ HEALTH = _rx(
     r"|hard of hearing|hearing aids?|short-?sighted|near-?sighted|bad (?:back|knee|hip|shoulder)"
     r"|(?:knee|back|shoulder|ankle|wrist) injury|torn (?:acl|meniscus|ligament)|sprained"
     r"|recovering from|chemo|dialysis|sober|in recovery|blood thinners?|statins?|inhaler"
-    r"|antidepressants?|beta blockers?"
+    r"|antidepressants?|beta blockers?|hives"
     r"|gluten[- ]free|dairy[- ]free|nut[- ]free|halal|kosher)\b",
     r"\b(?:on|taking)\s+(?:meds|medication|insulin|antidepressants|the pill|blood thinners"
     r"|birth control|statins|\w+\s+\d+\s?(?:mg|mcg))\b|\b\d+\s?(?:mg|mcg)\b",
@@ -680,6 +726,13 @@ CORE_FACT = _rx(
     r"\bi(?:'m| am) \d{1,2}(?=\s*(?:$|[,.!;]|and\b|y/?o\b|years\b))",
     # "i do freelance illustration for a living", "Me: 29F, UX designer".
     r"\bfor a living\b|^(?:me|about me)\s*[:：]\s*\S|,\s*that's me\W*$",
+    # Where they come from and what they study: "grew up in texas", "first year of law school".
+    r"\bgrew up (?:in|on|near|around|by)\b|\b(?:i'm|i am|im) (?:originally )?from\b"
+    r"|\b(?:first|second|third|fourth|final|last) year (?:of|at|in) (?:\w+ )?(?:school|college"
+    r"|uni|university|med school|law school|my \w+|the \w+)\b"
+    r"|\b(?:freshman|sophomore|junior|senior) (?:at|in|year)\b",
+    # Sizes they buy in: "I wear a size 10.5", "I take a medium".
+    r"\b(?:i|we) (?:wear|take) (?:a |an )?(?:size|us|uk|eu|xs|small|medium|large|xl|xxl)\b",
 )
 # A convention, one thing over another, judged on the whole sentence since the comma would
 # split it: "We use pnpm, not npm", "I use tabs instead of spaces".

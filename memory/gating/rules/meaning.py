@@ -30,7 +30,7 @@ _F = re.IGNORECASE
 _LEAD = re.compile(
     r"^(?:(?:so|and|ok|okay|also|oh|hey|hi|hello|um+|uh+|well|btw|by the way|anyway|actually"
     r"|quick question|quick q|qq|one more thing|sorry|and also|but|wait|hmm+|oh wait|right"
-    r"|yo|bruh|dude|ngl|lol|lmao"
+    r"|yo|bruh|dude|ngl|lol|lmao|bestie|bro|fam|mate|guys"
     r"|嗯|哦|那|那么|对了|另外|还有|请问)(?![a-z'])"
     r"[\s,，:：.。!！]*){1,3}",
     _F,
@@ -86,7 +86,8 @@ _REQUEST = re.compile(
     r"|find out|figure out|help me (?:find|remember|recall|figure|work out|decide|pick|choose)"
     r"|recommend|suggest|explain|describe|check (?:if|whether|what|when|where)"
     r"|any (?:[a-z]+ ){0,3}?(?:idea|ideas|thoughts|suggestions|recommendations|recs|tips|advice"
-    r"|chance|way)\b)"
+    r"|chance|way)\b"
+    r"|any (?:good |other |quick |easy |cheap |simple )?[a-z]+s (?:to|for|on|that|which)\b)"
     r"|^i(?:\s+|(?='))(?:wonder|was wondering|am wondering|'m wondering|want to know|wanna know"
     r"|need to know|would like to know|'d like to know|forgot (?:what|where|when|who|how|which)"
     r"|can't remember (?:what|where|when|who|how|which))\b"
@@ -166,7 +167,7 @@ _ZH_WH = re.compile(
     r"|(?<!不)咋(?![都也])|点样|点解|边度|边个|乜嘢|乜野|(?<![了过好])几个月(?![前后])"
     r"|哪(?:里|儿|个|些|家|天|年|一)?+(?![都也怕])|几(?:点|号|月|岁|天|时|个人|位)|星期几|周几|礼拜几"
     r"|(?<![没不有])多(?:大|高|长|远|重|宽|厚|深|贵)(?![了点些])"
-    r"|多少(?![有些])|多久|多长时间|为什么|为啥|谁(?![都也])",
+    r"|多少(?![有些])|多久|多长时间|为什么|为啥|谁(?![都也])|到底[^，。！？,.!?]{0,8}?几",
 )
 # Yes/no questions: a final particle, A-not-A ("能不能", "交了没有"), or an alternative
 # ("是住在珠海还是中山").
@@ -200,7 +201,15 @@ _ZH_TASK = re.compile(
     r"|^(?:要是|如果)(?:你|您)?能(?:帮我|帮忙|帮)"
     r"|^再(?:[\u4e00-\u9fff]{1,3})(?:一点|一些|一下|点)"
     r"|^(?:请|麻烦(?:你)?)?给我(?:[来写列出做推荐找讲说想整编起画算查翻改发讲]|一个|一份|几个)"
-    r"|^(?:来|整|写|列|出|做|起|想|编|画|算|查|给|推荐|找|搞|拟)(?:个|一个|一份|一下|几个|一些|一段|一篇|一首|一张|句|一句|封|一封|条|一条|套|一套|几道|一道|道)"
+    r"|^(?:来|整|写|列|出|做|起|想|编|画|算|查|给|推荐|找|搞|拟)(?:个|一个|一份|一下|几个|一些|一段|一篇|一首|一张|句|一句|封|一封|条|一条|套|一套|几道|一道|道|首|篇|段|份|张)"
+    r"|^出[0-9一二三四五六七八九十两几]+(?:道|个|组)"
+    # Cheer me up, in a few words: "说几句给我打打气", "夸夸我".
+    r"|^(?:说|讲|来)几句|^(?:给我)?打打?气|^(?:安慰|鼓励|夸)(?:安慰|鼓励|夸)?我"
+    # In an order, then the task: "按离太阳的顺序列一下"; and one more: "再给个口诀".
+    r"|^按[^，。！？]{1,12}?(?:列|排|整理|分类|排序)(?:一下|出来|个)"
+    r"|^再(?:给|来|写|列|出|加|举)(?:个|一个|几个|一些|点|一下)"
+    # A conversion said tersely: "华氏68度换成摄氏度", "100美元换算成人民币".
+    r"|^(?![我俺咱把])[^，。！？了]{1,16}(?:换算成|转换成|换成|转成|折合成|翻译成|译成)[^，。！？了]{1,10}$"
     r"|^带我(?:做|练|读|过|复习|走|玩|学)"
     # A request in the polite second person: "恳请您代拟一份…", "请你写…".
     r"|^(?:本人|我)?(?:恳请|烦请|劳烦|请)(?:您|你)(?!以后|今后|每次|记住|记得)"
@@ -426,9 +435,11 @@ _ASK_BREAK = re.compile(
 # 7 whats a good bike size", "we use slack at work how do i schedule a message", "hate long
 # emails so write me a reply". Only a break whose right side asks is taken (`_run_on`).
 _RUN_ON = re.compile(
-    r"(?<=[a-z0-9])\s+(?:(?:um+|uh+|so|like|and|but|anyway)\s+)?"
-    r"(?=(?:what's|whats|what (?:is|are|should|would|do|does|can)"
-    r"|when (?:is|are|do|does|should|can)|which|how (?:do|does|can|should"
+    r"(?<=[a-z0-9\u2600-\u27bf\U0001f300-\U0001faff])\s+(?:(?:um+|uh+|so|like|and|but|anyway)\s+)?"
+    r"(?=(?:what's|whats|what (?:is|are|should|would|do|does|can|(?:\w+ly )?(?:causes|makes|helps"
+    r"|happens|works))"
+    r"|when (?:is|are|do|does|should|can)|why (?:is|are|do|does|did|would|can)|which"
+    r"|how (?:do|does|can|should"
     r"|would|often|long|much|many|far)|where (?:can|do|should|is|are)|can (?:you|u|i)"
     r"|could (?:you|u)|would (?:you|u)|should (?:i|we)|do you|is there|are there|any"
     r"|(?:pls|please|plz) |write|give|make|tell|send|suggest|recommend|help|find|draft|list"
@@ -459,15 +470,17 @@ def _run_on(part: str) -> list[str]:
     stays bounded whatever the text.
     """
     breaks = list(islice(_RUN_ON.finditer(part[:MAX_SENTENCE_CHARS]), 3))
-    if not breaks or _STANDING_REQUEST.search(part) or asks(part):
-        # A rule in a task's form ("from now on always give me metric units") is one clause,
-        # and so is one that asks from its start.
+    if not breaks or asks(part):
         return [part]
     for found in breaks:
         left, right = part[: found.start()].strip(), part[found.end() :].strip()
         words = left.lower().split()
         if len(words) < 2 or words[-1] in _KNOWS or words[0] in _WH_WORDS:
             continue
+        if _STANDING_REQUEST.search(left):
+            # A rule in a task's form ("from now on always give me metric units") is one
+            # clause; "always" in the question that follows is what is asked about.
+            return [part]
         if asks(right) and not asks(left):
             return [left, right]
     return [part]
@@ -479,7 +492,11 @@ def asking(pieces: list[str]) -> list[bool]:
     Each is judged on its own, and a subject-less clause after one that asks carries on its
     question ("how come my tests pass locally, but fail in CI").
     """
-    flags = [asks(c) for c in pieces]
+    judged: dict[str, bool] = {}
+    for c in pieces:
+        if c not in judged:
+            judged[c] = asks(c)
+    flags = [judged[c] for c in pieces]
     marked = pieces[-1].rstrip(" \"'”’)").endswith(("?", "？"))
     for i in range(1, len(pieces)):
         if not marked and _PREDICATE_ON.match(lex_normalise(pieces[i])):

@@ -170,7 +170,7 @@ def _fact(low: str, raw: str, specific: bool) -> Cue | None:
     # 飞书文档里了") is the fact a later update replaces; dropping it leaves nothing to replace.
     if any(not found.negative for found in settings(raw)):
         return Cue(Category.FACT, IMPORTANCE[Category.FACT], 0.7, "sets an attribute of the user")
-    if lex.NAMED_TOOL.search(raw):
+    if lex.NAMED_TOOL.search(raw) or (personal and lex.DEVICE.search(low)):
         # "I record on a Zoom H5", "We deploy with Kamal": a named thing the speaker uses.
         return Cue(Category.FACT, IMPORTANCE[Category.FACT], 0.6, "uses a named tool")
     if personal and (lex.I_PAST.search(low) or specific) and content_words(raw) >= 2:

@@ -42,7 +42,9 @@ TIME = re.compile(
 _AHEAD = re.compile(
     r"\b(?:" + MONTHS + r"|(?:19|20)\d\d)\b"
     r"|\b(?:next|this|coming)\s+(?:month|year|summer|winter|spring|fall|autumn|semester)\b"
-    r"|下个?月|明年|今年|(?<![0-9一二三四五六七八九十])[0-9一二三四五六七八九十]+(?:月|号|日)",
+    r"|下个?月|明年|今年|(?<![0-9一二三四五六七八九十])[0-9一二三四五六七八九十]+"
+    # Not "一日游", "三号线", "五月饼": a trip's length, a metro line, a count.
+    r"(?:月(?![饼光亮子])|号(?![线楼码])|日(?![游元均常内用语记]))",
     re.IGNORECASE,
 )
 NUMBER = re.compile(

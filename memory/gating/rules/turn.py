@@ -83,10 +83,12 @@ def clause_cues(sentence: str, *, personal: bool) -> list[tuple[str, Cue]]:
         asking = [a or is_interrogative(c) for a, c in zip(asking, clauses, strict=True)]
         if not any(asking) and not lex.POLITE_REQUEST.search(normalise(clauses[-1])):
             asking[-1] = True
-    return [
-        (c, classify_clause(c, asking=a, personal=personal, sentence=sentence))
-        for c, a in zip(clauses, asking, strict=True)
-    ]
+    # A clause repeated in one sentence ("haha haha haha…", a pasted list) is judged once.
+    judged: dict[tuple[str, bool], Cue] = {}
+    for c, a in zip(clauses, asking, strict=True):
+        if (c, a) not in judged:
+            judged[c, a] = classify_clause(c, asking=a, personal=personal, sentence=sentence)
+    return [(c, judged[c, a]) for c, a in zip(clauses, asking, strict=True)]
 
 
 def _convention(sentence: str) -> bool:
