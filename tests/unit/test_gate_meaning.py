@@ -234,6 +234,68 @@ def test_what_only_sets_up_a_question_or_a_task_is_not_kept(text: str) -> None:
 
 
 @pytest.mark.parametrize(
+    "text",
+    [
+        "Ugh, spilled coffee all over the sofa this morning.",
+        "phew, just finished mowing the lawn lol",
+        "刚洗完碗，终于可以躺会儿了，好累",
+    ],
+)
+def test_a_remark_on_the_moment_is_not_kept(text: str) -> None:
+    assert not gate(text).keep, gate(text).reason
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # A first, a named person, a decision or news that lasts is kept, reaction or not.
+        "Phew, finally passed my driving test today!",
+        "ugh, had dinner with Priya tonight and she's moving to Oslo",
+        "Finally signed up for the half marathon today lol",
+        "终于第一次自己换好了自行车胎，哈哈",
+    ],
+)
+def test_news_told_with_a_reaction_is_kept(text: str) -> None:
+    assert gate(text).keep, gate(text).reason
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        # An event told about someone or something of the user's is their life, not a scene.
+        (
+            "I sent a framed print to my sister for her birthday last week. How do I ship a "
+            "cake safely?",
+            "I sent a framed print to my sister for her birthday last week.",
+        ),
+        (
+            "I was thinking of hanging my grandfather's old map in the hallway. Would that "
+            "look odd?",
+            "I was thinking of hanging my grandfather's old map in the hallway.",
+        ),
+    ],
+)
+def test_an_event_about_the_users_own_beside_a_question_is_kept(text: str, kept: str) -> None:
+    decision = gate(text)
+    assert decision.keep, decision.reason
+    assert decision.content == kept
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I have a bad knee, which makes stairs slow.",
+        "My daughter, who's nine, plays the cello.",
+        "We moved to Porto, where my wife grew up.",
+    ],
+)
+def test_a_relative_clause_asks_nothing(text: str) -> None:
+    decision = gate(text)
+    assert decision.keep, decision.reason
+    assert decision.content == text
+
+
+@pytest.mark.parametrize(
     ("text", "kept"),
     [
         ("Any tips for a long flight? I have a bad back.", "I have a bad back."),

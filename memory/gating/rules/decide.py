@@ -20,7 +20,7 @@ from memory.gating.rules.chatter import clause_kind
 from memory.gating.rules.explicit import asks_to_remember, without_request
 from memory.gating.rules.meaning import introduction, told
 from memory.gating.rules.signals import Cue, content_words, normalise
-from memory.gating.rules.specifics import plans_ahead, times
+from memory.gating.rules.specifics import names, names_beyond_dates, plans_ahead, times
 from memory.gating.rules.split import split_candidates
 from memory.gating.rules.turn import best_cue, is_instruction_like, needs_approval, trim_small_talk
 from memory.types import Category, MemoryKind, Origin
@@ -80,6 +80,8 @@ def gate(
         return drop(content, findings, "a question or request, not a fact", role)
     if decision.keep and role == "user" and sets_the_scene(content, role, context, reply):
         return drop(content, findings, "said only to set up a question or request", role)
+    if decision.keep and role == "user" and passing_remark(content, role):
+        return drop(content, findings, "a remark on the moment, nothing lasting", role)
     if not decision.keep and role == "user" and introduction(content):
         # "Hey! Marcus here.": the user's name is kept however short and chatty the turn.
         return replace(
@@ -150,6 +152,42 @@ def sets_the_scene(content: str, role: Role, context: str | None, reply: str | N
     return cue.reason not in _WHO and (any(moments) or cue.reason in _PLAIN)
 
 
+def passing_remark(content: str, role: Role) -> bool:
+    """True for a remark on the moment that tells nothing lasting.
+
+    "Phew, finally done with that report for today", "刚散步回来，今天天气真好", "Oh no, I just
+    burned the toast again lol". Every sentence is marked as of the moment, the turn carries
+    a reaction, and its cue is a plain statement; a habit, health, a decision, a named person
+    or thing, or a first keeps it.
+    """
+    if told(content) != content.strip() or not _REACTS.search(content[:2000]):
+        return False
+    low = normalise(content)
+    if lex.PERSIST.search(low) or _zh_schedule(low) or lex.ROUTINE.search(low):
+        return False
+    if lex.HEALTH.search(low) or zh.HEALTH.search(low) or lex.DECIDED.search(low):
+        return False
+    if lex.LASTING_CHANGE.search(low) or lex.MY_OWN.search(low):
+        return False
+    if names(content) > 0 or _MILESTONE.search(low) or _ZH_NAMED.search(content):
+        return False
+    if not all(_of_the_moment(s) or _passing(s) for s in split_candidates(content)):
+        return False
+    cue = best_cue(content, role)
+    return cue.reason in _PLAIN or cue.reason == "personal fact"
+
+
+# A reaction, relief or passing state said with the moment: "ugh", "phew", "lol", "受不了".
+_REACTS = re.compile(
+    r"^(?:phew|ugh+|argh+|brr+|oh no|oops|yay|woo+|whew|geez|jeez|omg|sorry|welp|ahh+|man)\b"
+    r"|\b(?:lol|lmao|haha+|ugh+|phew|yay|what a day|finally|exhausted|gorgeous)\b"
+    r"|哈哈|呼|爽|[累热冷困饿]死|受不了|真好|倒霉|无语|唉|终于|好[累热冷困饿]|救命",
+    re.IGNORECASE,
+)
+# A first is news however it is told: "finally sent my first V4", "第一次自己换轮胎".
+_MILESTONE = re.compile(r"\b(?:my|our) first\b|第一次|头一回")
+
+
 def _of_the_moment(sentence: str) -> bool:
     low = normalise(sentence)
     return bool(
@@ -170,6 +208,8 @@ def _passing(sentence: str) -> bool:
         and not _long_ago(sentence)
         and not lex.NAMED_TOOL.search(sentence)
         and not _BOUGHT_NAMED.search(sentence)
+        and not lex.MY_OWN.search(low)
+        and names_beyond_dates(sentence) == 0
     )
 
 

@@ -393,6 +393,10 @@ PREFERENCE = _rx(
     r"|would prefer|'d like|would like|want|favou?r|care about|am into|'m into|am keen on"
     r"|'m keen on|am fond of|'m fond of)\b(?! (?:your|that|it(?! when\b| if\b)"
     r"|this|those|how you)\b)",
+    r"\b(?:i'm|im|i am)\s+(?:\w+\s+)?(?:a|an)\s+(?:\w+\s+){1,2}person\b",
+    # How the assistant should do a kind of thing: "When you explain code, show an example first".
+    r"^(?:when|whenever|if) you (?:explain|give|write|answer|reply|recommend|suggest|show|send"
+    r"|make|summari[sz]e|translate|correct|review)\b",
     r"\bi'm\s+(?:not\s+|really\s+|more\s+)?(?:a\s+(?:big\s+|huge\s+)?fan|into|more of an?\b"
     r"|an?\s+(?:\w+\s+){1,2}person|used to|partial to|obsessed with|passionate about)",
     r"\b(?:my|our)\s+(?:all[- ]time\s+|absolute\s+)?(?:favou?rites?|preferred|go-to"
@@ -464,8 +468,11 @@ DECIDED = _rx(
     r"^(?:ok |okay |so |i think |think )?(?:going with|gonna go with|sticking with|settled on"
     r"|final answer)\b",
     r"\b(?:decided|decide to|decision|agreed|chose|chosen|picked|settled on|opted|went with"
-    r"|committed to|signed up|registered|booked|accepted|declined|approved|rejected|hired"
+    r"|committed|signed up|registered|booked|accepted|declined|approved|rejected|hired"
     r"|resigned|enrolled|applied|postponed|cancel(?:l?ed)|rescheduled|switched (?:to|from))\b",
+    r"\bmade up (?:my|our) minds?\b"
+    r"|\b(?:i'm|im|i am|we're|we are) (?:not|no longer) \w+ing (?:\w+ ){0,3}?"
+    r"(?:anymore|any more)\b",
 )
 DECISION = _rx(
     r"\b(?:go(?:ing)? with|sign up|book the|book a"
@@ -558,6 +565,9 @@ FACT = _rx(
     r"^(?:currently |now |still |mostly |also )?(?:live|work|study|teach|commute|volunteer"
     r"|intern)\s+(?:at|in|for|as|from|out of|near|remotely|part[- ]time|full[- ]time|nights"
     r"|shifts)\b",
+    r"^(?:i )?live (?:about |around |just |right )?(?:an? |\d+ |half an )?(?:hour|hours|mile|miles"
+    r"|km|minutes?|mins?|block|blocks|street|streets)? ?(?:outside|from|away from|near|north of"
+    r"|south of|east of|west of|out of)\b|\bcommute (?:in |to work |into \w+ )?by\b",
     r"^(?:currently |now |still )?(?:based|living|working|studying|located|stationed|settled)"
     r"\s+(?:in|at|out of|near|from)\b",
     # A habit with a tool or a place for one's things: "I keep all my recipes in Notion", "we
@@ -619,7 +629,12 @@ MOMENT = _rx(
     r"|\bafter (?:an?|one|half an|\d+|ten|twenty|thirty|forty|two|three)"
     r" (?:minutes?|mins?|hours?)\b"
     r"|\ball (?:morning|afternoon|evening)\b|\bat the last minute\b"
-    r"|\bearlier\b(?! (?:this|last|that|than|in|on)\b)"
+    r"|(?<!\bthe )(?<!\btheir )(?<!\bhis )(?<!\bher )(?<!\bits )(?<!\bour )(?<!\bmy )(?<!'s )"
+    r"\bearlier\b(?=\s*(?:$|[.!?;:]|today|tonight|and\b|but\b|so\b))"
+    # "The microwave just beeped", "the dough I'm looking at", "the alarm keeps chirping".
+    r"|\bjust (?!(?:moved|started|adopted|married|retired|graduated|joined|switched|signed|enrolled"
+    r"|relocated|quit|bought|got)\b)\w+ed\b|\bin front of me\b|\bon (?:my|the) screen\b"
+    r"|\b(?:i'm|i am|im) (?:looking at|holding|staring at)\b|\bkeeps \w+ing\b"
     # "I'm settling a bet", "I'm already late": what the speaker is in the middle of.
     r"|\b(?:i'm|i am|im) (?:settling|in the middle of|waiting (?:for|on)|stuck (?:on|in|at)"
     r"|(?:already |running |so )?late)\b"
@@ -633,22 +648,36 @@ LASTING_CHANGE = _rx(
     r"|had (?:a|our|my) (?:baby|son|daughter|kid)"
     r"|(?:got|bought|found) (?:a |an |my |our )?(?:new |first |second )?(?:job|dog|puppy|cat|kitten"
     r"|car|house|home|flat|apartment|condo|place|promotion|degree|license|licence|tattoo|braces"
-    r"|glasses|bike|motorbike|boat|piano|guitar))\b"
+    r"|glasses|bike|motorbike|boat|piano|guitar)"
+    r"|(?:finished|completed|earned|passed|got) (?:my |a |an |the )?(?:\w+ )?(?:degree|diploma|phd"
+    r"|masters?|certificat\w+|license|licence|apprenticeship|residency|bar exam|boards)"
+    r"|passed (?:my |the |a |an )?(?:\w+ )?(?:test|exams?|finals|thesis|defen[cs]e|interview))\b"
 )
 # An event the speaker narrates: "I was reading on the bus", "we forgot the charger", "so I
 # tried holding the button"; the subject-less form is `NARRATED`.
 I_NARRATE = _rx(
     r"^(?:(?:so|and|then|oh|ok|okay|well|ugh|honestly|anyway),?\s+)?(?:(?:i|we)\s+)?"
-    r"(?:(?:was|were) \w+ing|(?:just |finally |also |then |already )?(?:\w{3,}ed|went|got|had|made"
+    r"(?:(?:was|were) (?!(?:thinking|planning|hoping|considering|wondering|going|meaning|looking"
+    r" forward)\b)\w+ing|(?:just |finally |also |then |already )?(?:\w{3,}ed|went|got|had|made"
     r"|took|saw|found|came|ran|bought|caught|left|spent|forgot|ate|drank|broke|lost|did|read"
     r"|wrote|heard|fell|woke|sent|threw|dropped|spilled|spilt|burnt|knocked|hit|tried))\b"
+)
+# Someone or something of the speaker's: an event told about them is the speaker's life ("I
+# ordered a photo album for my mom's anniversary"), not a question's scene.
+MY_OWN = _rx(
+    r"\b(?:my|our)\s+(?:\w+\s+)?(?:wife|husband|partner|spouse|sons?|daughters?|kids?|children"
+    r"|child|baby|mom|mum|mother|dad|father|parents?|brothers?|sisters?|siblings?|grand\w+|aunt"
+    r"|uncle|cousins?|family|friends?|boyfriend|girlfriend|fianc\w*|dogs?|cats?|pets?|puppy|kitten"
+    r"|boss|manager|colleagues?|coworkers?|team|company|house|home|apartment|flat|car|job|school"
+    r"|favou?rite|collection|wedding|anniversary|birthday)\b"
 )
 # Dated far enough back to be the speaker's history: "last year", "in 2019", "years ago".
 LONG_AGO = _rx(
     r"\b(?:last|this) (?:year|month|spring|summer|fall|autumn|winter)\b|\byears ago\b"
     r"|\b(?:\d+|two|three|four|five|six|several|a few|many) (?:years?|months?) ago\b"
     r"|\bin (?:19|20)\d\d\b|\bback in\b|\bas a (?:kid|child|teen|teenager)\b"
-    r"|\bgrowing up\b"
+    r"|\bgrowing up\b|\b(?:after|for|in) (?:\d+|two|three|four|five|six|seven|eight|nine|ten|many"
+    r"|several) years\b"
 )
 # Devices people name in lower case: "i game on a ps5", "i only have a chromebook".
 DEVICE = _rx(

@@ -128,6 +128,7 @@ _TASK = re.compile(
     r"|(?:give|show|send|get|find|make|write|tell|pick|choose|name|draw|plan|create|fix|edit"
     r"|check|review|format|sort|organi[sz]e|improve|correct|polish|list|draft|outline|design"
     r"|sketch|suggest|recommend|come up with|put together|turn|go over|look over|read through"
+    r"|scale|flip|toss|roll|double|halve|triple|resize"
     r"|take a look at|have a look at|look at|read|repeat|say)\s+(?:me|us|him|her|them|this"
     r"|that|these|those|it|a|an|another|some|the|one|two|three|four|five|six|seven|eight|nine"
     r"|ten|\d+|few|a few|something|anything)\b(?!-))"
@@ -163,7 +164,7 @@ _TAG = re.compile(
 # Chinese asks in place: a question word inside the clause, a final particle, or A-not-A. An
 # indefinite use ("我什么都吃", "哪儿都行", "几个朋友") tells, it does not ask.
 _ZH_WH = re.compile(
-    r"(?<![没不])什么(?![都也]|时候[都也])|(?<!随便)啥(?![都也])|(?<![不没])怎么(?![都也样]|说呢)|怎么样|怎样|如何"
+    r"(?<![没不])什么(?![都也的]|时候[都也])|(?<!随便)啥(?![都也的])|(?<![不没])怎么(?![都也样]|说呢)|怎么样|怎样|如何"
     r"|(?<!不)咋(?![都也])|点样|点解|边度|边个|乜嘢|乜野|(?<![了过好])几个月(?![前后])"
     r"|哪(?:里|儿|个|些|家|天|年|一)?+(?![都也怕])|几(?:点|号|月|岁|天|时|个人|位)|星期几|周几|礼拜几"
     r"|(?<![没不有])多(?:大|高|长|远|重|宽|厚|深|贵)(?![了点些])"
@@ -200,7 +201,8 @@ _ZH_TASK = re.compile(
     r"|^(?:请|烦请|麻烦(?:你|您)?)?用[^，。！？]{1,10}?(?:概括|总结|解释|翻译|改写|讲讲|说明|写)"
     r"|^(?:要是|如果)(?:你|您)?能(?:帮我|帮忙|帮)"
     r"|^再(?:[\u4e00-\u9fff]{1,3})(?:一点|一些|一下|点)"
-    r"|^(?:请|麻烦(?:你)?)?给我(?:[来写列出做推荐找讲说想整编起画算查翻改发讲]|一个|一份|几个)"
+    r"|^(?:请|麻烦(?:你)?)?(?:随便|随机)?给我(?:[来写列出做推荐找讲说想整编起画算查翻改发讲]|一个|一份|几个)"
+    r"|^(?:改|修|查|检查|纠正|校对)(?:下|一下)"
     r"|^(?:来|整|写|列|出|做|起|想|编|画|算|查|给|推荐|找|搞|拟)(?:个|一个|一份|一下|几个|一些|一段|一篇|一首|一张|句|一句|封|一封|条|一条|套|一套|几道|一道|道|首|篇|段|份|张)"
     r"|^出[0-9一二三四五六七八九十两几]+(?:道|个|组)"
     # Cheer me up, in a few words: "说几句给我打打气", "夸夸我".
@@ -210,7 +212,7 @@ _ZH_TASK = re.compile(
     r"|^再(?:给|来|写|列|出|加|举)(?:个|一个|几个|一些|点|一下)"
     # A conversion said tersely: "华氏68度换成摄氏度", "100美元换算成人民币".
     r"|^(?![我俺咱把])[^，。！？了]{1,16}(?:换算成|转换成|换成|转成|折合成|翻译成|译成)[^，。！？了]{1,10}$"
-    r"|^带我(?:做|练|读|过|复习|走|玩|学)"
+    r"|^[带教]我(?:做|练|读|过|复习|走|玩|学|写|画|弹|唱|说|认)"
     # A request in the polite second person: "恳请您代拟一份…", "请你写…".
     r"|^(?:本人|我)?(?:恳请|烦请|劳烦|请)(?:您|你)(?!以后|今后|每次|记住|记得)"
     # Something to make for someone named: "给同事写句生日祝福".
@@ -261,7 +263,9 @@ _INTRO_LOWER = re.compile(
     r"|\b(?:my name's|my name is|name's|name is|i go by|go by)\s+[\"'“]?(?P<named>[a-z][a-z'-]+)"
     r"|\b(?:call me|calls me)\s+[\"'“]?(?P<called>[a-z][a-z'-]+)"
     r"(?=[\"'”]?\s*(?:$|[.!,;~]|\s(?:btw|please|pls|for short|instead|everyone|everybody"
-    r"|most people|all my)\b))",
+    r"|most people|all my|that's|thats)\b))"
+    # "names marco, im italian": "name's" typed without its apostrophe, opening.
+    r"|^names\s+(?P<names>[a-z][a-z'-]+)(?=\s*(?:$|[.!,;~]))",
 )
 # Words after "call me" or "I go by" that are no name: "call me back", "call me tomorrow".
 _CALL_NOT = frozenset(
@@ -353,7 +357,7 @@ def asks(clause: str) -> bool:
     if (
         (_TASK.match(low) or _ZH_TASK.match(low))
         and not plans_ahead(clause)
-        and "的时候" not in low
+        and not _ZH_WHENEVER.search(low)
     ):
         # "Help me plan my wedding on 14 September": a task dated weeks ahead carries a plan
         # to keep; one for tomorrow or Saturday ("fix my speech for saturday") only asks.
@@ -362,7 +366,7 @@ def asks(clause: str) -> bool:
         # "remind me to call the vet at 5", "一小时后提醒我回电话": a reminder is a task;
         # "remind me to stretch every morning" sets a routine (`_STANDING_REQUEST`, above).
         return True
-    if _ZH_REQUEST.match(low) and "的时候" not in low:
+    if _ZH_REQUEST.match(low) and not _ZH_WHENEVER.search(low):
         # "推荐餐厅的时候注意一下" sets a rule for every recommendation; it asks for none.
         return True
     if zh.particle_question(low) or _ZH_A_NOT_A.search(low):
@@ -370,6 +374,8 @@ def asks(clause: str) -> bool:
     return bool(_ZH_QUESTION.search(low) and not _indirect(low, _ZH_QUESTION))
 
 
+# "推荐餐厅的时候…", "给我推荐菜谱的话…": a condition on every such task, not one task.
+_ZH_WHENEVER = re.compile(r"的时候|的话(?:$|[，,\s])")
 # In a habit ("每周都去游几次泳", "一般跑几公里"), 几 is "a few", not "how many".
 _ZH_FEW = re.compile(r"几(?:天|次|个(?!月)|回|趟|周|年|小时|公里|页)")
 _ZH_HABIT = re.compile(r"每|经常|常常|一般|通常|总是|偶尔")
@@ -459,8 +465,23 @@ _WH_WORDS = frozenset("what whats what's which who where when why how".split())
 
 def clauses(sentence: str) -> list[str]:
     """`sentence` split into clauses, also where a question is joined on by "so" or "and"."""
-    parts = split_clauses(sentence) or [sentence]
+    parts = [s for p in (split_clauses(sentence) or [sentence]) for s in _after_latin(p)]
     return [r for p in parts for q in _ASK_BREAK.split(p) if q.strip() for r in _run_on(q.strip())]
+
+
+# "我有adhd 学习老走神有啥办法", "我用的MacBook 怎么装Python": what the speaker has, then a space
+# and the question. Only a clause that opens with the speaker is cut, so "用 Python 怎么读文件"
+# stays one question.
+_LATIN_BREAK = re.compile(
+    r"^(?:我|本人|俺|咱)[^\s，。！？]{0,40}?[A-Za-z0-9]\s+(?=[\u4e00-\u9fff])"
+)
+
+
+def _after_latin(part: str) -> list[str]:
+    found = _LATIN_BREAK.match(part)
+    if not found:
+        return [part]
+    return [part[: found.end()].strip(), part[found.end() :].strip()]
 
 
 def _run_on(part: str) -> list[str]:
@@ -507,6 +528,10 @@ def asking(pieces: list[str]) -> list[bool]:
             # follows.
             flags[i] = flags[i - 1] = True
     for i in range(1, len(pieces)):
+        if not marked and not flags[i - 1] and _RELATIVE.match(lex_normalise(pieces[i])):
+            # "I moved to Leeds, which is near York": a relative clause after a statement.
+            flags[i] = False
+    for i in range(1, len(pieces)):
         if flags[i - 1] and not flags[i]:
             low = lex_normalise(pieces[i])
             # "给我写个做法，不要太复杂": how to do the task just asked goes with it.
@@ -515,6 +540,14 @@ def asking(pieces: list[str]) -> list[bool]:
     return flags
 
 
+# A relative clause, not a question: "which means…", "which really helps", "who's eight",
+# "where I grew up". "which app would you recommend" and "where should I go" still ask.
+_RELATIVE = re.compile(
+    r"^(?:which|who)(?:'s\b|\s+(?:(?:really|also|often|always|usually|then|now|just|still"
+    r"|probably|basically|sometimes|never)\s+)?(?!(?:does|is|was|has|makes? sense)\b)\w+(?:s|ed)\b)"
+    r"|^(?:where|when)\s+(?:i|we|he|she|they|my|our)\s+(?!" + _AUX + r"\b|am\b|have\b)\w+",
+    _F,
+)
 _PREDICATE_ON = re.compile(
     r"^(?:is|are|was|were)\s(?!(?:it|there|this|that|he|she|they|we|you|i|your|my|the|a|an)\b)"
 )

@@ -65,6 +65,15 @@ def names(clause: str) -> int:
     return len(_NAME.findall(without_vocatives(clause)))
 
 
+_CALENDAR = re.compile(r"(?:" + DAYS + r"|" + MONTHS + r")", re.IGNORECASE)
+
+
+def names_beyond_dates(clause: str) -> int:
+    """Like `names`, without weekdays and months ("on Saturday" names no one)."""
+    found = _NAME.findall(without_vocatives(clause))
+    return sum(not _CALENDAR.fullmatch(word) for word in found)
+
+
 def times(clause: str) -> int:
     """How many time expressions the clause has ("last week", "in May", "上个月")."""
     return len(TIME.findall(clause))
