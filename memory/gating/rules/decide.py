@@ -181,7 +181,8 @@ def passing_remark(content: str, role: Role) -> bool:
 _REACTS = re.compile(
     r"^(?:phew|ugh+|argh+|brr+|oh no|oops|yay|woo+|whew|geez|jeez|omg|sorry|welp|ahh+|man)\b"
     r"|\b(?:lol|lmao|haha+|ugh+|phew|yay|what a day|finally|exhausted|gorgeous)\b"
-    r"|哈哈|呼|爽|[累热冷困饿]死|受不了|真好|倒霉|无语|唉|终于|好[累热冷困饿]|救命",
+    r"|哈哈|^呼|呼[—~～…！!]|爽[！!~～。]|[好真太]爽|[累热冷困饿]死|受不了|真好|倒霉|无语|唉|终于"
+    r"|好[累热冷困饿]|救命",
     re.IGNORECASE,
 )
 # A first is news however it is told: "finally sent my first V4", "第一次自己换轮胎".
