@@ -180,6 +180,8 @@ def test_a_task_for_today_asks_and_one_dated_weeks_ahead_keeps_its_plan(
         "on the family plan with my sister",
         "组里的老张管数据库",
         "not renewing the lease, moving in june",
+        "这学期合唱团排练改到周三晚上了",
+        "给我推荐电影的话，最好是九十分钟以内的",
     ],
 )
 def test_said_without_a_subject_these_still_tell(text: str) -> None:
@@ -197,6 +199,11 @@ def test_said_without_a_subject_these_still_tell(text: str) -> None:
         "oops pasted the wrong link",
         "feeling a bit anxious today",
         "没事了，问题我自己搞定了",
+        # Formal requests and a learner's word order ask, with no question mark.
+        "Kindly advise whether the museum opens on public holidays.",
+        "I would be grateful if you could shorten the paragraph below.",
+        "how i can change the language of my keyboard",
+        "望协助将以下名单整理成表格，谢谢。",
     ],
 )
 def test_setting_up_a_question_requests_as_wishes_and_remarks_on_the_chat_are_not_facts(

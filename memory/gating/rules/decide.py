@@ -180,7 +180,7 @@ def passing_remark(content: str, role: Role) -> bool:
 # A reaction, relief or passing state said with the moment: "ugh", "phew", "lol", "受不了".
 _REACTS = re.compile(
     r"^(?:phew|ugh+|argh+|brr+|oh no|oops|yay|woo+|whew|geez|jeez|omg|sorry|welp|ahh+|man)\b"
-    r"|\b(?:lol|lmao|haha+|ugh+|phew|yay|what a day|finally|exhausted|gorgeous)\b"
+    r"|\b(?:lol|lmao|haha+|ugh+|phew|yay|what a day|finally|exhausted|gorgeous|so tired|long day)\b"
     r"|哈哈|^呼|呼[—~～…！!]|爽[！!~～。]|[好真太]爽|[累热冷困饿]死|受不了|真好|倒霉|无语|唉|终于"
     r"|好[累热冷困饿]|救命",
     re.IGNORECASE,

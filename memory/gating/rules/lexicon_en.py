@@ -256,6 +256,8 @@ _CHAT_REMARK = (
     # On the answer just given: "did not expect that answer", "cheaper than I expected".
     r"|\b(?:did ?n[o']t|didnt|wasn't|was not|never) expect(?:ing)? (?:that|this|your)\b"
     r"|\b(?:than|as) (?:i|we) (?:expected|thought|imagined|feared)\b"
+    r"|\bthan (?:what|the one|the thing) (?:i|we) (?:had|wrote|did|made)\b"
+    r"|\b(?:in|on) (?:my |the )?(?:previous|last|earlier) (?:message|msg|reply|question)\b"
 )
 CHAT_REMARK = _rx(_CHAT_REMARK)
 REACTION = _rx(
@@ -307,7 +309,8 @@ MOOD = _rx(
     r"|getting|got"
     r"|(?:this|the) (?:week|day|morning"
     r"|shift)(?: is| has been)?|today(?: is| has been)?|work(?: is| has been)?)\s++)?+"
-    r"(?:(?:so+|really|super|kinda|kind of|a bit|bit|a little|pretty|very|totally|absolutely"
+    r"(?:(?:so+|really|super|kinda|kind of|a little bit|little bit|a bit|bit|a little|pretty|very"
+    r"|totally|absolutely"
     r"|way too|too)\s++)?+"
     r"(?:tired|exhausted|sleepy|knackered|wiped(?: out)?|drained|shattered|hungry|starving"
     r"|not feeling it|hangry|melting|bored out of my mind"
@@ -393,7 +396,7 @@ PREFERENCE = _rx(
     r"|would prefer|'d like|would like|want|favou?r|care about|am into|'m into|am keen on"
     r"|'m keen on|am fond of|'m fond of)\b(?! (?:your|that|it(?! when\b| if\b)"
     r"|this|those|how you)\b)",
-    r"\b(?:i'm|im|i am)\s+(?:\w+\s+)?(?:a|an)\s+(?:\w+\s+){1,2}person\b",
+    r"\b(?:i'm|im|i am)\s+(?:\w+\s+){0,3}?(?:a|an)\s+(?:\w+\s+){1,2}person\b",
     # How the assistant should do a kind of thing: "When you explain code, show an example first".
     r"^(?:when|whenever|if) you (?:explain|give|write|answer|reply|recommend|suggest|show|send"
     r"|make|summari[sz]e|translate|correct|review)\b",
@@ -464,7 +467,8 @@ DECIDED = _rx(
     # The subject left out: "going to take the job in austin", "not renewing my gym membership".
     r"^(?:gonna|going to|decided to|finally)\s+(?:take|accept|go with|buy|move|quit|switch|sell"
     r"|sign|book|start|stop|join|leave|rent|get|keep|cancel|turn down)\b",
-    r"^not (?:renewing|going back|taking|buying|keeping|continuing|signing|accepting|doing)\b",
+    r"^(?:(?:i'm|im|i am|we're|we are) )?not (?:renewing|going back|taking|buying|keeping"
+    r"|continuing|signing|accepting|doing)\b",
     r"^(?:ok |okay |so |i think |think )?(?:going with|gonna go with|sticking with|settled on"
     r"|final answer)\b",
     r"\b(?:decided|decide to|decision|agreed|chose|chosen|picked|settled on|opted|went with"
@@ -527,7 +531,7 @@ FACT = _rx(
     r"^(?:[a-z]+ ){0,2}(?:appt|appointment|surgery|interview|exam|flight|checkup|check-up)\s+"
     r"(?:on|at|is|this|next|tomorrow)\b(?![^.?!]{0,20}\b(?:what|when|which)\b)",
     r"\bmy (?:phone|laptop|computer|pc|car|tablet|watch|camera|os|editor|ide|browser|router"
-    r"|tv)\s+is\b",
+    r"|tv|bike|bicycle|scooter|e-?bike)\s+is\b",
     # "I do all my data analysis in R": the tool one works in.
     r"\b(?:i|we) do (?:all |most |everything |)(?:of )?(?:my|our) [a-z]+(?: [a-z]+)?"
     r" (?:in|with|on)\s",
@@ -632,6 +636,8 @@ MOMENT = _rx(
     r"|(?<!\bthe )(?<!\btheir )(?<!\bhis )(?<!\bher )(?<!\bits )(?<!\bour )(?<!\bmy )(?<!'s )"
     r"\bearlier\b(?=\s*(?:$|[.!?;:]|today|tonight|and\b|but\b|so\b))"
     # "The microwave just beeped", "the dough I'm looking at", "the alarm keeps chirping".
+    r"|\b(?:is|are|keeps) (?:showing|saying|giving|throwing|displaying) (?:an? )?(?:error|warning"
+    r"|code|message)\b"
     r"|\bjust (?!(?:moved|started|adopted|married|retired|graduated|joined|switched|signed|enrolled"
     r"|relocated|quit|bought|got)\b)\w+ed\b|\bin front of me\b|\bon (?:my|the) screen\b"
     r"|\b(?:i'm|i am|im) (?:looking at|holding|staring at)\b|\bkeeps \w+ing\b"
@@ -692,7 +698,8 @@ MATERIAL = _rx(
     r"\b(?:read|saw|found|came across|watched|heard) (?:an?|this|that|the|some) (?:\w+ ){0,2}?"
     r"(?:article|post"
     r"|quote|video|thread|study|paper|tweet|meme|ad|claim|story|podcast)\b",
-    r"\b(?:someone|somebody|people|an?(?: \w+)? (?:friend|coworker|colleague)|reviewers?(?: \d)?)"
+    r"\b(?:someone|somebody|people|(?:an?|my)(?: \w+)? (?:friend|coworker|colleague)"
+    r"|reviewers?(?: \d)?)"
     r" (?:on \w+ |at (?:the )?\w+ (?:last night |today |yesterday )?|just )?"
     r"(?:said|says|claimed|claims|told me|brought it up|mentioned|asked|texted|wrote|replied"
     r"|messaged|sent me)\b",
@@ -759,7 +766,8 @@ CORE_FACT = _rx(
     r"\bgrew up (?:in|on|near|around|by)\b|\b(?:i'm|i am|im) (?:originally )?from\b"
     r"|\b(?:first|second|third|fourth|final|last) year (?:of|at|in) (?:\w+ )?(?:school|college"
     r"|uni|university|med school|law school|my \w+|the \w+)\b"
-    r"|\b(?:freshman|sophomore|junior|senior) (?:at|in|year)\b",
+    r"|\b(?:freshman|sophomore|junior|senior) (?:at|in|year)\b"
+    r"|^originally from\b|\bworking as (?:an?|the)\b",
     # Sizes they buy in: "I wear a size 10.5", "I take a medium".
     r"\b(?:i|we) (?:wear|take) (?:a |an )?(?:size|us|uk|eu|xs|small|medium|large|xl|xxl)\b",
 )

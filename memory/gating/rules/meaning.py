@@ -47,6 +47,9 @@ _WH_QUESTION = re.compile(
     r"|^how\s+(?:much|many|long|often|far|old|about|come|do|to)\b"
     # "Why my wifi keep dropping": the auxiliary left out.
     r"|^why\s+(?:my|the|your|this|that|our)\s+\w"
+    # A learner's word order: "how i can make…", "what it means", "where i can buy".
+    r"|^(?:how|what|where|when|why|which)\s+(?:i|we|you|it|this|that)\s+(?:can|could|should"
+    r"|must|means?|do|does)\b"
     r"|^(?:in|at|on|from|to|for|with|by|of) (?:which|what|whom|whose)\s+\w"
     r"|^what\s+(?:about|if|else|happened|time|day|date|kind|sort|type|year|month|size|colou?r"
     r"|number|was|were)\b"
@@ -88,6 +91,12 @@ _REQUEST = re.compile(
     r"|any (?:[a-z]+ ){0,3}?(?:idea|ideas|thoughts|suggestions|recommendations|recs|tips|advice"
     r"|chance|way)\b"
     r"|any (?:good |other |quick |easy |cheap |simple )?[a-z]+s (?:to|for|on|that|which)\b)"
+    r"|^(?:dear \w+,?\s*)?(?:i would be grateful (?:if you could|if you would"
+    r"|to (?:learn|know|hear))"
+    r"|kindly (?:advise|let me know|suggest|explain|tell|confirm|provide|share|help|recommend"
+    r"|summari[sz]e|inform|list|translate|check)|i (?:kindly |respectfully )?request that you"
+    r"|i would (?:really )?appreciate (?:it )?if you (?:could|would)|please be so kind as to"
+    r"|(?:could|would|can) you kindly)\b"
     r"|^i(?:\s+|(?='))(?:wonder|was wondering|am wondering|'m wondering|want to know|wanna know"
     r"|need to know|would like to know|'d like to know|forgot (?:what|where|when|who|how|which)"
     r"|can't remember (?:what|where|when|who|how|which))\b"
@@ -117,7 +126,8 @@ _TASK = re.compile(
     r"^(?:please\s+|pls\s+|plz\s+|just\s+|now\s+|quickly\s+|real quick\s+)?"
     r"(?:translate|summari[sz]e|rewrite|rephrase|reword|paraphrase|shorten|condense|proofread"
     r"|brainstorm|generate|compose|convert|calculate|compute|simplify|elaborate|clarify|recap"
-    r"|add up|sum up|total up|tally up|split"
+    r"|add up|sum up|total up|tally up|split|(?:choose|pick|decide) for (?:me|us)"
+    r"|(?:choose|pick) between"
     r"|quiz me|teach me|walk me through|help me|help us|tl;?dr|eli5"
     r"|keep (?:this|that|it|these|those)\b"
     # "longer pls", "more formal": this answer redone, not a standing style (that names
@@ -187,11 +197,11 @@ _ZH_REQUEST = re.compile(
 # Any task asked for: "帮我想个理由", "给我列个清单", "来个标题", "把这段改短一点", "润色一下这封
 # 邮件". "帮我搬家的那个朋友" tells (a 的 follows). Like `_TASK`, a dated one carries a plan.
 _ZH_TASK = re.compile(
-    r"^(?:本人|我)?(?:请|恳请|烦请|劳烦|拜托(?:你|您)?|麻烦(?:你|您)?|唔该(?:你)?|你|您)?(?:随便|随机|直接|赶紧|快)?(?:(?:这|那|上面|下面|以下)[\u4e00-\u9fff]{0,8}?)?(?:这次|这回|那就|就|也|先|再){0,3}"
+    r"^(?:本人|我)?(?:请|恳请|烦请|劳烦|拜托(?:你|您)?|麻烦(?:你|您)?|唔该(?:你)?|你|您)?(?:从[^，。！？]{1,8}?(?:里|中))?(?:随便|随机|直接|赶紧|快)?(?:(?:这|那|上面|下面|以下)[\u4e00-\u9fff]{0,8}?)?(?:这次|这回|那就|就|也|先|再){0,3}"
     r"(?:能|可以|能不能|可不可以)?(?<!别)(?<!不要)(?<!不用)(?:帮我|替我|帮忙|帮手|帮帮我|帮(?:阿拉|俺|咱)|给我(?=[来写列出做推荐找讲说想整编起画算查翻改发排拟弄搞挑选配订定设制准安念读唱放播]))"
     r"(?![\u4e00-\u9fff]{1,3}的)"
     # A text named first, then what to do with it: "这段话缩短到一百字", "上面那封改得客气点".
-    r"|^(?:这|那|上面|下面|以下)[\u4e00-\u9fff]{0,6}?(?:改|缩短|缩写|扩写|翻译|翻成|润色|总结|压缩|精简"
+    r"|^(?:这|那|上面|下面|以下)[\u4e00-\u9fff]{0,6}?(?:改(?![到在成为])|缩短|缩写|扩写|翻译|翻成|润色|总结|压缩|精简"
     r"|整理|检查|优化|重写)"
     r"|^(?:请|烦请|劳烦|拜托(?:你|您)?|麻烦(?:你|您)?)?帮(?:想|写|看|查|做|改|列|出|算|找|选|起|编|翻|整理|规划|推荐"
     r"|设计|画|搜)"
@@ -216,7 +226,7 @@ _ZH_TASK = re.compile(
     # A request in the polite second person: "恳请您代拟一份…", "请你写…".
     r"|^(?:本人|我)?(?:恳请|烦请|劳烦|请)(?:您|你)(?!以后|今后|每次|记住|记得)"
     # Something to make for someone named: "给同事写句生日祝福".
-    r"|^给[\u4e00-\u9fff]{1,6}?(?:写|编|做|画|想|起|列|挑|选|推荐|准备)(?:个|一个|一份|几个|一些|一段|一篇|一首|一张|句|一句|封|一封|条|一条|套|一套|点)"
+    r"|^给[\u4e00-\u9fff]{1,6}?(?:写|编|做|画|想|起|列|挑|选|推荐|准备)(?:[0-9一二三四五六七八九十两几]+(?:个|条|句|首|篇|份)|个|一个|一份|几个|一些|一段|一篇|一首|一张|句|一句|封|一封|条|一条|套|一套|点)"
     # A part to play: "你扮演一个客栈老板", "假装你是面试官".
     r"|^(?:你|请你)?(?:扮演|假装(?:你是|成)|假设你是|来当|当一回|模拟一个)"
     # Reduplicated verbs ask: "考考我", "帮帮我", "讲讲这个".
@@ -224,7 +234,7 @@ _ZH_TASK = re.compile(
     # The artefact the speaker needs made: "我需要一份去成都的旅游攻略".
     r"|^(?:我)?(?:需要|想要|要|求)(?:一份|一个|一篇|一套|个|份|篇)[^，。！？]{0,16}?"
     r"(?:攻略|计划|方案|清单|菜谱|食谱|做法|模板|文案|邮件|简历|大纲|教程|总结|提纲|训练|歌单|书单|名单|祝福|感言|发言稿|演讲稿|介绍)"
-    r"|^(?:请|烦请|劳烦|麻烦(?:你|您)?)?把(?:这|那|它|下面|上面|以下|刚才)"
+    r"|^(?:请|烦请|劳烦|麻烦(?:你|您)?|望|恳请|敬请)?(?:协助|帮忙)?[把将](?:这|那|它|下面|上面|以下|刚才|该|此)"
     r"|^(?:翻译|总结|润色|改写|缩写|扩写|翻成|概括|分析一下|检查一下|修改一下|优化一下|对比一下|比较一下)"
 )
 # A standing instruction in a request's form ("could you always reply in Spanish") is a rule.
@@ -559,7 +569,9 @@ _TAG_ONLY = re.compile(
     r"^(?:isn't it|aren't they|don't you think|wasn't it|right|correct|no|yeah|对吧|是吧|对不对"
     r"|是不是|没错吧)\W*$"
 )
-_ZH_SUBJECT = re.compile(r"^[我你他她它咱这那]|^[\u4e00-\u9fff]{1,4}(?:是|在|有|要|会)")
+_ZH_SUBJECT = re.compile(
+    r"^[我你他她它咱这那]|^(?!还是|或者|要么)[\u4e00-\u9fff]{1,4}(?:是|在|有|要|会)"
+)
 
 
 # An instruction for the answer just asked for: "Use an example with dolls", "不用太长".
