@@ -688,8 +688,8 @@ LONG_AGO = _rx(
 # Devices people name in lower case: "i game on a ps5", "i only have a chromebook".
 DEVICE = _rx(
     r"\b(?:ps[2-5]|playstation|xbox|nintendo switch|steam deck|chromebook|macbook(?: air| pro)?"
-    r"|imac|ipad|iphone|android|pixel|kindle|thinkpad|surface|fitbit|apple watch|airpods|roku"
-    r"|firestick|alexa|echo dot|raspberry pi|linux|windows|ubuntu)\b"
+    r"|imac|ipad|iphone|android|kindle|thinkpad|fitbit|apple watch|airpods|roku|firestick"
+    r"|echo dot|raspberry pi|linux|ubuntu)\b"
 )
 # The material a question is about, not the speaker: "the text below", "I read an article
 # saying…", "someone on Reddit claimed…", "the console says…".
