@@ -204,6 +204,8 @@ def test_said_without_a_subject_these_still_tell(text: str) -> None:
         "I would be grateful if you could shorten the paragraph below.",
         "how i can change the language of my keyboard",
         "望协助将以下名单整理成表格，谢谢。",
+        # Praise for an answer is no field of study.
+        "这个回答很专业",
     ],
 )
 def test_setting_up_a_question_requests_as_wishes_and_remarks_on_the_chat_are_not_facts(
