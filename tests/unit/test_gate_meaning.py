@@ -257,6 +257,45 @@ def test_a_remark_on_the_moment_is_not_kept(text: str) -> None:
 @pytest.mark.parametrize(
     "text",
     [
+        # What a task makes runs every night; the user's routine is not in it.
+        "Help me write a bash script that backs up a folder every night.",
+        # Two things named and nothing said of them asks which.
+        "小米还是华为，你直接帮我挑一个",
+        "请一步一步教我重置路由器管理密码",
+        # The day's verdict and word that an answer worked are remarks on the moment.
+        "honestly today has been a lot",
+        "Perfect, worked first try.",
+    ],
+)
+def test_tasks_choices_and_verdicts_on_the_day_are_not_kept(text: str) -> None:
+    assert not gate(text).keep, gate(text).reason
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Send me a summary every morning",
+        "导航还是高德好用",
+        # A clause of its own beside the request tells.
+        "Explain it without jargon please, I'm a complete beginner with computers.",
+        # Someone of the user's named in the request: the rest is about them.
+        "Can you help me write a birthday note for my daughter Zoe? She's turning 16 on Saturday.",
+        # A lasting change told with the moment is not a task's scene.
+        "我上个月刚跟前任分手，现在老是忍不住看他朋友圈，怎么办",
+        # Conditions, skills and ages in the forms people use.
+        "I'm bipolar and on lithium — is it okay to have coffee?",
+        "我会弹古筝，烦的时候就弹一会儿。",
+        "我儿子才两岁，特别黏人",
+        "我特别讨厌被亲戚问什么时候结婚。",
+    ],
+)
+def test_routines_preferences_and_what_the_user_tells_beside_a_task_are_kept(text: str) -> None:
+    assert gate(text).keep, gate(text).reason
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
         # A first, a named person, a decision or news that lasts is kept, reaction or not.
         "Phew, finally passed my driving test today!",
         "ugh, had dinner with Priya tonight and she's moving to Oslo",
@@ -429,6 +468,9 @@ def test_only_questions_leave_nothing_to_tell() -> None:
         "提醒" * 30_000 + "我",
         "long haul " * 15_000 + "trucker here",
         "as you know " * 10_000 + "what?",
+        "help me write a script " + "that runs " * 8_000 + "every night",
+        "小米还是" * 20_000,
+        "讨厌被" * 20_000 + "问什么",
     ],
 )
 def test_meaning_checks_are_linear_on_long_input(text: str) -> None:

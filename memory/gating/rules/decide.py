@@ -127,14 +127,16 @@ def sets_the_scene(content: str, role: Role, context: str | None, reply: str | N
         # "Every Wednesday I have pottery class, and today I glazed a mug": a habit is the
         # user's life, whatever moment it is told in.
         return False
-    if lex.HEALTH.search(low) or zh.HEALTH.search(low):
-        # "我吃素，今晚朋友要来家里吃饭": health and diet are who the user is.
+    if lex.HEALTH.search(low) or zh.HEALTH.search(low) or _life_event(low):
+        # "我吃素，今晚朋友要来家里吃饭": health and diet are who the user is; so is a change
+        # that lasts, told with the moment ("上个月刚分手，现在老是…").
         return False
-    if (_NAMED_OWN.search(rest) or _ZH_NAMED.search(rest)) and not (
+    if (_NAMED_OWN.search(content[:2000]) or _ZH_NAMED.search(rest)) and not (
         lex.MATERIAL.search(low) or zh.MATERIAL.search(low)
     ):
-        # "The vet said today that my beagle Rufus is getting chubby": someone of theirs named
-        # ("my Python script below" is the material, not a thing of theirs).
+        # "The vet said today that my beagle Rufus is getting chubby": someone of theirs named,
+        # in what it tells or in what it asks ("a note for my daughter Zoe? She turns 16…");
+        # "my Python script below" is the material, not a thing of theirs.
         return False
     sentences = split_candidates(rest)
     moments = [_of_the_moment(s) or _passing(s) for s in sentences]
@@ -150,6 +152,10 @@ def sets_the_scene(content: str, role: Role, context: str | None, reply: str | N
     # the task's occasion; with a mark of the moment or the material any cue but who the user
     # is sets the scene.
     return cue.reason not in _WHO and (any(moments) or cue.reason in _PLAIN)
+
+
+def _life_event(low: str) -> bool:
+    return bool(lex.LIFE_EVENT.search(low) or zh.LASTING_CHANGE.search(low))
 
 
 def passing_remark(content: str, role: Role) -> bool:
@@ -181,6 +187,7 @@ def passing_remark(content: str, role: Role) -> bool:
 _REACTS = re.compile(
     r"^(?:phew|ugh+|argh+|brr+|oh no|oops|yay|woo+|whew|geez|jeez|omg|sorry|welp|ahh+|man)\b"
     r"|\b(?:lol|lmao|haha+|ugh+|phew|yay|what a day|finally|exhausted|gorgeous|so tired|long day)\b"
+    r"|\b(?:has been|was|been) (?:a lot|rough|hectic|brutal|insane|a day|exhausting)\b"
     r"|哈哈|^呼|呼[—~～…！!]|爽[！!~～。]|[好真太]爽|[累热冷困饿]死|受不了|真好|倒霉|无语|唉|终于"
     r"|好[累热冷困饿]|救命",
     re.IGNORECASE,

@@ -286,6 +286,10 @@ REACTION = _rx(
     r"|(?:so |really |very |super )?(?:excited|thrilled|stoked) (?:for you|about your)"
     r"|here for you|with you|all ears|in)\b",
     r"^i don't (?:know|think so|mind)\b|^i was (?:just )?(?:wondering|kidding|joking)\b",
+    # Word that an answer worked: "worked first try", "that did the trick".
+    r"^(?:it |that |this )?(?:worked|works) (?:now|perfectly|great|like a charm|fine|a treat"
+    r"|(?:on the )?first (?:try|time))\b|^(?:that|this|it) (?:fixed|did) (?:it|the trick)\b"
+    r"|^problem solved\b",
     _CHAT_REMARK,
     # A remark on the asking itself: "…, i never remember", "i keep forgetting".
     r"^i (?:always |never |keep |can never |sometimes )?(?:forget(?:ting)?|remember"
@@ -642,6 +646,8 @@ MOMENT = _rx(
     r"|relocated|quit|bought|got)\b)\w+ed\b|\bin front of me\b|\bon (?:my|the) screen\b"
     r"|\b(?:i'm|i am|im) (?:looking at|holding|staring at)\b|\bkeeps \w+ing\b"
     # "I'm settling a bet", "I'm already late": what the speaker is in the middle of.
+    # "so tired after all that gift wrapping": a passing state.
+    r"|\bso (?:tired|sleepy|hungry|stuffed|bored|stressed|done)\b"
     r"|\b(?:i'm|i am|im) (?:settling|in the middle of|waiting (?:for|on)|stuck (?:on|in|at)"
     r"|(?:already |running |so )?late)\b"
 )
@@ -658,6 +664,13 @@ LASTING_CHANGE = _rx(
     r"|(?:finished|completed|earned|passed|got) (?:my |a |an |the )?(?:\w+ )?(?:degree|diploma|phd"
     r"|masters?|certificat\w+|license|licence|apprenticeship|residency|bar exam|boards)"
     r"|passed (?:my |the |a |an )?(?:\w+ )?(?:test|exams?|finals|thesis|defen[cs]e|interview))\b"
+)
+# The lasting changes that no task's scene is told with: "I just broke up with my boyfriend
+# and now I keep checking his Instagram".
+LIFE_EVENT = _rx(
+    r"\b(?:broke up|divorced|separated|passed away|gave birth|got (?:married|engaged|diagnosed)"
+    r"|was diagnosed|lost my (?:job|mom|mum|mother|dad|father|wife|husband|baby)"
+    r"|(?:got|was) laid off|miscarried|had a miscarriage)\b"
 )
 # An event the speaker narrates: "I was reading on the bus", "we forgot the charger", "so I
 # tried holding the button"; the subject-less form is `NARRATED`.
@@ -727,10 +740,14 @@ HEALTH = _rx(
     r"|hard of hearing|hearing aids?|short-?sighted|near-?sighted|bad (?:back|knee|hip|shoulder)"
     r"|(?:knee|back|shoulder|ankle|wrist) injury|torn (?:acl|meniscus|ligament)|sprained"
     r"|recovering from|chemo|dialysis|sober|in recovery|blood thinners?|statins?|inhaler"
-    r"|antidepressants?|beta blockers?|hives"
+    r"|antidepressants?|beta blockers?|hives|bipolar|schizophreni\w*|ptsd|ocd|lupus|fibromyalgia"
+    r"|endometriosis|pcos|tinnitus|vertigo|scoliosis|sleep apnea|cpap|narcolep\w*|parkinson'?s"
+    r"|dementia|copd|(?:hypo|hyper)thyroid\w*|high cholesterol|chronic pain|visually impaired"
+    r"|low vision|legally blind|partially sighted|screen reader|epi-?pen"
     r"|gluten[- ]free|dairy[- ]free|nut[- ]free|halal|kosher)\b",
     r"\b(?:on|taking)\s+(?:meds|medication|insulin|antidepressants|the pill|blood thinners"
-    r"|birth control|statins|\w+\s+\d+\s?(?:mg|mcg))\b|\b\d+\s?(?:mg|mcg)\b",
+    r"|birth control|statins|lithium|metformin|levothyroxine|warfarin|sertraline|prozac|zoloft"
+    r"|lexapro|ssris?|adderall|ritalin|prednisone|hrt|methotrexate|\w+\s+\d+\s?(?:mg|mcg))\b|\b\d+\s?(?:mg|mcg)\b",
 )
 # Someone else is the subject: "she's diabetic" is not the speaker's health.
 OTHER_START = _rx(r"^(?:he|she|they|you|he's|she's|they're|you're|his|her|their|your)\b")

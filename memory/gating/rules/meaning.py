@@ -142,9 +142,10 @@ _TASK = re.compile(
     r"|take a look at|have a look at|look at|read|repeat|say)\s+(?:me|us|him|her|them|this"
     r"|that|these|those|it|a|an|another|some|the|one|two|three|four|five|six|seven|eight|nine"
     r"|ten|\d+|few|a few|something|anything)\b(?!-))"
-    # "Write a test for every new function" is a house rule in a task's form.
-    r"(?!.*\b(?:every|each|all|any|always|never|whenever|from now on|by default"
-    r"|in (?:the )?future)\b)",
+    # "Write a test for every new function" is a house rule in a task's form; in "write a
+    # script that runs every night" the frequency is the script's.
+    r"(?!(?:(?!\b(?:that|which)\b).)*\b(?:every|each|all|any|always|never|whenever|from now on"
+    r"|by default|in (?:the )?future)\b)",
     _F,
 )
 # A reminder asked for, opened by nothing but politeness or the time it is for.
@@ -187,7 +188,11 @@ _ZH_QUESTION = re.compile(
     r"|是否|是不是|能不能|可不可以|要不要|有没有|行不行|好不好|对不对|会不会|用不用|该不该|真的假的"
     r"|有冇|([\u4e00-\u9fff])唔\1",
 )
-_ZH_INDIRECT = re.compile(r"(?:不知道|不确定|不清楚|忘了|不记得|记不清|想不起来?)")
+# What the speaker does not know, or is asked by others ("讨厌被亲戚问什么时候结婚").
+_ZH_INDIRECT = re.compile(
+    r"(?:不知道|不确定|不清楚|忘了|不记得|记不清|想不起来?)|被[^，。！？]{0,6}问"
+    r"|(?:讨厌|烦|怕|受不了)[^，。！？]{0,8}?问"
+)
 _ZH_REQUEST = re.compile(
     r"^(?:请|麻烦(?:你)?|你)?(?:能|可以|能不能|可不可以)?(?:帮我|替我)?(?:查一下|查查|查询|搜一下|搜搜"
     r"|告诉我|提醒我(?:一下)?(?:我|什么|之前|上次)|推荐|介绍一下|解释一下|说说|讲讲|算一下|看看)"
@@ -223,6 +228,7 @@ _ZH_TASK = re.compile(
     # A conversion said tersely: "华氏68度换成摄氏度", "100美元换算成人民币".
     r"|^(?![我俺咱把])[^，。！？了]{1,16}(?:换算成|转换成|换成|转成|折合成|翻译成|译成)[^，。！？了]{1,10}$"
     r"|^[带教]我(?:做|练|读|过|复习|走|玩|学|写|画|弹|唱|说|认)"
+    r"|^(?:请|麻烦(?:你|您)?)?(?:一步一步|一步步|手把手|详细|简单|仔细)地?[带教]我(?!们)"
     # A request in the polite second person: "恳请您代拟一份…", "请你写…".
     r"|^(?:本人|我)?(?:恳请|烦请|劳烦|请)(?:您|你)(?!以后|今后|每次|记住|记得)"
     # Something to make for someone named: "给同事写句生日祝福".
@@ -347,7 +353,7 @@ def asks(clause: str) -> bool:
         # "is it bad to drink energy drinks every day": "every day" is what is asked about;
         # "is it ok if from now on you reply in Spanish" still sets a rule.
         return True
-    if _STANDING_REQUEST.search(low) or lex.PERSIST.search(low):
+    if _STANDING_REQUEST.search(low) or persists(low):
         return False
     if lex.ANSWER_FORM.search(low) or zh.ANSWER_FORM.search(low):
         # "give me steps as a numbered list", "单位用公制吧": how every answer should look.
@@ -381,9 +387,28 @@ def asks(clause: str) -> bool:
         return True
     if zh.particle_question(low) or _ZH_A_NOT_A.search(low):
         return True
+    if _ZH_EITHER.match(low) and not zh.PREFERENCE.search(low) and not zh.DECISION.search(low):
+        # "小米还是华为": two things named and nothing said of them asks which.
+        return True
     return bool(_ZH_QUESTION.search(low) and not _indirect(low, _ZH_QUESTION))
 
 
+def persists(low: str) -> bool:
+    """A frequency said of the speaker, not of the thing a task makes.
+
+    "Send me a summary every morning" sets a routine; in "write a script that backs up a
+    folder every night" the frequency is the script's.
+    """
+    found = lex.PERSIST.search(low)
+    return found is not None and not _MADE_THING.search(low, 0, found.start())
+
+
+_MADE_THING = re.compile(
+    r"^(?:\w+\s+){0,3}(?:write|make|build|create|code|set up)\b.*\b(?:that|which)\b"
+)
+_ZH_EITHER = re.compile(
+    r"^[^\s，。！？还我俺咱]{1,6}还是(?![能会要用是在也都就得没不挺很])[^\s，。！？还我]{1,6}[呢啊呀]?[，,。？?\s]*$"
+)
 # "推荐餐厅的时候…", "给我推荐菜谱的话…": a condition on every such task, not one task.
 _ZH_WHENEVER = re.compile(r"的时候|的话(?:$|[，,\s])")
 # In a habit ("每周都去游几次泳", "一般跑几公里"), 几 is "a few", not "how many".

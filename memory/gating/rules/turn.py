@@ -17,6 +17,7 @@ from memory.gating.rules import lexicon_zh as zh
 from memory.gating.rules import meaning
 from memory.gating.rules.chatter import clause_kind
 from memory.gating.rules.explicit import is_closing
+from memory.gating.rules.meaning import MAX_SENTENCE_CHARS
 from memory.gating.rules.poisoning import judge
 from memory.gating.rules.score import score, turn_signals
 from memory.gating.rules.signals import (
@@ -123,7 +124,8 @@ def best_cue(
     sentences = split_candidates(body)
     if role == "tool":
         return max((classify_tool_clause(s) for s in sentences), key=_rank, default=NOISE)
-    clauses = [p for s in sentences for p in clause_cues(s, personal=role != "assistant")]
+    per_sentence = [clause_cues(s, personal=role != "assistant") for s in sentences]
+    clauses = [p for cues_of in per_sentence for p in cues_of]
     # A sign-off ("that's it for now", "talk to you tomorrow") says nothing about anyone,
     # whatever cue its words happen to trigger.
     clauses = [(c, NOISE if is_closing(normalise(c)) else cue) for c, cue in clauses]
@@ -131,7 +133,7 @@ def best_cue(
         clauses = [(c, NOISE) for c, _ in clauses]
     cues = [cue for _, cue in clauses]
     told_nothing = all(c.category in (Category.NOISE, Category.FACT) for c in cues)
-    if role == "user" and told_nothing and _only_tasks(sentences):
+    if role == "user" and told_nothing and _only_tasks(sentences, per_sentence):
         # "Explain list comprehensions like I'm new to Python", "帮我写一个读取 CSV 的函数": a
         # request for this conversation, however many names and words it carries, is not
         # something to remember about the user. A style rule in the same form ("Write
@@ -159,15 +161,46 @@ def best_cue(
     return best
 
 
-def _only_tasks(sentences: list[str]) -> bool:
-    """True when every sentence that is not small talk is a one-off request, none dated."""
-    told = [s for s in sentences if not _small_talk(normalise(s))]
-    return bool(told) and all(_task(s) for s in told)
+def _only_tasks(sentences: list[str], per_sentence: list[list[tuple[str, Cue]]]) -> bool:
+    """True when every sentence that is not small talk is a one-off request, none dated.
+
+    A sentence with a clause of its own that tells ("Explain it without jargon, I'm a
+    complete beginner") is more than its request.
+    """
+    told = [
+        (s, cues)
+        for s, cues in zip(sentences, per_sentence, strict=True)
+        if not _small_talk(normalise(s))
+    ]
+    return bool(told) and all(_task(s) and not _tells_beside(s, cues) for s, cues in told)
+
+
+def _tells_beside(sentence: str, cues: list[tuple[str, Cue]]) -> bool:
+    """A clause after the request that tells, not of the moment and not its material."""
+    if _PAYLOAD.search(sentence[:MAX_SENTENCE_CHARS]):
+        return False
+    return any(
+        cue.category is Category.FACT and not _of_the_moment(normalise(clause))
+        for clause, cue in cues[1:]
+    )
+
+
+def _of_the_moment(low: str) -> bool:
+    return bool(
+        lex.MOMENT.search(low)
+        or zh.MOMENT.search(low)
+        or lex.MATERIAL.search(low)
+        or zh.MATERIAL.search(low)
+    )
+
+
+# A colon that opens the task's material: what follows it is not the speaker's.
+_PAYLOAD = re.compile(r"：|:(?=\s)")
 
 
 def _task(sentence: str) -> bool:
     low = normalise(sentence)
-    if lex.STANDING.search(low) or zh.STANDING.search(low) or lex.PERSIST.search(low):
+    if lex.STANDING.search(low) or zh.STANDING.search(low) or meaning.persists(low):
         return False
     if _RULE_WORDS.search(low) or zh.CONSTRAINT.search(low):
         # "Make sure every PR has two reviewers" is a house rule in a request's form.
