@@ -59,7 +59,8 @@ def test_the_first_held_out_batches_store_no_question(lang: str) -> None:
 def test_every_batch_keeps_its_accuracy(lang: str) -> None:
     # The "blind" split has not been read by anyone changing the rules: its figures are
     # measured and reported (docs/benchmarks.md), not a bar the rules were fitted to clear.
-    batches = sorted({i.get("batch", 1) for i in ITEMS if i["split"] != "blind"})
+    # A "reading" batch's errors are being read and not all of its classes are ruled on yet.
+    batches = sorted({i.get("batch", 1) for i in ITEMS if i["split"] in ("tune", "holdout")})
     assert len(batches) >= 9
     for batch in batches:
         part = [i for i in ITEMS if i["lang"] == lang and i.get("batch", 1) == batch]
@@ -274,6 +275,24 @@ def test_tasks_choices_and_verdicts_on_the_day_are_not_kept(text: str) -> None:
 @pytest.mark.parametrize(
     "text",
     [
+        # Words relayed beside a question are its material, whoever relayed them.
+        'Doctor said "take with food, twice daily". Does a glass of milk count as food?',
+        'My boss just emailed "please circle back on the Q3 deck EOD" — does she want it done?',
+        "my mum asked whether you can freeze cooked rice safely. can you?",
+        '老板在群里说"这个需求下周一前给我个 draft"，draft 一般要做到什么程度啊',
+        "我爸非说吃味精致癌，有科学依据吗？",
+        # Relief at something just come to pass.
+        "刚接完娃回来，累瘫",
+        "Finally Friday. Survived another week of school runs.",
+    ],
+)
+def test_relayed_words_and_relief_are_not_kept(text: str) -> None:
+    assert not gate(text).keep, gate(text).reason
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
         "Send me a summary every morning",
         "导航还是高德好用",
         # A clause of its own beside the request tells.
@@ -287,6 +306,10 @@ def test_tasks_choices_and_verdicts_on_the_day_are_not_kept(text: str) -> None:
         "我会弹古筝，烦的时候就弹一会儿。",
         "我儿子才两岁，特别黏人",
         "我特别讨厌被亲戚问什么时候结婚。",
+        # What the user tells beside the words they relay stays.
+        'I live in Osaka and my coworker says "the trains all stop at midnight" — is that true?',
+        '老板说"下季度全员用飞书"，我是做财务的，飞书报销功能好用吗',
+        "开学第一周终于熬过去了，我九月开始在浙大读研。",
     ],
 )
 def test_routines_preferences_and_what_the_user_tells_beside_a_task_are_kept(text: str) -> None:
@@ -471,6 +494,8 @@ def test_only_questions_leave_nothing_to_tell() -> None:
         "help me write a script " + "that runs " * 8_000 + "every night",
         "小米还是" * 20_000,
         "讨厌被" * 20_000 + "问什么",
+        "my boss said “" * 10_000 + "ok?",
+        'he said "' + "x, and y said " * 8_000 + "what?",
     ],
 )
 def test_meaning_checks_are_linear_on_long_input(text: str) -> None:

@@ -18,9 +18,10 @@ from memory.gating.rules import lexicon_en as lex
 from memory.gating.rules import lexicon_zh as zh
 from memory.gating.rules.chatter import clause_kind
 from memory.gating.rules.explicit import asks_to_remember, without_request
+from memory.gating.rules.meaning import clauses as meaning_clauses
 from memory.gating.rules.meaning import introduction, told
 from memory.gating.rules.signals import Cue, content_words, normalise
-from memory.gating.rules.specifics import names, names_beyond_dates, plans_ahead, times
+from memory.gating.rules.specifics import names_beyond_dates, plans_ahead, times
 from memory.gating.rules.split import split_candidates
 from memory.gating.rules.turn import best_cue, is_instruction_like, needs_approval, trim_small_talk
 from memory.types import Category, MemoryKind, Origin
@@ -122,7 +123,10 @@ def sets_the_scene(content: str, role: Role, context: str | None, reply: str | N
     rest = told(content)
     if not rest or rest == content.strip() or _ABOUT_YOU.search(content[:2000]):
         return False
-    low = normalise(rest)
+    # Words in quotes are someone else's ('the doctor said "take it twice daily"'): what they
+    # say of routines or health is not the user's.
+    own = without_quoted(rest)
+    low = normalise(own)
     if lex.PERSIST.search(low) or _zh_schedule(low) or lex.ROUTINE.search(low):
         # "Every Wednesday I have pottery class, and today I glazed a mug": a habit is the
         # user's life, whatever moment it is told in.
@@ -138,6 +142,8 @@ def sets_the_scene(content: str, role: Role, context: str | None, reply: str | N
         # in what it tells or in what it asks ("a note for my daughter Zoe? She turns 16…");
         # "my Python script below" is the material, not a thing of theirs.
         return False
+    if _only_relayed(own, role):
+        return True
     sentences = split_candidates(rest)
     moments = [_of_the_moment(s) or _passing(s) for s in sentences]
     marked = [m or _dated(s) for s, m in zip(sentences, moments, strict=True)]
@@ -147,11 +153,74 @@ def sets_the_scene(content: str, role: Role, context: str | None, reply: str | N
         # "Just hit 20,000 miles today. I drive a Tesla Model 3, so…": a sentence that tells
         # something of the user's without the moment's marks is kept with the rest.
         return False
-    cue = best_cue(rest, role, context, reply)
+    cue = best_cue(own, role, context, reply)
     # A plain statement only dated near or past ("The flight was yesterday", "公司周五搞义卖") is
     # the task's occasion; with a mark of the moment or the material any cue but who the user
     # is sets the scene.
     return cue.reason not in _WHO and (any(moments) or cue.reason in _PLAIN)
+
+
+def _only_relayed(own: str, role: Role) -> bool:
+    """Words relayed ('my boss emailed "…"', "我爸非说…") and nothing of the user's beside them.
+
+    They are the question's material, whoever relayed them; "I live in Osaka and my coworker
+    says '…'" still tells where the user lives.
+    """
+    pieces = [c for s in split_candidates(own) for c in meaning_clauses(s)]
+    relayed = [_relay_start(c) for c in pieces]
+    if all(r is None for r in relayed):
+        return False
+    # What a clause says before the one who relays ("I live in Osaka and my coworker says")
+    # is the user's own.
+    left = " ".join(
+        c if r is None else _before_relayer(c[:r]) for c, r in zip(pieces, relayed, strict=True)
+    ).strip()
+    cue = best_cue(left, role) if left else None
+    return cue is None or cue.category is Category.NOISE or cue.reason in _PLAIN
+
+
+def _relay_start(clause: str) -> int | None:
+    """Where the words relaying something start in `clause`, if they do."""
+    found = lex.RELAYED.search(clause) or zh.RELAYED.search(clause)
+    return None if found is None else found.start()
+
+
+def _before_relayer(prefix: str) -> str:
+    """`prefix` without the one who relays, said last: "I live in Osaka [and my coworker]"."""
+    cut = -1
+    for found in _JOINS.finditer(prefix):
+        cut = found.start()
+    if cut >= 0:
+        return prefix[:cut]
+    # No join: the one who relays is the last few words ("my boss just", "sign at the pool").
+    return " ".join(prefix.split()[:-3])
+
+
+_JOINS = re.compile(r"\b(?:and|but|so|because)\b|[,，;；—–]", re.IGNORECASE)
+
+
+_QUOTES = {'"': '"', "“": "”", "「": "」", "『": "』"}
+
+
+def without_quoted(text: str) -> str:
+    """`text` with what it quotes emptied ('said "…"' -> 'said ""'), read in one pass."""
+    out: list[str] = []
+    unclosed: set[str] = set()  # a closer not found once is not looked for again
+    i = 0
+    while i < len(text):
+        closer = _QUOTES.get(text[i])
+        end = -1
+        if closer is not None and closer not in unclosed:
+            end = text.find(closer, i + 1)
+            if end < 0:
+                unclosed.add(closer)
+        if closer is None or end < 0:
+            out.append(text[i])
+            i += 1
+            continue
+        out.append(text[i] + closer)
+        i = end + 1
+    return "".join(out)
 
 
 def _life_event(low: str) -> bool:
@@ -173,9 +242,12 @@ def passing_remark(content: str, role: Role) -> bool:
         return False
     if lex.HEALTH.search(low) or zh.HEALTH.search(low) or lex.DECIDED.search(low):
         return False
-    if lex.LASTING_CHANGE.search(low) or lex.MY_OWN.search(low):
+    if lex.LASTING_CHANGE.search(low) or lex.MY_OWN.search(low) or zh.LASTING_CHANGE.search(low):
         return False
-    if names(content) > 0 or _MILESTONE.search(low) or _ZH_NAMED.search(content):
+    if lex.CORE_FACT.search(low) or zh.CORE_FACT.search(low):
+        # "开学第一周终于熬过去了，我九月开始在浙大读研": who the user is, told with relief.
+        return False
+    if names_beyond_dates(content) > 0 or _MILESTONE.search(low) or _ZH_NAMED.search(content):
         return False
     if not all(_of_the_moment(s) or _passing(s) for s in split_candidates(content)):
         return False
@@ -189,7 +261,7 @@ _REACTS = re.compile(
     r"|\b(?:lol|lmao|haha+|ugh+|phew|yay|what a day|finally|exhausted|gorgeous|so tired|long day)\b"
     r"|\b(?:has been|was|been) (?:a lot|rough|hectic|brutal|insane|a day|exhausting)\b"
     r"|哈哈|^呼|呼[—~～…！!]|爽[！!~～。]|[好真太]爽|[累热冷困饿]死|受不了|真好|倒霉|无语|唉|终于"
-    r"|好[累热冷困饿]|救命",
+    r"|好[累热冷困饿]|救命|累瘫|瘫了|嗡嗡|崩溃|啊啊啊",
     re.IGNORECASE,
 )
 # A first is news however it is told: "finally sent my first V4", "第一次自己换轮胎".

@@ -648,6 +648,7 @@ MOMENT = _rx(
     # "I'm settling a bet", "I'm already late": what the speaker is in the middle of.
     # "so tired after all that gift wrapping": a passing state.
     r"|\bso (?:tired|sleepy|hungry|stuffed|bored|stressed|done)\b"
+    r"|\b(?:finally|thank god it's|tgi) (?:friday|the weekend|weekend|home)\b"
     r"|\b(?:i'm|i am|im) (?:settling|in the middle of|waiting (?:for|on)|stuck (?:on|in|at)"
     r"|(?:already |running |so )?late)\b"
 )
@@ -706,6 +707,15 @@ DEVICE = _rx(
 )
 # The material a question is about, not the speaker: "the text below", "I read an article
 # saying…", "someone on Reddit claimed…", "the console says…".
+# Words relayed from anyone or anything: 'my boss emailed "circle back EOD"', 'the sign says
+# "no diving"', "my mum asked whether…", 'manager on slack: "…"'.
+_RELAYED = (
+    r"\b(?:says?|said|wrote|writes|emailed|texted|messaged|asked|asks|insists?|keeps saying"
+    r"|replied|posted|sent(?: me)? this|told me)\b(?: me)?\s*(?:[\"“:]|(?:whether|if|why|how)\b)",
+    r"\bon (?:slack|teams|whatsapp|wechat|email|the group chat)\s*:|\b(?:terminal|console|screen"
+    r"|output|error) (?:says|said|shows)\b",
+)
+RELAYED = _rx(*_RELAYED)
 MATERIAL = _rx(
     r"\b(?:below|above|attached|pasting|pasted)\b",
     r"\b(?:read|saw|found|came across|watched|heard) (?:an?|this|that|the|some) (?:\w+ ){0,2}?"
