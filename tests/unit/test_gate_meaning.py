@@ -284,6 +284,12 @@ def test_tasks_choices_and_verdicts_on_the_day_are_not_kept(text: str) -> None:
         # Relief at something just come to pass.
         "刚接完娃回来，累瘫",
         "Finally Friday. Survived another week of school runs.",
+        # A statement about the world beside its question; the thing to make named first.
+        "存款利率都降到1.5%了，大额存单还有必要买吗",
+        "packing list for a weekend camping trip, 2 people, no car",
+        "幼儿园毕业典礼家长代表发言稿，三分钟的",
+        "Compare Notion vs Obsidian for me in a table please",
+        "do kids really need homework in year 2 or is that just the school being extra",
     ],
 )
 def test_relayed_words_and_relief_are_not_kept(text: str) -> None:
@@ -310,6 +316,13 @@ def test_relayed_words_and_relief_are_not_kept(text: str) -> None:
         'I live in Osaka and my coworker says "the trains all stop at midnight" — is that true?',
         '老板说"下季度全员用飞书"，我是做财务的，飞书报销功能好用吗',
         "开学第一周终于熬过去了，我九月开始在浙大读研。",
+        # The subject left out is the user or theirs; a label before a name introduces.
+        "Starting a new job in Chicago on the 1st — what neighborhoods should I look at?",
+        "女儿九月上幼儿园了，要准备些什么",
+        "About me: Priya Nair, 31, PM at a fintech startup",
+        "工资卡是招行的",
+        # Told before a task's colon: kept without the material after it.
+        "儿子花生过敏，帮我看看这个蛋糕配料有没有问题：面粉、鸡蛋、黄油、杏仁粉、白砂糖",
     ],
 )
 def test_routines_preferences_and_what_the_user_tells_beside_a_task_are_kept(text: str) -> None:
@@ -400,6 +413,13 @@ def test_who_the_user_is_beside_a_question_is_kept(text: str, kept: str) -> None
     decision = gate(text)
     assert decision.keep, decision.reason
     assert decision.content == kept
+
+
+def test_what_is_told_before_a_tasks_material_is_kept_without_it() -> None:
+    decision = gate("儿子花生过敏，帮我看看这个蛋糕配料有没有问题：面粉、鸡蛋、黄油")
+    assert decision.keep and decision.content == "儿子花生过敏"
+    # A fragment of the request itself is not something told.
+    assert told("TL;DR this for me pls: The committee met Tuesday and agreed to wait.") == ""
 
 
 def test_an_explicit_request_to_remember_keeps_its_fact_not_its_question() -> None:
@@ -496,6 +516,9 @@ def test_only_questions_leave_nothing_to_tell() -> None:
         "讨厌被" * 20_000 + "问什么",
         "my boss said “" * 10_000 + "ok?",
         'he said "' + "x, and y said " * 8_000 + "what?",
+        "都" * 40_000 + "在",
+        "need a short " * 8_000 + "message",
+        "about me: " + " " * 50_000 + "x",
     ],
 )
 def test_meaning_checks_are_linear_on_long_input(text: str) -> None:

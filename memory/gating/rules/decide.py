@@ -142,7 +142,15 @@ def sets_the_scene(content: str, role: Role, context: str | None, reply: str | N
         # in what it tells or in what it asks ("a note for my daughter Zoe? She turns 16…");
         # "my Python script below" is the material, not a thing of theirs.
         return False
-    if _only_relayed(own, role):
+    # The new checks read the opening of what is told, so their cost stays bounded.
+    head = own[:_HEAD_CHARS]
+    if _only_relayed(head, role):
+        return True
+    if best_cue(head, role, context, reply).reason == "informative statement" and not (
+        _subject_left_out(head)
+    ):
+        # Nothing of the user's in it ("存款利率都降到1.5%了，大额存单还有必要买吗"): the world
+        # the question is about.
         return True
     sentences = split_candidates(rest)
     moments = [_of_the_moment(s) or _passing(s) for s in sentences]
@@ -160,6 +168,18 @@ def sets_the_scene(content: str, role: Role, context: str | None, reply: str | N
     return cue.reason not in _WHO and (any(moments) or cue.reason in _PLAIN)
 
 
+_HEAD_CHARS = 2000
+
+
+def _subject_left_out(text: str) -> bool:
+    """The user or theirs as the unsaid subject: "Starting a new job in…", "女儿九月上幼儿园了"."""
+    stripped = text.strip()
+    return bool(_ING_FIRST.match(stripped) or zh.PERSON_FIRST.match(stripped))
+
+
+_ING_FIRST = re.compile(r"^\W*[A-Za-z]+ing\b")
+
+
 def _only_relayed(own: str, role: Role) -> bool:
     """Words relayed ('my boss emailed "…"', "我爸非说…") and nothing of the user's beside them.
 
@@ -175,7 +195,8 @@ def _only_relayed(own: str, role: Role) -> bool:
     left = " ".join(
         c if r is None else _before_relayer(c[:r]) for c, r in zip(pieces, relayed, strict=True)
     ).strip()
-    cue = best_cue(left, role) if left else None
+    # A word or two ("sign", "HR") names the one relaying, not something of the user's.
+    cue = best_cue(left, role) if content_words(left) > 1 else None
     return cue is None or cue.category is Category.NOISE or cue.reason in _PLAIN
 
 
@@ -261,7 +282,7 @@ _REACTS = re.compile(
     r"|\b(?:lol|lmao|haha+|ugh+|phew|yay|what a day|finally|exhausted|gorgeous|so tired|long day)\b"
     r"|\b(?:has been|was|been) (?:a lot|rough|hectic|brutal|insane|a day|exhausting)\b"
     r"|哈哈|^呼|呼[—~～…！!]|爽[！!~～。]|[好真太]爽|[累热冷困饿]死|受不了|真好|倒霉|无语|唉|终于"
-    r"|好[累热冷困饿]|救命|累瘫|瘫了|嗡嗡|崩溃|啊啊啊",
+    r"|好[累热冷困饿]|救命|累瘫|瘫了|嗡嗡|崩溃|啊啊啊|[练累]废了|又是[^，。！？]{1,8}的一天",
     re.IGNORECASE,
 )
 # A first is news however it is told: "finally sent my first V4", "第一次自己换轮胎".

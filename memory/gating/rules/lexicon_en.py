@@ -321,6 +321,7 @@ MOOD = _rx(
     r"|thirsty|bored|hot|cold|freezing|boiling|humid|stressed(?: out)?|sore|full|stuffed|lazy"
     r"|grumpy|cranky|hungover|burnt out|burned out|fried|sweaty|sunburnt|jet ?lagged"
     r"|cold out|hot out|pouring|raining|snowing|drizzling|sunny|windy|muggy|grey|gray|meh|blah"
+    r"|chucking it down|bucketing down|tipping down"
     r"|off|down|low|rough|crappy|awful|long|dragg++in++g*+|slow"
     r"|overwhelmed|anxious|frazzled|swamped|slammed|run down|under the weather)"
     r"(?:\s++(?:today|tonight|rn|right now|atm|at the moment|this morning|this afternoon"
@@ -474,7 +475,7 @@ DECIDED = _rx(
     r"^(?:(?:i'm|im|i am|we're|we are) )?not (?:renewing|going back|taking|buying|keeping"
     r"|continuing|signing|accepting|doing)\b",
     r"^(?:ok |okay |so |i think |think )?(?:going with|gonna go with|sticking with|settled on"
-    r"|final answer)\b",
+    r"|final answer|switching to|opting for|signing up for)\b",
     r"\b(?:decided|decide to|decision|agreed|chose|chosen|picked|settled on|opted|went with"
     r"|committed|signed up|registered|booked|accepted|declined|approved|rejected|hired"
     r"|resigned|enrolled|applied|postponed|cancel(?:l?ed)|rescheduled|switched (?:to|from))\b",
@@ -638,7 +639,7 @@ MOMENT = _rx(
     r" (?:minutes?|mins?|hours?)\b"
     r"|\ball (?:morning|afternoon|evening)\b|\bat the last minute\b"
     r"|(?<!\bthe )(?<!\btheir )(?<!\bhis )(?<!\bher )(?<!\bits )(?<!\bour )(?<!\bmy )(?<!'s )"
-    r"\bearlier\b(?=\s*(?:$|[.!?;:]|today|tonight|and\b|but\b|so\b))"
+    r"\bearlier\b(?=\s*(?:$|[.!?;:,]|today|tonight|and\b|but\b|so\b))"
     # "The microwave just beeped", "the dough I'm looking at", "the alarm keeps chirping".
     r"|\b(?:is|are|keeps) (?:showing|saying|giving|throwing|displaying) (?:an? )?(?:error|warning"
     r"|code|message)\b"
@@ -712,8 +713,10 @@ DEVICE = _rx(
 _RELAYED = (
     r"\b(?:says?|said|wrote|writes|emailed|texted|messaged|asked|asks|insists?|keeps saying"
     r"|replied|posted|sent(?: me)? this|told me)\b(?: me)?\s*(?:[\"“:]|(?:whether|if|why|how)\b)",
-    r"\bon (?:slack|teams|whatsapp|wechat|email|the group chat)\s*:|\b(?:terminal|console|screen"
-    r"|output|error) (?:says|said|shows)\b",
+    r"\b(?:sent|forwarded|shared) (?:me |us )?this\b"
+    r"|\b(?:keeps|won't stop|wont stop|can't stop|never stops) (?:saying|telling me)\b",
+    r"\bon (?:slack|teams|whatsapp|wechat|email|the group chat)\s*(?::|$)"
+    r"|\b(?:terminal|console|screen|output|error) (?:says|said|shows)\b",
 )
 RELAYED = _rx(*_RELAYED)
 MATERIAL = _rx(

@@ -30,6 +30,7 @@ _F = re.IGNORECASE
 _LEAD = re.compile(
     r"^(?:(?:so|and|ok|okay|also|oh|hey|hi|hello|um+|uh+|well|btw|by the way|anyway|actually"
     r"|quick question|quick q|qq|one more thing|sorry|and also|but|wait|hmm+|oh wait|right"
+    r"|realistically|honestly|seriously|genuinely|basically"
     r"|yo|bruh|dude|ngl|lol|lmao|bestie|bro|fam|mate|guys"
     r"|嗯|哦|那|那么|对了|另外|还有|请问)(?![a-z'])"
     r"[\s,，:：.。!！]*){1,3}",
@@ -73,7 +74,11 @@ _INVERTED = re.compile(
     r"|someone|somebody|[a-z]+'s)\b"
     r"|^(?:have|has|had|haven't|hasn't)\s+(?:i|we|you|he|she|it|they|there|anyone)\b"
     # A statement hardly opens with "is" or "does": "is Lisbon warmer than Madrid".
-    r"|^(?:is|are|isn't|aren't|does|doesn't)\s+\w",
+    r"|^(?:is|are|isn't|aren't|does|doesn't)\s+\w"
+    # "do kids really need homework": a plural noun and its verb after "do".
+    r"|^do\s+[a-z]+s\s+(?:really\s+|actually\s+|usually\s+|still\s+|even\s+)?(?:need|have|get"
+    r"|count|work|matter|cost|take|go|make|help|hurt|like|eat|sleep|know|use|pay|charge|expire"
+    r"|apply)\b",
     _F,
 )
 # A request to the listener, which a standing marker makes a rule ("can you always…").
@@ -115,7 +120,14 @@ _REQUEST = re.compile(
     r"(?:a|an|some|another|a few|\d+)\s+(?:[a-z-]+\s+){0,2}?"
     r"(?:recipes?|list|plan|template|summary|outline|draft|poem"
     r"|names?|slogan|caption|itinerary|playlist|script|email|letter|toast|speech|checklist|quiz"
-    r"|cover letter|bio|tagline|title|haiku|story|joke|riddle|workout|meal plan)\b",
+    r"|cover letter|bio|tagline|title|haiku|story|joke|riddle|workout|meal plan|message|note"
+    r"|card|reply|text)\b"
+    # The thing to make named first, the subject and verb left out: "packing list for a weekend
+    # camping trip", "need a short birthday message for a coworker".
+    r"|^(?:need |want )?(?:a |an )?(?:(?:quick|short|simple|brief|polite|formal)\s+)*"
+    r"(?:packing list|checklist|shopping list|cover note|cover letter|itinerary|meal plan"
+    r"|workout plan|training plan|template|poem|caption|toast|speech|(?:\S+ )?message"
+    r"|(?:\S+ )?card)\s+(?:for|about|to)\b",
     _F,
 )
 # A task for the assistant in the imperative ("translate this into Dutch pls", "list three
@@ -128,7 +140,8 @@ _TASK = re.compile(
     r"|brainstorm|generate|compose|convert|calculate|compute|simplify|elaborate|clarify|recap"
     r"|add up|sum up|total up|tally up|split|(?:choose|pick|decide) for (?:me|us)"
     r"|(?:choose|pick) between"
-    r"|quiz me|teach me|walk me through|help me|help us|tl;?dr|eli5"
+    r"|quiz me|teach me|walk me through|help me|help us|tl;?dr|eli5|compare|contrast|break down"
+    r"|weigh up|(?:outline|list|give me) (?:the )?pros and cons"
     r"|keep (?:this|that|it|these|those)\b"
     # "longer pls", "more formal": this answer redone, not a standing style (that names
     # what it is for: "shorter answers in general").
@@ -141,7 +154,7 @@ _TASK = re.compile(
     r"|scale|flip|toss|roll|double|halve|triple|resize"
     r"|take a look at|have a look at|look at|read|repeat|say)\s+(?:me|us|him|her|them|this"
     r"|that|these|those|it|a|an|another|some|the|one|two|three|four|five|six|seven|eight|nine"
-    r"|ten|\d+|few|a few|something|anything)\b(?!-))"
+    r"|ten|\d+|few|a few|something|anything|every|each|all|my|our)\b(?!-))"
     # "Write a test for every new function" is a house rule in a task's form; in "write a
     # script that runs every night" the frequency is the script's.
     r"(?!(?:(?!\b(?:that|which)\b).)*\b(?:every|each|all|any|always|never|whenever|from now on"
@@ -242,6 +255,8 @@ _ZH_TASK = re.compile(
     r"(?:攻略|计划|方案|清单|菜谱|食谱|做法|模板|文案|邮件|简历|大纲|教程|总结|提纲|训练|歌单|书单|名单|祝福|感言|发言稿|演讲稿|介绍)"
     r"|^(?:请|烦请|劳烦|麻烦(?:你|您)?|望|恳请|敬请)?(?:协助|帮忙)?[把将](?:这|那|它|下面|上面|以下|刚才|该|此)"
     r"|^(?:翻译|总结|润色|改写|缩写|扩写|翻成|概括|分析一下|检查一下|修改一下|优化一下|对比一下|比较一下)"
+    # The thing to write named alone: "幼儿园毕业典礼家长代表发言稿，三分钟的".
+    r"|^(?![我俺咱])[^，。！？\s]{0,16}(?:发言稿|演讲稿|祝福语|文案|邀请函|请假条|感谢信|道歉信|检讨书)(?=$|[，,。])"
 )
 # A standing instruction in a request's form ("could you always reply in Spanish") is a rule.
 _STANDING_REQUEST = re.compile(
@@ -252,6 +267,9 @@ _STANDING_REQUEST = re.compile(
 
 # "I'm Bob.", "I am Ana Souza, by the way", "Bob here", "call me Liz", "name's Liz".
 _INTRO_EN = re.compile(
+    # A label, then the name: "me: sarah, 34, accountant", "About me: Priya Nair, 31, PM".
+    r"^(?i:me|about me|quick intro|intro|a bit about me|a little about me)\s*[:：-]\s*"
+    r"(?P<label>[A-Za-z][a-z]+)(?=\s*(?:[A-Z][a-z]+\s*)?,)|"
     r"(?:^|[,;]\s*)(?i:i'm|i am|im)\s+(?P<name>[A-Z][a-z]+(?:[-'][A-Z]?[a-z]+)?)"
     r"(?:\s+[A-Z][a-z]+)?(?=\s*$|\s*[.!,;]|\s+(?i:here|again|speaking|from|by the way|btw)\b)"
     # "It's Python, not Ruby" names no one: "it's" and "this is" need "here" or "again".
@@ -400,7 +418,7 @@ def persists(low: str) -> bool:
     folder every night" the frequency is the script's.
     """
     found = lex.PERSIST.search(low)
-    return found is not None and not _MADE_THING.search(low, 0, found.start())
+    return found is not None and not _MADE_THING.match(low, 0, found.start())
 
 
 _MADE_THING = re.compile(
@@ -627,6 +645,20 @@ _REFERS_BACK = re.compile(
 )
 
 
+def _told_before_task(sentence: str) -> str:
+    """The clauses that tell before a sentence's first asking one, if they say enough."""
+    pieces = clauses(sentence)
+    flags = asking(pieces)
+    first = flags.index(True) if True in flags else len(pieces)
+    kept = [c.strip(" ,，;；") for c in pieces[:first]]
+    # "TL;DR this:" leaves "TL": a fragment of the request, not something told.
+    if not kept or any(len(c) < 4 for c in kept):
+        return ""
+    start = sentence.find(kept[0])
+    end = sentence.find(kept[-1], max(start, 0)) + len(kept[-1])
+    return sentence[start:end] if 0 <= start < end else kept[0]
+
+
 # The gate reads a turn's told part several times (its decision, its kept text, the scene
 # check): computed once per text.
 @lru_cache(maxsize=64)
@@ -653,9 +685,13 @@ def told(text: str) -> str:
             continue
         colon = _PAYLOAD.search(sentence)
         if colon and asks(sentence[: colon.start()]):
-            # "make this sound polite: rent goes up in May": the material a
-            # task is about says nothing about the user.
+            # "make this sound polite: rent goes up in May": the material a task is about says
+            # nothing about the user; what is told before the task still does
+            # ("儿子花生过敏，帮我看看这个配料有没有问题：…").
             removed = True
+            before = _told_before_task(sentence[: colon.start()])
+            if before:
+                parts.append(before)
             continue
         pieces = clauses(sentence)
         flags = asking(pieces)
