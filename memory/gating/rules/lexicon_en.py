@@ -646,10 +646,10 @@ MOMENT = _rx(
     r"|\bjust (?!(?:moved|started|adopted|married|retired|graduated|joined|switched|signed|enrolled"
     r"|relocated|quit|bought|got)\b)\w+ed\b|\bin front of me\b|\bon (?:my|the) screen\b"
     r"|\b(?:i'm|i am|im) (?:looking at|holding|staring at)\b|\bkeeps \w+ing\b"
-    # "I'm settling a bet", "I'm already late": what the speaker is in the middle of.
-    # "so tired after all that gift wrapping": a passing state.
+    # "so tired after all that gift wrapping", "finally friday": a passing state.
     r"|\bso (?:tired|sleepy|hungry|stuffed|bored|stressed|done)\b"
     r"|\b(?:finally|thank god it's|tgi) (?:friday|the weekend|weekend|home)\b"
+    # "I'm settling a bet", "I'm already late": what the speaker is in the middle of.
     r"|\b(?:i'm|i am|im) (?:settling|in the middle of|waiting (?:for|on)|stuck (?:on|in|at)"
     r"|(?:already |running |so )?late)\b"
 )
@@ -706,11 +706,9 @@ DEVICE = _rx(
     r"|imac|ipad|iphone|android|kindle|thinkpad|fitbit|apple watch|airpods|roku|firestick"
     r"|echo dot|raspberry pi|linux|ubuntu)\b"
 )
-# The material a question is about, not the speaker: "the text below", "I read an article
-# saying…", "someone on Reddit claimed…", "the console says…".
 # Words relayed from anyone or anything: 'my boss emailed "circle back EOD"', 'the sign says
 # "no diving"', "my mum asked whether…", 'manager on slack: "…"'.
-_RELAYED = (
+RELAYED = _rx(
     r"\b(?:says?|said|wrote|writes|emailed|texted|messaged|asked|asks|insists?|keeps saying"
     r"|replied|posted|sent(?: me)? this|told me)\b(?: me)?\s*(?:[\"“:]|(?:whether|if|why|how)\b)",
     r"\b(?:sent|forwarded|shared) (?:me |us )?this\b"
@@ -718,7 +716,8 @@ _RELAYED = (
     r"\bon (?:slack|teams|whatsapp|wechat|email|the group chat)\s*(?::|$)"
     r"|\b(?:terminal|console|screen|output|error) (?:says|said|shows)\b",
 )
-RELAYED = _rx(*_RELAYED)
+# The material a question is about, not the speaker: "the text below", "I read an article
+# saying…", "someone on Reddit claimed…", "the console says…".
 MATERIAL = _rx(
     r"\b(?:below|above|attached|pasting|pasted)\b",
     r"\b(?:read|saw|found|came across|watched|heard) (?:an?|this|that|the|some) (?:\w+ ){0,2}?"
