@@ -23,7 +23,13 @@ from memory.gating.rules.meaning import introduction, told
 from memory.gating.rules.signals import Cue, content_words, normalise
 from memory.gating.rules.specifics import names_beyond_dates, plans_ahead, times
 from memory.gating.rules.split import split_candidates
-from memory.gating.rules.turn import best_cue, is_instruction_like, needs_approval, trim_small_talk
+from memory.gating.rules.turn import (
+    best_cue,
+    is_instruction_like,
+    needs_approval,
+    of_the_moment,
+    trim_small_talk,
+)
 from memory.types import Category, MemoryKind, Origin
 
 DEFAULT_PRIVACY = PrivacyFilter()
@@ -146,14 +152,13 @@ def sets_the_scene(content: str, role: Role, context: str | None, reply: str | N
     head = own[:_HEAD_CHARS]
     if _only_relayed(head, role):
         return True
-    if best_cue(head, role, context, reply).reason == "informative statement" and not (
-        _subject_left_out(head)
-    ):
+    head_cue = best_cue(head, role, context, reply)
+    if head_cue.reason == "informative statement" and not _subject_left_out(head):
         # Nothing of the user's in it ("存款利率都降到1.5%了，大额存单还有必要买吗"): the world
         # the question is about.
         return True
     sentences = split_candidates(rest)
-    moments = [_of_the_moment(s) or _passing(s) for s in sentences]
+    moments = [of_the_moment(s) or _passing(s) for s in sentences]
     marked = [m or _dated(s) for s, m in zip(sentences, moments, strict=True)]
     if not any(marked):
         return False
@@ -161,7 +166,7 @@ def sets_the_scene(content: str, role: Role, context: str | None, reply: str | N
         # "Just hit 20,000 miles today. I drive a Tesla Model 3, so…": a sentence that tells
         # something of the user's without the moment's marks is kept with the rest.
         return False
-    cue = best_cue(own, role, context, reply)
+    cue = head_cue if head == own else best_cue(own, role, context, reply)
     # A plain statement only dated near or past ("The flight was yesterday", "公司周五搞义卖") is
     # the task's occasion; with a mark of the moment or the material any cue but who the user
     # is sets the scene.
@@ -270,7 +275,7 @@ def passing_remark(content: str, role: Role) -> bool:
         return False
     if names_beyond_dates(content) > 0 or _MILESTONE.search(low) or _ZH_NAMED.search(content):
         return False
-    if not all(_of_the_moment(s) or _passing(s) for s in split_candidates(content)):
+    if not all(of_the_moment(s) or _passing(s) for s in split_candidates(content)):
         return False
     cue = best_cue(content, role)
     return cue.reason in _PLAIN or cue.reason == "personal fact"
@@ -287,16 +292,6 @@ _REACTS = re.compile(
 )
 # A first is news however it is told: "finally sent my first V4", "第一次自己换轮胎".
 _MILESTONE = re.compile(r"\b(?:my|our) first\b|第一次|头一回")
-
-
-def _of_the_moment(sentence: str) -> bool:
-    low = normalise(sentence)
-    return bool(
-        lex.MOMENT.search(low)
-        or zh.MOMENT.search(low)
-        or lex.MATERIAL.search(low)
-        or zh.MATERIAL.search(low)
-    )
 
 
 def _passing(sentence: str) -> bool:

@@ -20,7 +20,7 @@ _PEOPLE = (
 )
 _REL = r"^" + _PEOPLE
 # Someone of the speaker's opening a clause, "我的" left out: "女儿九月上幼儿园了", "宝宝十个月了".
-PERSON_FIRST = _rx(r"^(?:" + _PEOPLE[3:-1] + r"|宝宝|小宝|大宝|二宝|老大|老二)")
+PERSON_FIRST = _rx(r"^(?:" + _PEOPLE + r"|宝宝|小宝|大宝|二宝|老大|老二)")
 FIRST_PERSON = _rx(_ME)
 STANDING = _rx(r"以后|今后|往后|从现在(?:起|开始)|从今往后|每次|每回|默认|始终")
 # "天天" is daily, not the 天 of "今天天气".

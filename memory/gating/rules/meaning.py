@@ -607,7 +607,7 @@ _PREDICATE_ON = re.compile(
 # A sentence that is all quotation: the material of a task asked before it.
 _QUOTED = re.compile(r"^\s*[\"'“‘「『](?s:.*)[\"'”’」』]\s*[.!?。！？]*\s*$")
 # The colon that opens a task's material (not "3:15", not a "[REDACTED:email]" placeholder).
-_PAYLOAD = re.compile(r"：|:(?=\s)")
+PAYLOAD = re.compile(r"：|:(?=\s)")
 _TAG_ONLY = re.compile(
     r"^(?:isn't it|aren't they|don't you think|wasn't it|right|correct|no|yeah|对吧|是吧|对不对"
     r"|是不是|没错吧)\W*$"
@@ -683,7 +683,7 @@ def told(text: str) -> str:
         if removed and _QUOTED.match(sentence):
             # "Can you summarise this abstract? 'We propose…'": the quoted material of a task.
             continue
-        colon = _PAYLOAD.search(sentence)
+        colon = PAYLOAD.search(sentence)
         if colon and asks(sentence[: colon.start()]):
             # "make this sound polite: rent goes up in May": the material a task is about says
             # nothing about the user; what is told before the task still does

@@ -177,25 +177,22 @@ def _only_tasks(sentences: list[str], per_sentence: list[list[tuple[str, Cue]]])
 
 def _tells_beside(sentence: str, cues: list[tuple[str, Cue]]) -> bool:
     """A clause after the request that tells, not of the moment and not its material."""
-    if _PAYLOAD.search(sentence[:MAX_SENTENCE_CHARS]):
+    if meaning.PAYLOAD.search(sentence[:MAX_SENTENCE_CHARS]):
         return False
     return any(
-        cue.category is Category.FACT and not _of_the_moment(normalise(clause))
-        for clause, cue in cues[1:]
+        cue.category is Category.FACT and not of_the_moment(clause) for clause, cue in cues[1:]
     )
 
 
-def _of_the_moment(low: str) -> bool:
+def of_the_moment(text: str) -> bool:
+    """Said of the moment, or of the material a task is about ("spilled it a minute ago")."""
+    low = normalise(text)
     return bool(
         lex.MOMENT.search(low)
         or zh.MOMENT.search(low)
         or lex.MATERIAL.search(low)
         or zh.MATERIAL.search(low)
     )
-
-
-# A colon that opens the task's material: what follows it is not the speaker's.
-_PAYLOAD = re.compile(r"：|:(?=\s)")
 
 
 def _task(sentence: str) -> bool:
