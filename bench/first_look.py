@@ -1,6 +1,6 @@
 """What the write path's second look adds to the rules gate on the labelled gate corpora.
 
-    python -m bench.first_look [--corpus tests/data/gate_corpus.jsonl tests/data/gate_meaning.jsonl]
+    python -m bench.first_look [--corpus tests/data/gate_corpus.jsonl tests/data/gate_meaning]
 
 The rules gate (`memory.gating.gate`) drops short first-person statements whose score is too
 low ("I support Arsenal.", "I'm red-green colour-blind."); the write path takes a second look
@@ -15,17 +15,17 @@ Per split and language (a row without Chinese characters is English). Real embed
 from __future__ import annotations
 
 import argparse
-import json
 from collections import Counter
 from pathlib import Path
 
+from bench.gate_meaning import CORPUS, load
 from memory.attribute_meaning import sets_attribute
 from memory.gating.gate import GatePolicy, gate
 from memory.gating.ingest.second_look import states_own_value
 from memory.settings import Settings, apply_privacy_defaults
 from memory.storage.embedding import get_embedder
 
-CORPORA = (Path("tests/data/gate_corpus.jsonl"), Path("tests/data/gate_meaning.jsonl"))
+CORPORA = (Path("tests/data/gate_corpus.jsonl"), CORPUS)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -39,10 +39,7 @@ def main(argv: list[str] | None = None) -> int:
     embed = get_embedder(settings.embedding_model, settings.embedding_model_dir).embed
     tally: Counter[tuple[str, str, str]] = Counter()
     for path in args.corpus:
-        for line in path.read_text(encoding="utf-8").splitlines():
-            if not line.strip():
-                continue
-            row = json.loads(line)
+        for row in load(path):
             if row.get("role", "user") != "user":
                 continue
             lang = "zh" if any("\u4e00" <= ch <= "\u9fff" for ch in row["text"]) else "en"

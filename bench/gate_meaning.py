@@ -1,6 +1,6 @@
 """Does the rule gate read meaning? Keep/drop accuracy on questions, requests and facts.
 
-    python -m bench.gate_meaning [--corpus tests/data/gate_meaning.jsonl] [--split holdout]
+    python -m bench.gate_meaning [--corpus tests/data/gate_meaning] [--split holdout]
 
 The corpus holds user turns in English and Chinese: questions and requests with and without a
 question mark, greetings and reactions (all to drop), self-introductions, relations, places,
@@ -27,7 +27,9 @@ from typing import Any
 
 from memory.gating.gate import GatePolicy, gate
 
-CORPUS = Path("tests/data/gate_meaning.jsonl")
+# One JSON Lines file per writer's delivery (`batch_NN.jsonl`): a round read into `tune` or
+# added `blind` touches its own files only.
+CORPUS = Path("tests/data/gate_meaning")
 _ASKING = frozenset({"question", "request"})
 
 
@@ -59,9 +61,18 @@ class Figures:
         )
 
 
+def corpus_files(path: Path = CORPUS) -> list[Path]:
+    """The JSON Lines files of a corpus given as a folder of them, or as one file."""
+    return sorted(path.glob("*.jsonl")) if path.is_dir() else [path]
+
+
 def load(path: Path = CORPUS) -> list[dict[str, Any]]:
-    """The corpus's items."""
-    lines = path.read_text(encoding="utf-8").splitlines()
+    """The corpus's items, in batch order."""
+    lines = [
+        line
+        for file in corpus_files(path)
+        for line in file.read_text(encoding="utf-8").splitlines()
+    ]
     return [json.loads(line) for line in lines if line.strip()]
 
 

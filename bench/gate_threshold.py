@@ -5,7 +5,7 @@
 Sweeps `GatePolicy.keep_threshold` over the corpus's "tune" split and picks the threshold
 with the best F1 among those with precision >= 0.90, the highest on a tie (keeping noise
 costs prompt space and pollutes recall; missing a fact loses it); the held-out split is scored
-at that point only, and so is the held-out split of tests/data/gate_meaning.jsonl (questions,
+at that point only, and so is the held-out split of tests/data/gate_meaning/ (questions,
 requests, names and mixed turns, per language; see `bench.gate_meaning`).
 LoCoMo is never used here: `python -m bench.locomo --mode gated` reports what the chosen point
 stores and keeps there.

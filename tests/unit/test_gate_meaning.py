@@ -1,6 +1,6 @@
 """The gate reads meaning: questions and requests are not facts, names and mixed turns are.
 
-The figures are asserted on the held-out split of tests/data/gate_meaning.jsonl, which no rule,
+The figures are asserted on the held-out split of tests/data/gate_meaning/, which no rule,
 weight or threshold was chosen on (`python -m bench.gate_meaning` prints them), and on every
 batch of it: each was written by someone who had not read the code. The "blind" split's
 batches have not been read at all; their figures are reported, not asserted.
