@@ -299,6 +299,50 @@ def test_relayed_words_and_relief_are_not_kept(text: str) -> None:
 @pytest.mark.parametrize(
     "text",
     [
+        # What follows a task's colon at the end of its line, a fenced block, the points
+        # listed under a task: the task's material.
+        "Proofread this for me:\nThe shipment will arrive on Monday. Please sign for it.",
+        "把下面这段改得正式一点：\n周五下午全体开会，不许请假。",
+        "why does this fail\n```\nSELECT id FROM users WHERE name = NULL\n```",
+        "Make a weekend plan for Porto\n- cheap eats\n- one museum\n- no hiking",
+        # Labelled parts of a structured message; questions with quotes, passives, superlatives.
+        "Question: is 'kind regards' too stiff for a thank-you email",
+        "## Task\nSummarise the points below",
+        "should raw honey be refrigerated after opening",
+        "cheapest way to get from Narita to Shinjuku late at night",
+        # The thing to make named first, with how it should be.
+        "a funny, short toast for my brother's wedding please",
+        "talking points for a salary review. Three bullets, no fluff.",
+        # Remarks on the weather and the day.
+        "it's snowing sideways out there today lol",
+        "今天又下暴雨，服了",
+    ],
+)
+def test_task_material_structured_questions_and_weather_are_not_kept(text: str) -> None:
+    assert not gate(text).keep, gate(text).reason
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        ("Help me plan dinners this week:\n- I'm vegetarian\n- nothing spicy", "vegetarian"),
+        (
+            "Background: I run a small bakery in Leeds.\nQuestion: how do I price wedding cakes?",
+            "bakery in Leeds",
+        ),
+        ("I live in Cork.\nP.S. what's the best time to see puffins around here?", "Cork"),
+    ],
+)
+def test_the_users_own_lines_in_a_structured_message_are_kept(text: str, kept: str) -> None:
+    decision = gate(text)
+    assert decision.keep, decision.reason
+    assert kept in decision.content
+    assert "?" not in decision.content and "P.S" not in decision.content
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
         "Send me a summary every morning",
         "导航还是高德好用",
         # A clause of its own beside the request tells.
@@ -519,6 +563,12 @@ def test_only_questions_leave_nothing_to_tell() -> None:
         "都" * 40_000 + "在",
         "need a short " * 8_000 + "message",
         "about me: " + " " * 50_000 + "x",
+        "a short, " * 8_000 + "reply to him",
+        "```\n" * 20_000 + "x",
+        "translate:\n" + "- my x\n" * 3_000,
+        "can x " * 10_000 + "be crushed",
+        "Question: " * 10_000 + "why",
+        '"' * 50_000 + "- I x",
     ],
 )
 def test_meaning_checks_are_linear_on_long_input(text: str) -> None:

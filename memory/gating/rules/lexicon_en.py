@@ -660,8 +660,9 @@ LASTING_CHANGE = _rx(
     r"|joined|started|quit|hired|promoted|diagnosed|born|became|switched|signed up|converted"
     r"|passed away|died|broke up|gave birth|inherited|rescued|fostered|named"
     r"|had (?:a|our|my) (?:baby|son|daughter|kid)"
-    r"|(?:got|bought|found) (?:a |an |my |our )?(?:new |first |second )?(?:job|dog|puppy|cat|kitten"
-    r"|car|house|home|flat|apartment|condo|place|promotion|degree|license|licence|tattoo|braces"
+    # "got home" is arriving; "got a home" is a change.
+    r"|(?:got|bought|found) (?!home\b)(?:a |an |my |our )?(?:new |first |second )?"
+    r"(?:job|dog|puppy|cat|kitten|car|house|home|flat|apartment|condo|place|promotion|degree|license|licence|tattoo|braces"
     r"|glasses|bike|motorbike|boat|piano|guitar)"
     r"|(?:finished|completed|earned|passed|got) (?:my |a |an |the )?(?:\w+ )?(?:degree|diploma|phd"
     r"|masters?|certificat\w+|license|licence|apprenticeship|residency|bar exam|boards)"

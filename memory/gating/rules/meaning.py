@@ -74,11 +74,19 @@ _INVERTED = re.compile(
     r"|someone|somebody|[a-z]+'s)\b"
     r"|^(?:have|has|had|haven't|hasn't)\s+(?:i|we|you|he|she|it|they|there|anyone)\b"
     # A statement hardly opens with "is" or "does": "is Lisbon warmer than Madrid".
-    r"|^(?:is|are|isn't|aren't|does|doesn't)\s+\w"
+    r"|^(?:is|are|isn't|aren't|does|doesn't)\s+[\"'“‘]?\w"
+    # A passive after a modal: "can metformin ER be crushed", "will the fee be waived".
+    r"|^(?:can|could|should|will|would|must|may|might)\s+(?:[\w-]+\s+){1,4}?be\s+\w+(?:ed|en)\b"
     # "do kids really need homework": a plural noun and its verb after "do".
     r"|^do\s+[a-z]+s\s+(?:really\s+|actually\s+|usually\s+|still\s+|even\s+)?(?:need|have|get"
     r"|count|work|matter|cost|take|go|make|help|hurt|like|eat|sleep|know|use|pay|charge|expire"
     r"|apply)\b",
+    _F,
+)
+# The best of something asked for by name: "best cover crop to follow soybeans in zone 5".
+_BEST = re.compile(
+    r"^(?:the\s+)?(?:best|cheapest|easiest|quickest|fastest|safest|simplest|healthiest)\s+"
+    r"(?!friend)(?:[\w-]+\s+){0,3}?(?:to|for)\b",
     _F,
 )
 # A request to the listener, which a standing marker makes a rule ("can you always…").
@@ -86,6 +94,13 @@ _ASKS_YOU_TO = re.compile(
     r"^(?:can|could|would|will|won't|can't|cannot)\s+(?:you|u)\b"
     r"|^(?:are you able to|do you mind)\b",
     _F,
+)
+# How a thing to make is described before it is named: "a short, calm reply", "a one-star
+# review", "a 生日快乐 message" (never a subject and its verb: "We use Toast for POS").
+_MAKE_LIKE = (
+    r"(?:quick|short|shorter|simple|brief|polite|formal|casual|calm|friendly|funny|nice|cute"
+    r"|sweet|professional|heartfelt|gentle|firm|clear|concise|long|little|good|witty|kind|warm"
+    r"|catchy|proper|basic|cheesy|silly|serious|sincere|[a-z]+-[a-z-]+|\d\S*|[^\sa-z]\S*)"
 )
 # Requests to look something up, recall it or explain it, and indirect questions.
 _REQUEST = re.compile(
@@ -124,10 +139,14 @@ _REQUEST = re.compile(
     r"|card|reply|text)\b"
     # The thing to make named first, the subject and verb left out: "packing list for a weekend
     # camping trip", "need a short birthday message for a coworker".
-    r"|^(?:need |want )?(?:a |an )?(?:(?:quick|short|simple|brief|polite|formal)\s+)*"
+    r"|^(?:need |want )?(?:a |an )?(?:" + _MAKE_LIKE + r",?\s+){0,3}?"
     r"(?:packing list|checklist|shopping list|cover note|cover letter|itinerary|meal plan"
-    r"|workout plan|training plan|template|poem|caption|toast|speech|(?:\S+ )?message"
-    r"|(?:\S+ )?card)\s+(?:for|about|to)\b",
+    r"|workout plan|training plan|template|poem|haiku|limerick|caption|toast|speech|message"
+    r"|card|reply|script|email|tweet|post|summary|outline|slogan|tagline|bio|joke|riddle|song"
+    r"|regex|formula|(?:talking|counsell?ing|bullet) points)"
+    r"\s+(?:for|about|to|on|that|which|please|pls)\b"
+    r"|^(?:a |an )?(?:" + _MAKE_LIKE + r",?\s+){0,3}?(?:poem|haiku|limerick|joke|riddle|song|toast)"
+    r"\s+(?:please|pls)?\W*$",
     _F,
 )
 # A task for the assistant in the imperative ("translate this into Dutch pls", "list three
@@ -384,7 +403,7 @@ def asks(clause: str) -> bool:
             return True
         if lex.PREFERENCE.search(rest) or lex.CONSTRAINT.search(rest):
             return False
-    if _INVERTED.match(low) or _REQUEST.match(low) or _YOU_KNOW.match(low):
+    if _INVERTED.match(low) or _REQUEST.match(low) or _YOU_KNOW.match(low) or _BEST.match(low):
         return True
     if _TAG.search(low):
         return True
@@ -585,7 +604,10 @@ def asking(pieces: list[str]) -> list[bool]:
             # "I moved to Leeds, which is near York": a relative clause after a statement.
             flags[i] = False
     for i in range(1, len(pieces)):
-        if flags[i - 1] and not flags[i]:
+        if len(pieces[i].strip()) < 3:
+            # "Rule 26(a)(1)": a letter or a number cut off by brackets goes with its clause.
+            flags[i] = flags[i - 1]
+        elif flags[i - 1] and not flags[i]:
             low = lex_normalise(pieces[i])
             # "给我写个做法，不要太复杂": how to do the task just asked goes with it.
             for_it = _FOR_THIS_ANSWER.match(low) and not _STANDING_REQUEST.search(low)
@@ -606,8 +628,27 @@ _PREDICATE_ON = re.compile(
 )
 # A sentence that is all quotation: the material of a task asked before it.
 _QUOTED = re.compile(r"^\s*[\"'“‘「『](?s:.*)[\"'”’」』]\s*[.!?。！？]*\s*$")
+# The label of a structured message's question ("Question: …", "问题：…", "P.S. …"). A
+# "Context:" label stays with what it labels: what it sets up is the scene check's to judge.
+_LABEL = re.compile(
+    r"^\s*(?:(?:my\s+)?(?:question|q)\s*[:：]|p\.\s?s\.?(?!\w)[:：]?|(?:问题|提问)\s*[:：])\s*",
+    _F,
+)
+_IN_QUOTES = re.compile(r"[\"“「『][^\"”」』]*(?:[\"”」』]|$)")
+_BULLET = re.compile(r"\s*(?:[-*•·]|\d{1,2}[.)、])\s")
+
+
+def _own_line(sentence: str) -> bool:
+    """A line that speaks of the user ("I", "my", "我"), outside what it quotes."""
+    # A quote runs to its closer or, split across sentences, to the end of this one.
+    own = _IN_QUOTES.sub("", sentence[:MAX_SENTENCE_CHARS])
+    return bool(lex.FIRST_PERSON.search(lex_normalise(own)) or zh.FIRST_PERSON.search(own))
+
+
+# A markdown header ("## Task") names a part of the message; it tells nothing itself.
+_HEADER = re.compile(r"#{1,6}\s")
 # The colon that opens a task's material (not "3:15", not a "[REDACTED:email]" placeholder).
-PAYLOAD = re.compile(r"：|:(?=\s)")
+PAYLOAD = re.compile(r"：|:(?=\s|$)")
 _TAG_ONLY = re.compile(
     r"^(?:isn't it|aren't they|don't you think|wasn't it|right|correct|no|yeah|对吧|是吧|对不对"
     r"|是不是|没错吧)\W*$"
@@ -621,7 +662,9 @@ _ZH_SUBJECT = re.compile(
 _FOR_THIS_ANSWER = re.compile(
     r"^(?:please |pls |and |also |but )?(?:don't|do not|just|use|keep it|make it|make sure"
     r"|include|avoid|no need to|only|focus on|add|skip|leave out|mention|start with|end with"
-    r"|feel free|try to)\b|^(?:不用|不要|别|只要|记得|尽量|最好|重点|顺便)",
+    r"|feel free|try to|under \d+|no more than|at most|max \d+|short|brief|plain|simple"
+    r"|(?:one|two|three|four|five|\d+) (?:sentences?|lines?|paragraphs?|words?|bullets?)"
+    r"|no explanation)\b|^[a-z]+ only\W*$|^(?:不用|不要|别|只要|记得|尽量|最好|重点|顺便)",
     _F,
 )
 # The conversation itself: "as you know", "we went through", "上周我们聊过", "问你…的时候".
@@ -670,8 +713,26 @@ def told(text: str) -> str:
     it never holds a word the user did not write.
     """
     parts: list[str] = []
-    removed = asked = False
+    removed = asked = material = fenced = False
     for sentence in split_candidates(text):
+        sentence = _LABEL.sub("", sentence)
+        if not sentence:
+            # "P.S." on its own: the label of what follows.
+            continue
+        fence = sentence.strip()
+        if fence.startswith("```"):
+            # A fenced block is pasted material, whatever it says; "```sql" opens one, "```"
+            # closes it, and a fence that opens and closes on its line changes nothing.
+            if not (len(fence) > 6 and fence.endswith("```")):
+                fenced = not fenced
+            removed = True
+            continue
+        if fenced or _HEADER.match(sentence):
+            continue
+        if (material or (asked and _BULLET.match(sentence))) and not _own_line(sentence):
+            # What follows "Translate this:", and the points listed under a task ("- mid
+            # budget"), are its material; a line in the user's own voice ("- I'm vegan") tells.
+            continue
         if (
             asked
             and _FOR_THIS_ANSWER.match(_head(sentence))
@@ -692,6 +753,8 @@ def told(text: str) -> str:
             before = _told_before_task(sentence[: colon.start()])
             if before:
                 parts.append(before)
+            # "Translate this:" closing its line: the lines after it are the material too.
+            material = not sentence[colon.end() :].strip()
             continue
         pieces = clauses(sentence)
         flags = asking(pieces)
