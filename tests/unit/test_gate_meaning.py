@@ -323,6 +323,36 @@ def test_task_material_structured_questions_and_weather_are_not_kept(text: str) 
 
 
 @pytest.mark.parametrize(
+    "text",
+    [
+        "- Name: Ines Duarte\n- Job: midwife\n- Based in Porto",
+        "姓名：周晓梅\n职业：会计",
+        "搞装修的，干了二十多年了",
+        "产品经理一枚",
+        "我们主任姓黄，人挺好",
+        "我口味比较重，做菜盐放得多",
+        "每周五下午对账，雷打不动",
+    ],
+)
+def test_terse_profiles_and_trades_are_kept(text: str) -> None:
+    assert gate(text).keep, gate(text).reason
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # Others' habits and hearsay beside a question are the question's world.
+        "隔壁天天早上六点装修，能投诉吗",
+        "they always lose the paperwork, who do I escalate to",
+        "网上都说空腹喝咖啡伤胃，真的假的",
+        "炖排骨要焯几次水啊",
+    ],
+)
+def test_others_habits_and_hearsay_beside_a_question_are_not_kept(text: str) -> None:
+    assert not gate(text).keep, gate(text).reason
+
+
+@pytest.mark.parametrize(
     ("text", "kept"),
     [
         ("Help me plan dinners this week:\n- I'm vegetarian\n- nothing spicy", "vegetarian"),

@@ -135,8 +135,9 @@ def sets_the_scene(content: str, role: Role, context: str | None, reply: str | N
     low = normalise(own)
     if lex.PERSIST.search(low) or _zh_schedule(low) or lex.ROUTINE.search(low):
         # "Every Wednesday I have pottery class, and today I glazed a mug": a habit is the
-        # user's life, whatever moment it is told in.
-        return False
+        # user's life, whatever moment it is told in. Others' habits ("楼上天天半夜拖椅子",
+        # "they always do the guilt trip") are the question's world.
+        return _habits_of_others(own)
     if lex.HEALTH.search(low) or zh.HEALTH.search(low) or _life_event(low):
         # "我吃素，今晚朋友要来家里吃饭": health and diet are who the user is; so is a change
         # that lasts, told with the moment ("上个月刚分手，现在老是…").
@@ -174,6 +175,24 @@ def sets_the_scene(content: str, role: Role, context: str | None, reply: str | N
 
 
 _HEAD_CHARS = 2000
+
+
+def _habits_of_others(own: str) -> bool:
+    """Every clause of `own` opens with someone who is not the user's: "楼上…", "they…"."""
+    pieces = [c for s in split_candidates(own[:_HEAD_CHARS]) for c in meaning_clauses(s)]
+    return bool(pieces) and all(
+        _OTHERS.match(c.strip()) and not (lex.FIRST_PERSON.search(normalise(c)) or "我" in c)
+        for c in pieces
+    )
+
+
+# Who a complaint is about, never the user or theirs: neighbours, a school, a company.
+_OTHERS = re.compile(
+    r"(?:they|the (?:neighbou?rs?|school|landlord|company|shop|store|airline|bank|council"
+    r"|builders?|staff|app))\b|(?:现在的|这些|那些)?(?:楼上|楼下|隔壁|邻居|学校|小学|中学|幼儿园|客服|物业"
+    r"|商家|卖家|快递|外卖|他们|她们|大家|别人|有人|人家|现在的)",
+    re.IGNORECASE,
+)
 
 
 def _subject_left_out(text: str) -> bool:

@@ -211,7 +211,9 @@ _ZH_WH = re.compile(
     r"|(?<!不)咋(?![都也])|点样|点解|边度|边个|乜嘢|乜野|(?<![了过好])几个月(?![前后])"
     r"|哪(?:里|儿|个|些|家|天|年|一)?+(?![都也怕])|几(?:点|号|月|岁|天|时|个人|位)|星期几|周几|礼拜几"
     r"|(?<![没不有])多(?:大|高|长|远|重|宽|厚|深|贵)(?![了点些])"
-    r"|多少(?![有些])|多久|多长时间|为什么|为啥|谁(?![都也])|到底[^，。！？,.!?]{0,8}?几",
+    r"|多少(?![有些])|多久|多长时间|为什么|为啥|谁(?![都也])|到底[^，。！？,.!?]{0,8}?几"
+    # "煮饺子要点几次凉水": how many times something needs doing.
+    r"|(?:要|得|该|需要|应该)[^，。！？,.!?]{0,6}?几(?:次|遍|回|下|分钟|个小时)",
 )
 # Yes/no questions: a final particle, A-not-A ("能不能", "交了没有"), or an alternative
 # ("是住在珠海还是中山").
@@ -295,6 +297,8 @@ _INTRO_EN = re.compile(
     r"|(?:^|[,;]\s*)(?i:it's|it is|this is)\s+(?P<it>[A-Z][a-z]+)(?:\s+[A-Z][a-z]+)?"
     r"\s+(?i:here|again|speaking)\b"
     r"|^(?P<here>[A-Z][a-z]+) (?:here|speaking)\b"
+    # A profile's line: "- Name: Daniel Okafor".
+    r"|^[\s*•-]*(?i:name|full name)\s*[:：]\s*(?P<field>[A-Z][a-z]+)"
     r"|\b(?i:name's|name is|call me|calls me|go by)\s+[\"'“]?[A-Z]",
 )
 # Chat in lower case gives a name no capital, so the words around it must say it is one: a
@@ -318,7 +322,8 @@ _INTRO_LOWER = re.compile(
     r"(?=[\"'”]?\s*(?:$|[.!,;~]|\s(?:btw|please|pls|for short|instead|everyone|everybody"
     r"|most people|all my|that's|thats)\b))"
     # "names marco, im italian": "name's" typed without its apostrophe, opening.
-    r"|^names\s+(?P<names>[a-z][a-z'-]+)(?=\s*(?:$|[.!,;~]))",
+    r"|^names\s+(?P<names>[a-z][a-z'-]+)(?=\s*(?:$|[.!,;~]))"
+    r"|^[\s*•-]*(?:name|full name)\s*[:：]\s*(?P<fieldlow>[a-z][a-z'-]+)",
 )
 # Words after "call me" or "I go by" that are no name: "call me back", "call me tomorrow".
 _CALL_NOT = frozenset(
@@ -352,6 +357,7 @@ _INTRO_ZH = re.compile(
     + _SURNAMES
     + r"][\u4e00-\u9fff]{1,2}"
     r"(?=$|[，,。.！!~～\s])"
+    r"|^[\s*•-]*(?:姓名|名字|称呼)\s*[:：]\s*[\u4e00-\u9fff]{2,4}"
     r"|(?:^|[，,])我是(?:小|老)?[" + _SURNAMES + r"][\u4e00-\u9fff]{1,2}"
     r"(?<![员师生者家人长工手迷控粉党族官士])(?=$|[，,。.！!~～\s]|啊|呀|哦)"
 )
