@@ -143,8 +143,10 @@ _REQUEST = re.compile(
     r"(?:packing list|checklist|shopping list|cover note|cover letter|itinerary|meal plan"
     r"|workout plan|training plan|template|poem|haiku|limerick|caption|toast|speech|message"
     r"|card|reply|script|email|tweet|post|summary|outline|slogan|tagline|bio|joke|riddle|song"
-    r"|regex|formula|(?:talking|counsell?ing|bullet) points)"
+    r"|regex|formula|text|note|dm|review|complaint|response|(?:talking|counsell?ing|bullet) points)"
     r"\s+(?:for|about|to|on|that|which|please|pls)\b"
+    # How the answer should look, named before a task's colon: "bullet points: …".
+    r"|^(?:in\s+)?(?:bullet points|bullets|a table|a list|a numbered list|steps)\s*$"
     r"|^(?:a |an )?(?:" + _MAKE_LIKE + r",?\s+){0,3}?(?:poem|haiku|limerick|joke|riddle|song|toast)"
     r"\s+(?:please|pls)?\W*$",
     _F,

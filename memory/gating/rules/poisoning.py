@@ -96,7 +96,8 @@ _ZGAP = r"[^。！？；\n]{0,20}?"
 _OTHERS_EN = (
     r"(?:other|another|all|every|any|each|different)\s+(?:\w+\s+){0,2}?(?:users?|customers?|"
     r"people|persons?|accounts?|tenants?|clients?|members?|patients?|employees?)(?:'s?)?"
-    r"|\b(?:everyone|everybody|anyone|anybody|someone else|somebody else)(?:'s)?"
+    # "never tested by anyone" names whoever did something, not whom to treat some way.
+    r"|(?<!\bby )\b(?:everyone|everybody|anyone|anybody|someone else|somebody else)(?:'s)?"
 )
 _STORED_EN = (
     r"(?:stored|saved|all|every|their|other|the whole|entire)\s+(?:\w+\s+)?(?:memor(?:y|ies)|"
