@@ -346,6 +346,12 @@ def test_terse_profiles_and_trades_are_kept(text: str) -> None:
         "they always lose the paperwork, who do I escalate to",
         "网上都说空腹喝咖啡伤胃，真的假的",
         "炖排骨要焯几次水啊",
+        # A question about the situation told beside it.
+        "房东说押金要扣一半，因为地板有划痕，这合理吗",
+        "my landlord wants three months' rent upfront, is that even legal",
+        "what do I leave out for the cat sitter? she comes Friday and I have no idea",
+        "麻烦检查一下语病：\n会议于明天召开，请各部门准时出席。",
+        "讲个睡前故事吧",
     ],
 )
 def test_others_habits_and_hearsay_beside_a_question_are_not_kept(text: str) -> None:

@@ -154,6 +154,10 @@ def sets_the_scene(content: str, role: Role, context: str | None, reply: str | N
     if _only_relayed(head, role):
         return True
     head_cue = best_cue(head, role, context, reply)
+    if _ABOUT_IT.search(content[:_HEAD_CHARS]) and head_cue.reason not in _WHO:
+        # "快递显示已签收但我根本没收到，这种情况找谁", "…, is that even legal": the question is
+        # about the situation just told, which is its scene.
+        return True
     if head_cue.reason == "informative statement" and not _subject_left_out(head):
         # Nothing of the user's in it ("存款利率都降到1.5%了，大额存单还有必要买吗"): the world
         # the question is about.
@@ -175,6 +179,16 @@ def sets_the_scene(content: str, role: Role, context: str | None, reply: str | N
 
 
 _HEAD_CHARS = 2000
+
+
+# A question about the situation told beside it.
+_ABOUT_IT = re.compile(
+    r"\b(?:is (?:this|that|it) (?:even )?(?:normal|legal|allowed|ok|okay|reasonable|fair|common"
+    r"|a scam)|in this (?:case|situation)|what are my (?:rights|options)|can they (?:even )?do that"
+    r"|what (?:do|should|can) i do(?: now| here| about it)?\W*$)"
+    r"|这种情况|这(?:样|个)?(?:到底)?(?:合理|合法|正常|算不算|靠谱)|这(?:能|可以)(?:投诉|维权|退)",
+    re.IGNORECASE,
+)
 
 
 def _habits_of_others(own: str) -> bool:

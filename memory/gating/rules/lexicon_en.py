@@ -652,6 +652,8 @@ MOMENT = _rx(
     # "I'm settling a bet", "I'm already late": what the speaker is in the middle of.
     r"|\b(?:i'm|i am|im) (?:settling|in the middle of|waiting (?:for|on)|stuck (?:on|in|at)"
     r"|(?:already |running |so )?late)\b"
+    # Not knowing the answer asked for: "I have zero clue".
+    r"|\b(?:i have|i've got|got) (?:zero|no|absolutely no) (?:clue|idea)\b"
 )
 # Past news that lasts: a move, a new pet, a job, a diagnosis. Any other event narrated beside
 # a question ("Got a parking ticket yesterday", "Saw a double rainbow") is that answer's scene.

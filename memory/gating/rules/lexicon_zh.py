@@ -322,6 +322,8 @@ MOMENT = _rx(
     r"|现在就(?:在|站在|坐在)|(?:正|就)(?:站|坐|躺|蹲)在"
     # "娃终于睡了", "终于周五了": something just come to pass.
     r"|终于[^，。！？]{0,8}了"
+    # "我先去吃个饭，等下回来": stepping away for a moment.
+    r"|等下回来|一会儿?回来|待会儿?(?:回来|再聊)|^我?先去"
 )
 # Past news that lasts (see lexicon_en.LASTING_CHANGE): "上个月刚跟前任分手", "刚离职".
 LASTING_CHANGE = _rx(
