@@ -332,6 +332,13 @@ def test_task_material_structured_questions_and_weather_are_not_kept(text: str) 
         "我们主任姓黄，人挺好",
         "我口味比较重，做菜盐放得多",
         "每周五下午对账，雷打不动",
+        "Priya. Paediatric nurse. Grew up in Leicester.",
+        "31m, warehouse supervisor, night owl",
+        "95后，程序员，单身",
+        "晕车很厉害，坐大巴必须吃药",
+        "can't have dairy, it wrecks my stomach",
+        "我的手机是华为的，用了三年了",
+        "目前租在杭州滨江，离公司近",
     ],
 )
 def test_terse_profiles_and_trades_are_kept(text: str) -> None:
@@ -352,6 +359,19 @@ def test_terse_profiles_and_trades_are_kept(text: str) -> None:
         "what do I leave out for the cat sitter? she comes Friday and I have no idea",
         "麻烦检查一下语病：\n会议于明天召开，请各部门准时出席。",
         "讲个睡前故事吧",
+        # Things to make, named with what kind; tasks said as verbs of work.
+        "a ranked list of the Zelda games by soundtrack",
+        "weekly gym schedule for a beginner, 3 days max",
+        "Estimate the paint I need for two 4x3 m walls",
+        "roast my resume, don't hold back",
+        "考研英语高频词来50个",
+        "用表格对比一下三款扫地机器人",
+        "搬家打包清单，越全越好",
+        # Of the moment: home just now, the weather, going to bed, stepping away.
+        "just got back from the dentist, face is numb lol",
+        "night all, off to bed before my alarm ruins me",
+        "so windy today my bins blew over",
+        "等我一下，有人敲门",
     ],
 )
 def test_others_habits_and_hearsay_beside_a_question_are_not_kept(text: str) -> None:
@@ -605,6 +625,9 @@ def test_only_questions_leave_nothing_to_tell() -> None:
         "can x " * 10_000 + "be crushed",
         "Question: " * 10_000 + "why",
         '"' * 50_000 + "- I x",
+        "Tom. " + "electricianer" * 8_000,
+        "是个同事，" + " " * 50_000 + "叫",
+        "a cosplay " * 8_000 + "list of",
     ],
 )
 def test_meaning_checks_are_linear_on_long_input(text: str) -> None:

@@ -320,10 +320,13 @@ _REACTS = re.compile(
     r"|\b(?:lol|lmao|haha+|ugh+|phew|yay|what a day|finally|exhausted|gorgeous|so tired|long day)\b"
     r"|\b(?:has been|was|been) (?:a lot|rough|hectic|brutal|insane|a day|exhausting)\b"
     r"|\b(?:i'm screaming|classic|typical|go figure|smh|brutal day|pouring|snowing|freezing"
-    r"|boiling|scorching|sweltering)\b"
+    r"|boiling|scorching|sweltering|so (?:hot|cold|humid|quiet|loud|windy)"
+    r"|just got (?:home|back|in))\b"
+    r"|^(?:night|nite|gn|good ?night)\b"
     r"|哈哈|^呼|呼[—~～…！!]|爽[！!~～。]|[好真太]爽|[累热冷困饿]死|受不了|真好|倒霉|无语|唉|终于"
     r"|好[累热冷困饿]|救命|累瘫|瘫了|嗡嗡|崩溃|啊啊啊|[练累]废了|又是[^，。！？]{1,8}的一天"
-    r"|服了|心累|感动哭|哭死|气死|烦死|醉了|太[^，。！？]{1,6}了吧|下(?:大|暴)?[雨雪]|等下回来|一会儿?回来",
+    r"|服了|心累|感动哭|哭死|气死|烦死|醉了|太[^，。！？]{1,6}了吧|下(?:大|暴)?[雨雪]|这[雨雪天]|等下回来|一会儿?回来"
+    r"|^晚安|^等(?:我)?一下|刚(?:到家|回家|考完|下班)|一片空白",
     re.IGNORECASE,
 )
 # A first is news however it is told: "finally sent my first V4", "第一次自己换轮胎".

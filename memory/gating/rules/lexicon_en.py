@@ -650,6 +650,8 @@ MOMENT = _rx(
     r"|\bso (?:tired|sleepy|hungry|stuffed|bored|stressed|done)\b"
     r"|\b(?:finally|thank god it's|tgi) (?:friday|the weekend|weekend|home)\b"
     # "I'm settling a bet", "I'm already late": what the speaker is in the middle of.
+    # "I keep getting deleted by this boss": what keeps happening while the user tries.
+    r"|\b(?:i|we) keep (?:on )?\w+ing\b|\bgoing to bed\b"
     r"|\b(?:i'm|i am|im) (?:settling|in the middle of|waiting (?:for|on)|stuck (?:on|in|at)"
     r"|(?:already |running |so )?late)\b"
     # Not knowing the answer asked for: "I have zero clue".
@@ -753,6 +755,8 @@ HEALTH = _rx(
     r"|hypertension|high blood pressure|ibs|crohn'?s|colitis|an(?:a)?emi\w*|insomnia|gout|eczema"
     r"|psoriasis|deaf|colou?r[- ]?blind|wheelchair|vegan|vegetarian|pescatarian|teetotal"
     r"|hard of hearing|hearing aids?|short-?sighted|near-?sighted|bad (?:back|knee|hip|shoulder)"
+    r"|heart (?:thing|condition|problem|issue)s?"
+    r"|can(?:'t|not|t) (?:have|eat|drink) (?:caffeine|dairy|gluten|sugar|alcohol|nuts|salt|spicy)"
     r"|(?:knee|back|shoulder|ankle|wrist) injury|torn (?:acl|meniscus|ligament)|sprained"
     r"|recovering from|chemo|dialysis|sober|in recovery|blood thinners?|statins?|inhaler"
     r"|antidepressants?|beta blockers?|hives|bipolar|schizophreni\w*|ptsd|ocd|lupus|fibromyalgia"
@@ -800,6 +804,8 @@ CORE_FACT = _rx(
     r"|uni|university|med school|law school|my \w+|the \w+)\b"
     r"|\b(?:freshman|sophomore|junior|senior) (?:at|in|year)\b"
     r"|^originally from\b|\bworking as (?:an?|the)\b",
+    # Age and sex first, profile style: "22f, college student", "29M".
+    r"^\d{2}\s?(?:f|m|yo|y/o|nb)\b",
     # Sizes they buy in: "I wear a size 10.5", "I take a medium".
     r"\b(?:i|we) (?:wear|take) (?:a |an )?(?:size|us|uk|eu|xs|small|medium|large|xl|xxl)\b",
 )

@@ -140,11 +140,13 @@ _REQUEST = re.compile(
     # The thing to make named first, the subject and verb left out: "packing list for a weekend
     # camping trip", "need a short birthday message for a coworker".
     r"|^(?:need |want )?(?:a |an )?(?:" + _MAKE_LIKE + r",?\s+){0,3}?"
+    # One word may say what kind ("a cosplay shopping list", "a tier list of …").
+    r"(?:[a-z0-9-]+\s+(?=(?:\w+ )?(?:list|plan|checklist|guide|template|schedule|itinerary)\b))?"
     r"(?:packing list|checklist|shopping list|cover note|cover letter|itinerary|meal plan"
     r"|workout plan|training plan|template|poem|haiku|limerick|caption|toast|speech|message"
     r"|card|reply|script|email|tweet|post|summary|outline|slogan|tagline|bio|joke|riddle|song"
     r"|regex|formula|text|note|dm|review|complaint|response|(?:talking|counsell?ing|bullet) points)"
-    r"\s+(?:for|about|to|on|that|which|please|pls)\b"
+    r"\s+(?:for|about|to|on|that|which|please|pls)\b|^(?:a |an )?(?:[a-z0-9-]+\s+)?list of\b"
     # How the answer should look, named before a task's colon: "bullet points: …".
     r"|^(?:in\s+)?(?:bullet points|bullets|a table|a list|a numbered list|steps)\s*$"
     r"|^(?:a |an )?(?:" + _MAKE_LIKE + r",?\s+){0,3}?(?:poem|haiku|limerick|joke|riddle|song|toast)"
@@ -157,7 +159,7 @@ _REQUEST = re.compile(
 # (`_STANDING_REQUEST`, checked first).
 _TASK = re.compile(
     r"^(?:please\s+|pls\s+|plz\s+|just\s+|now\s+|quickly\s+|real quick\s+)?"
-    r"(?:translate|summari[sz]e|rewrite|rephrase|reword|paraphrase|shorten|condense|proofread"
+    r"(?:translate|summari[sz]e|estimate|critique|rewrite|rephrase|reword|paraphrase|shorten|condense|proofread"
     r"|brainstorm|generate|compose|convert|calculate|compute|simplify|elaborate|clarify|recap"
     r"|add up|sum up|total up|tally up|split|(?:choose|pick|decide) for (?:me|us)"
     r"|(?:choose|pick) between"
@@ -169,7 +171,8 @@ _TASK = re.compile(
     r"|(?:a bit |much |way |even )?(?:shorter|longer|simpler|more (?:formal|casual|concise"
     r"|detailed|polite)|less (?:formal|wordy))\b(?!\s+(?:answers|replies|responses|messages"
     r"|emails|in general))"
-    r"|(?:give|show|send|get|find|make|write|tell|pick|choose|name|draw|plan|create|fix|edit"
+    r"|(?:give|show|send|get|find|make|write|tell|pick|choose|name|draw|plan(?: out)?|map out"
+    r"|draw up|write up|create|fix|edit|rate|rank|grade|roast"
     r"|check|review|format|sort|organi[sz]e|improve|correct|polish|list|draft|outline|design"
     r"|sketch|suggest|recommend|come up with|put together|turn|go over|look over|read through"
     r"|scale|flip|toss|roll|double|halve|triple|resize"
@@ -250,7 +253,9 @@ _ZH_TASK = re.compile(
     # "要是能帮我想几个…就太好了".
     r"|^(?:烦请|劳烦|拜托(?:你|您)?|麻烦(?:你|您)?)(?:列|推荐|整理|总结|翻译|校对|检查|看看|改|写|查|想|出|做|发|算)"
     r"|^(?:请|烦请|麻烦(?:你|您)?)?用[^，。！？]{1,10}?(?:概括|总结|解释|翻译|改写|讲讲|说明|写|说清楚|讲清楚|说明白"
-    r"|描述|表达|回复)"
+    r"|描述|表达|回复|整理|归纳|对比|比较|列|画|帮我|帮忙)"
+    # The thing named first, then how many: "雅思口语常见话题来20个".
+    r"|^(?![我俺咱])[^，。！？]{1,20}来[0-9一二三四五六七八九十两几]+(?:个|条|道|首|句|篇|份|套)[吧呗]?$"
     r"|^(?:要是|如果)(?:你|您)?能(?:帮我|帮忙|帮)"
     r"|^再(?:[\u4e00-\u9fff]{1,3})(?:一点|一些|一下|点)"
     r"|^(?:请|麻烦(?:你)?)?(?:随便|随机)?给我(?:[来写列出做推荐找讲说想整编起画算查翻改发讲]|一个|一份|几个)"
@@ -269,7 +274,7 @@ _ZH_TASK = re.compile(
     # A request in the polite second person: "恳请您代拟一份…", "请你写…".
     r"|^(?:本人|我)?(?:恳请|烦请|劳烦|请)(?:您|你)(?!以后|今后|每次|记住|记得)"
     # Something to make for someone named: "给同事写句生日祝福".
-    r"|^给[\u4e00-\u9fff]{1,6}?(?:写|编|做|画|想|起|列|挑|选|推荐|准备)(?:[0-9一二三四五六七八九十两几]+(?:个|条|句|首|篇|份)|个|一个|一份|几个|一些|一段|一篇|一首|一张|句|一句|封|一封|条|一条|套|一套|点)"
+    r"|^给[\u4e00-\u9fff]{1,6}?(?:写|编|做|画|想|起|列|挑|选|推荐|准备|发)(?:[0-9一二三四五六七八九十两几]+(?:个|条|句|首|篇|份)|个|一个|一份|几个|一些|一段|一篇|一首|一张|句|一句|封|一封|条|一条|套|一套|点)"
     # A part to play: "你扮演一个客栈老板", "假装你是面试官".
     r"|^(?:你|请你)?(?:扮演|假装(?:你是|成)|假设你是|来当|当一回|模拟一个)"
     # Reduplicated verbs ask: "考考我", "帮帮我", "讲讲这个".
@@ -280,7 +285,8 @@ _ZH_TASK = re.compile(
     r"|^(?:请|烦请|劳烦|麻烦(?:你|您)?|望|恳请|敬请)?(?:协助|帮忙)?[把将](?:这|那|它|下面|上面|以下|刚才|该|此)"
     r"|^(?:翻译|总结|润色|改写|缩写|扩写|翻成|概括|分析一下|检查一下|修改一下|优化一下|对比一下|比较一下)"
     # The thing to write named alone: "幼儿园毕业典礼家长代表发言稿，三分钟的".
-    r"|^(?![我俺咱])[^，。！？\s]{0,16}(?:发言稿|演讲稿|祝福语|文案|邀请函|请假条|感谢信|道歉信|检讨书)(?=$|[，,。])"
+    r"|^(?![我俺咱])[^，。！？\s]{0,16}(?:发言稿|演讲稿|祝福语|文案|邀请函|请假条|感谢信|道歉信|检讨书"
+    r"|清单|攻略|模板|大纲|计划表|时间表|书单|歌单)(?=$|[，,。])"
 )
 # A standing instruction in a request's form ("could you always reply in Spanish") is a rule.
 _STANDING_REQUEST = re.compile(
@@ -816,9 +822,22 @@ def _closers(sentence: str, start: int, end: int) -> int:
 
 def introduction(text: str) -> bool:
     """True when a clause of `text` that does not ask gives the speaker's name."""
+    sentences = split_candidates(told(text))
+    # "Tom. Electrician. From Cork.": a name said alone, then what the speaker does.
+    if (
+        len(sentences) > 1
+        and _NAME_ALONE.match(sentences[0])
+        and _a_name(sentences[0][:-1])
+        and _ROLE_NEXT.match(sentences[1][:MAX_SENTENCE_CHARS])
+    ):
+        return True
     # Whole sentences too: "im jess, a nurse on nights" gives its name only before the comma.
-    return any(
-        introduces(c)
-        for sentence in split_candidates(told(text))
-        for c in [sentence, *clauses(sentence)]
-    )
+    return any(introduces(c) for sentence in sentences for c in [sentence, *clauses(sentence)])
+
+
+_NAME_ALONE = re.compile(r"[A-Z][a-z]{1,15}\.$")
+# A trade, said first: "Electrician.", "Journeyman electrician, IBEW Local 46".
+_ROLE_NEXT = re.compile(
+    r"(?:[A-Za-z-]+\s+){0,2}?[A-Za-z-]*(?:er|or|ist|ian|ant|ent|nurse|chef|cook|student|medic"
+    r"|officer|dev|engineer|tech|mechanic)\b",
+)
