@@ -339,6 +339,7 @@ def test_task_material_structured_questions_and_weather_are_not_kept(text: str) 
         "can't have dairy, it wrecks my stomach",
         "我的手机是华为的，用了三年了",
         "目前租在杭州滨江，离公司近",
+        "Note to self: my passport expires in March 2027.",
     ],
 )
 def test_terse_profiles_and_trades_are_kept(text: str) -> None:

@@ -145,7 +145,8 @@ _REQUEST = re.compile(
     r"(?:packing list|checklist|shopping list|cover note|cover letter|itinerary|meal plan"
     r"|workout plan|training plan|template|poem|haiku|limerick|caption|toast|speech|message"
     r"|card|reply|script|email|tweet|post|summary|outline|slogan|tagline|bio|joke|riddle|song"
-    r"|regex|formula|text|note|dm|review|complaint|response|(?:talking|counsell?ing|bullet) points)"
+    r"|regex|formula|text|note(?! to (?:self|myself))|dm|review|complaint|response"
+    r"|(?:talking|counsell?ing|bullet) points)"
     r"\s+(?:for|about|to|on|that|which|please|pls)\b|^(?:a |an )?(?:[a-z0-9-]+\s+)?list of\b"
     # How the answer should look, named before a task's colon: "bullet points: …".
     r"|^(?:in\s+)?(?:bullet points|bullets|a table|a list|a numbered list|steps)\s*$"
