@@ -573,6 +573,13 @@ def test_statements_and_standing_requests_do_not_ask(text: str) -> None:
         ("老板叫我明天早点来", False),
         ("叫我小陈就行", True),
         ("你可以叫我Liz。", True),
+        ("Priya. Paediatric nurse.", True),
+        ("Dana. Welder, mostly pipelines.", True),
+        ("Yes. Manager said no.", False),
+        ("Update. New printer.", False),
+        ("Sam. Manager said no.", False),
+        ("- Name: Ines Duarte", True),
+        ("姓名：周晓梅", True),
     ],
 )
 def test_self_introductions(text: str, introduced: bool) -> None:

@@ -650,10 +650,10 @@ MOMENT = _rx(
     r"|\bso (?:tired|sleepy|hungry|stuffed|bored|stressed|done)\b"
     r"|\b(?:finally|thank god it's|tgi) (?:friday|the weekend|weekend|home)\b"
     # "I'm settling a bet", "I'm already late": what the speaker is in the middle of.
-    # "I keep getting deleted by this boss": what keeps happening while the user tries.
-    r"|\b(?:i|we) keep (?:on )?\w+ing\b|\bgoing to bed\b"
     r"|\b(?:i'm|i am|im) (?:settling|in the middle of|waiting (?:for|on)|stuck (?:on|in|at)"
     r"|(?:already |running |so )?late)\b"
+    # "I keep getting deleted by this boss": what keeps happening while the user tries.
+    r"|\b(?:i|we) keep (?:on )?\w+ing\b|\bgoing to bed\b"
     # Not knowing the answer asked for: "I have zero clue".
     r"|\b(?:i have|i've got|got) (?:zero|no|absolutely no) (?:clue|idea)\b"
 )

@@ -829,6 +829,7 @@ def introduction(text: str) -> bool:
         len(sentences) > 1
         and _NAME_ALONE.match(sentences[0])
         and _a_name(sentences[0][:-1])
+        and sentences[0][:-1].lower() not in _NOT_ALONE
         and _ROLE_NEXT.match(sentences[1][:MAX_SENTENCE_CHARS])
     ):
         return True
@@ -837,8 +838,14 @@ def introduction(text: str) -> bool:
 
 
 _NAME_ALONE = re.compile(r"[A-Z][a-z]{1,15}\.$")
-# A trade, said first: "Electrician.", "Journeyman electrician, IBEW Local 46".
+# Words said alone that are no name: "Update. New printer."
+_NOT_ALONE = frozenset(
+    "yes no nope yep yeah update note question again wow nice cool right true agreed exactly "
+    "perfect morning evening night weekend anyway whatever wait".split()
+)
+# A trade, said first and alone: "Electrician.", "Journeyman electrician, IBEW Local 46"
+# (not "Manager said no.").
 _ROLE_NEXT = re.compile(
     r"(?:[A-Za-z-]+\s+){0,2}?[A-Za-z-]*(?:er|or|ist|ian|ant|ent|nurse|chef|cook|student|medic"
-    r"|officer|dev|engineer|tech|mechanic)\b",
+    r"|officer|dev|engineer|tech|mechanic)\b(?=\s*(?:[,.;!]|$))",
 )
