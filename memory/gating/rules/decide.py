@@ -202,8 +202,8 @@ def _habits_of_others(own: str) -> bool:
 
 # Who a complaint is about, never the user or theirs: neighbours, a school, a company.
 _OTHERS = re.compile(
-    r"(?:they|the (?:neighbou?rs?|school|landlord|company|shop|store|airline|bank|council"
-    r"|builders?|staff|app))\b|(?:现在的|这些|那些)?(?:楼上|楼下|隔壁|邻居|学校|小学|中学|幼儿园|客服|物业"
+    r"^(?:they|the (?:neighbou?rs?|school|landlord|company|shop|store|airline|bank|council"
+    r"|builders?|staff|app))\b|^(?:现在的|这些|那些)?(?:楼上|楼下|隔壁|邻居|学校|小学|中学|幼儿园|客服|物业"
     r"|商家|卖家|快递|外卖|他们|她们|大家|别人|有人|人家)",
     re.IGNORECASE,
 )

@@ -652,7 +652,7 @@ _LABEL = re.compile(
     _F,
 )
 _IN_QUOTES = re.compile(r"[\"“「『][^\"”」』]*(?:[\"”」』]|$)")
-_BULLET = re.compile(r"\s*(?:[-*•·]|\d{1,2}[.)、])\s")
+_BULLET = re.compile(r"^\s*(?:[-*•·]|\d{1,2}[.)、])\s")
 
 
 def _own_line(sentence: str) -> bool:
@@ -663,7 +663,7 @@ def _own_line(sentence: str) -> bool:
 
 
 # A markdown header ("## Task") names a part of the message; it tells nothing itself.
-_HEADER = re.compile(r"#{1,6}\s")
+_HEADER = re.compile(r"^#{1,6}\s")
 # The colon that opens a task's material (not "3:15", not a "[REDACTED:email]" placeholder).
 PAYLOAD = re.compile(r"：|:(?=\s|$)")
 _TAG_ONLY = re.compile(
@@ -838,7 +838,7 @@ def introduction(text: str) -> bool:
     return any(introduces(c) for sentence in sentences for c in [sentence, *clauses(sentence)])
 
 
-_NAME_ALONE = re.compile(r"[A-Z][a-z]{1,15}\.$")
+_NAME_ALONE = re.compile(r"^[A-Z][a-z]{1,15}\.$")
 # Words said alone that are no name: "Update. New printer."
 _NOT_ALONE = frozenset(
     "yes no nope yep yeah update note question again wow nice cool right true agreed exactly "
@@ -847,6 +847,6 @@ _NOT_ALONE = frozenset(
 # A trade, said first and alone: "Electrician.", "Journeyman electrician, IBEW Local 46"
 # (not "Manager said no.").
 _ROLE_NEXT = re.compile(
-    r"(?:[A-Za-z-]+\s+){0,2}?[A-Za-z-]*(?:er|or|ist|ian|ant|ent|nurse|chef|cook|student|medic"
+    r"^(?:[A-Za-z-]+\s+){0,2}?[A-Za-z-]*(?:er|or|ist|ian|ant|ent|nurse|chef|cook|student|medic"
     r"|officer|dev|engineer|tech|mechanic)\b(?=\s*(?:[,.;!]|$))",
 )
