@@ -542,6 +542,8 @@ def test_a_fact_that_refers_to_the_question_keeps_the_whole_turn() -> None:
         "以后能不能都用中文回答",
         "When I was a kid I lived in Ohio",
         "上周做了个装修清单",
+        "Reply to recruiters on my behalf that I'm not interested",
+        "Text my sister every Sunday that I'm fine",
         "搬家时建议列一个清单",
         "Note to self: the dentist moved to Elm Street",
         "What I love most is hiking in the Alps",

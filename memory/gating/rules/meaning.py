@@ -144,10 +144,17 @@ _REQUEST = re.compile(
     r"(?:[a-z0-9-]+\s+(?=(?:\w+ )?(?:list|plan|checklist|guide|template|schedule|itinerary)\b))?"
     r"(?:packing list|checklist|shopping list|cover note|cover letter|itinerary|meal plan"
     r"|workout plan|training plan|template|poem|haiku|limerick|caption|toast|speech|message"
-    r"|card|reply|script|email|tweet|post|summary|outline|slogan|tagline|bio|joke|riddle|song"
-    r"|regex|formula|text|note(?! to (?:self|myself))|dm|review|complaint|response"
+    r"|card|script|summary|outline|slogan|tagline|bio|joke|riddle|song|regex|formula"
     r"|(?:talking|counsell?ing|bullet) points)"
     r"\s+(?:for|about|to|on|that|which|please|pls)\b|^(?:a |an )?(?:[a-z0-9-]+\s+)?list of\b"
+    # A word that is also a verb needs its article or how it should be: "a quick text to the
+    # driver" asks for one, "Reply to recruiters on my behalf" acts for the user.
+    r"|^(?:need |want )?(?:(?:a |an )(?:"
+    + _MAKE_LIKE
+    + r",?\s+){0,3}?|(?:"
+    + _MAKE_LIKE
+    + r",?\s+){1,3}?)(?:reply|email|tweet|post|text|note(?! to (?:self|myself))|dm|review"
+    r"|complaint|response)\s+(?:for|about|to|on|that|which|please|pls)\b"
     # How the answer should look, named before a task's colon: "bullet points: …".
     r"|^(?:in\s+)?(?:bullet points|bullets|a table|a list|a numbered list|steps)\s*$"
     r"|^(?:a |an )?(?:" + _MAKE_LIKE + r",?\s+){0,3}?(?:poem|haiku|limerick|joke|riddle|song|toast)"
