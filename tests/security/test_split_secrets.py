@@ -14,7 +14,7 @@ import string
 import time
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, HumanMessage
 
@@ -75,6 +75,7 @@ _ANNOUNCE = ["my password is", "the wifi password:", "mi contraseña es", "mon m
 
 
 @settings(max_examples=200, deadline=None)
+@example("my password is", "0000A!!")
 @given(
     st.sampled_from(_ANNOUNCE),
     st.text(alphabet=string.ascii_letters + string.digits + "!#_-", min_size=7, max_size=16)
@@ -82,8 +83,10 @@ _ANNOUNCE = ["my password is", "the wifi password:", "mi contraseña es", "mon m
 )  # fmt: skip
 def test_a_password_announced_then_given_is_found(announce: str, password: str) -> None:
     found = split_secrets(["hi", announce, password])
-    # A final "!" may read as the sentence's, as it does when both are in one message.
-    assert found[2] and found[2][0][0] == 0 and found[2][0][1] >= len(password) - 1, found
+    # A final "!" (or a run of them: "0000A!!") may read as the sentence's, as it does when
+    # both are in one message; everything before it is the password.
+    assert found[2] and found[2][0][0] == 0, found
+    assert found[2][0][1] >= min(len(password) - 1, len(password.rstrip("!"))), found
 
 
 def test_a_card_in_two_halves_and_the_state_messages_are_redacted() -> None:
