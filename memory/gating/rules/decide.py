@@ -24,15 +24,19 @@ from memory.gating.rules.signals import Cue, content_words, normalise
 from memory.gating.rules.specifics import names_beyond_dates, plans_ahead, times
 from memory.gating.rules.split import split_candidates
 from memory.gating.rules.turn import (
+    asks,
     best_cue,
     is_instruction_like,
     needs_approval,
     of_the_moment,
     trim_small_talk,
 )
+from memory.gating.word_model import WordModel, load_model
 from memory.types import Category, MemoryKind, Origin
 
 DEFAULT_PRIVACY = PrivacyFilter()
+# The reason recorded when the word model overrules the rules' keep.
+VETOED = "worded as a question, request or small talk"
 
 
 def kind_for(category: Category, role: Role) -> MemoryKind:
@@ -59,6 +63,7 @@ def gate(
     context: str | None = None,
     reply: str | None = None,
     explicit: bool = False,
+    word_model: WordModel | None = None,
 ) -> GateDecision:
     """Decide whether `text` becomes a memory; the decision's content is the redacted text.
 
@@ -71,6 +76,8 @@ def gate(
     answer to a question about the user is kept even when it has no first-person cue.
     `reply` is the response `text` got, if any: interest in it ("Congratulations! When do you
     start?") raises its importance. Neither is stored; both only inform the decision.
+    `word_model` replaces the shipped word model (`python -m bench.gate_word_model` passes the
+    ones it cross-validates); `policy.word_model_veto` off, no model is read.
     """
     policy = policy or GatePolicy()
     content, findings, verdict = screen(text, role, policy, privacy or DEFAULT_PRIVACY)
@@ -89,6 +96,8 @@ def gate(
         return drop(content, findings, "said only to set up a question or request", role)
     if decision.keep and role == "user" and passing_remark(content, role):
         return drop(content, findings, "a remark on the moment, nothing lasting", role)
+    if decision.keep and role == "user" and _vetoed(cue, content, context, policy, word_model):
+        return drop(content, findings, VETOED, role)
     if not decision.keep and role == "user" and introduction(content):
         # "Hey! Marcus here.": the user's name is kept however short and chatty the turn.
         return replace(
@@ -108,6 +117,26 @@ def gate(
 _WHO = frozenset({"core personal fact", "self-introduction", "routine", "decision"})
 # Cues of a statement with nothing lasting in its form.
 _PLAIN = frozenset({"informative statement", "first-person statement"})
+
+
+def _vetoed(
+    cue: Cue, content: str, context: str | None, policy: GatePolicy, model: WordModel | None
+) -> bool:
+    """Whether the word model overrules the rules' keep of this user turn.
+
+    Only a keep that rests on a plain statement, the rules' default, with no sign of anything
+    lasting in it: a cue the lexicons read (who the user is, a limit, a lesson, a preference)
+    is the rules' call, and a model fitted on chat turns would drop a team's rule ("生产数据库不能
+    用来跑测试"). Not an answer to the agent's question either: the model never saw one.
+    """
+    if not policy.word_model_veto or cue.reason not in _PLAIN:
+        return False
+    model = model or load_model()
+    if model is None or not model.judges(content):
+        return False
+    return not tells_lasting(content) and not asks(context) and model.vetoes(content)
+
+
 # A question about the other speaker's life ("have you ever been?", "你去过吗"): in a
 # conversation the news around it is what the other will ask about, so it stays.
 _ABOUT_YOU = re.compile(
@@ -296,22 +325,37 @@ def passing_remark(content: str, role: Role) -> bool:
     """
     if told(content) != content.strip() or not _REACTS.search(content[:2000]):
         return False
-    low = normalise(content)
-    if lex.PERSIST.search(low) or _zh_schedule(low) or lex.ROUTINE.search(low):
-        return False
-    if lex.HEALTH.search(low) or zh.HEALTH.search(low) or lex.DECIDED.search(low):
-        return False
-    if lex.LASTING_CHANGE.search(low) or lex.MY_OWN.search(low) or zh.LASTING_CHANGE.search(low):
-        return False
-    if lex.CORE_FACT.search(low) or zh.CORE_FACT.search(low):
-        # "开学第一周终于熬过去了，我九月开始在浙大读研": who the user is, told with relief.
-        return False
-    if names_beyond_dates(content) > 0 or _MILESTONE.search(low) or _ZH_NAMED.search(content):
+    if tells_lasting(content):
         return False
     if not all(of_the_moment(s) or _passing(s) for s in split_candidates(content)):
         return False
     cue = best_cue(content, role)
     return cue.reason in _PLAIN or cue.reason == "personal fact"
+
+
+def tells_lasting(content: str) -> bool:
+    """A sign of something lasting: a habit, health, a decision, a change, a name, a first.
+
+    "Phew, finally passed my driving test today!" is news told with relief, not a remark.
+    """
+    low = normalise(content)
+    return bool(
+        lex.PERSIST.search(low)
+        or _zh_schedule(low)
+        or lex.ROUTINE.search(low)
+        or lex.HEALTH.search(low)
+        or zh.HEALTH.search(low)
+        or lex.DECIDED.search(low)
+        or lex.LASTING_CHANGE.search(low)
+        or lex.MY_OWN.search(low)
+        or zh.LASTING_CHANGE.search(low)
+        # "开学第一周终于熬过去了，我九月开始在浙大读研": who the user is, told with relief.
+        or lex.CORE_FACT.search(low)
+        or zh.CORE_FACT.search(low)
+        or names_beyond_dates(content) > 0
+        or _MILESTONE.search(low)
+        or _ZH_NAMED.search(content)
+    )
 
 
 # A reaction, relief or passing state said with the moment: "ugh", "phew", "lol", "受不了".
