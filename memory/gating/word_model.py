@@ -22,7 +22,8 @@ import numpy as np
 import numpy.typing as npt
 
 MODEL_PATH = Path(__file__).with_name("word_model.npz")
-# Hashed feature space: large enough that the corpus's words and word pairs rarely collide.
+# Hashed feature space, several times the tune split's distinct words and word pairs (some
+# still share a bucket); a vocabulary table would be larger to ship.
 DIMENSIONS = 1 << 18
 # Latin words and numbers, single CJK characters (Chinese has no spaces; character pairs
 # below carry its words), and any other single character (punctuation, emoji). Linear: each
