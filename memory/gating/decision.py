@@ -57,8 +57,9 @@ class GatePolicy:
     # Instruction-like text ("ignore previous rules", "I am an admin") is dropped; with this
     # set it is kept instead as low-trust episodic content, for audits of injection attempts.
     keep_injections: bool = False
-    # A kept user turn that the word model fitted on the gate corpus reads as a question,
-    # request or small talk is dropped (`memory.gating.word_model`); off, the rules alone decide.
+    # A user turn the rules keep only as a plain statement is dropped where the word model
+    # fitted on the gate corpus reads it as a question, request or small talk
+    # (`memory.gating.word_model`, `rules.decide._vetoed`); off, the rules alone decide.
     word_model_veto: bool = True
     ttl_days: Mapping[Category, float | None] = field(default_factory=_default_ttls)
 

@@ -35,6 +35,11 @@ _LENGTH_BUCKETS = 10
 Weights = npt.NDArray[np.float64]
 
 
+def _logistic(z: float) -> float:
+    # Clamped: exp overflows beyond about 709, and past 60 the answer is 0 or 1 anyway.
+    return 1.0 / (1.0 + math.exp(-max(min(z, 60.0), -60.0)))
+
+
 def features(text: str, max_chars: int) -> list[int]:
     """The hashed features of `text`'s first `max_chars` characters, each once, sorted."""
     tokens = _TOKEN.findall(text[:max_chars].lower())
@@ -58,8 +63,7 @@ class WordModel:
     def keep_probability(self, text: str) -> float:
         """How likely the corpus's labels would keep a turn worded like `text`."""
         found = features(text, self.max_chars)
-        z = float(self.weights[found].sum()) + self.bias
-        return 1.0 / (1.0 + math.exp(-max(min(z, 60.0), -60.0)))
+        return _logistic(float(self.weights[found].sum()) + self.bias)
 
     def judges(self, text: str) -> bool:
         """Whether `text` is as long as the turns it was fitted on (and not empty)."""
@@ -100,8 +104,7 @@ def fit_weights(
     for _ in range(epochs):
         for j in order.permutation(len(rows)):
             found = rows[j]
-            z = float(weights[found].sum()) + bias
-            gradient = 1.0 / (1.0 + math.exp(-max(min(z, 60.0), -60.0))) - labels[j]
+            gradient = _logistic(float(weights[found].sum()) + bias) - labels[j]
             weights[found] -= rate * (gradient + l2 * weights[found])
             bias -= rate * gradient
     return weights, bias

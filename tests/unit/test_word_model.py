@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +20,11 @@ REMARKS = [
     "The queue at the post office was out the door this morning",
     "今天的晚霞真的太好看了",
 ]
+
+
+def _always() -> WordModel:
+    """The shipped model with a bar that vetoes every turn it judges."""
+    return replace(_shipped(), veto_below=2.0)
 
 
 def _shipped() -> WordModel:
@@ -58,10 +64,9 @@ def test_an_answer_to_the_agents_question_is_left_to_the_rules() -> None:
 
 
 def test_a_turn_longer_than_the_fitted_ones_is_never_judged() -> None:
-    model = _shipped()
-    always = WordModel(model.weights, model.bias, 2.0, model.max_chars)
+    always = _always()
     assert always.vetoes(REMARKS[0])
-    assert not always.vetoes("x" * (model.max_chars + 1))
+    assert not always.vetoes("x" * (always.max_chars + 1))
     assert not always.vetoes("   ")
 
 
@@ -76,14 +81,11 @@ def test_a_turn_longer_than_the_fitted_ones_is_never_judged() -> None:
     ],
 )
 def test_the_rules_own_calls_are_never_overruled(text: str) -> None:
-    model = _shipped()
-    always = WordModel(model.weights, model.bias, 2.0, model.max_chars)
-    assert gate(text, word_model=always).keep
+    assert gate(text, word_model=_always()).keep
 
 
 def test_the_veto_only_ever_drops() -> None:
-    model = _shipped()
-    always = WordModel(model.weights, model.bias, 2.0, model.max_chars)
+    always = _always()
     for item in load():
         if item["split"] != "holdout":
             continue
